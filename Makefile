@@ -1,0 +1,48 @@
+# One venv, created on demand; every target goes through it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-dev
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: install test lint pytest demo bench bench-quick clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev,local]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src
+	$(BIN)/pyright
+
+pytest: $(STAMP)
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run -m pytest $(PYTEST_ARGS)
+	$(BIN)/coverage combine -q
+	$(BIN)/coverage report
+
+# The README's test command: lint, strict types, tests with a branch-coverage gate.
+test: lint pytest
+
+demo: $(STAMP)
+	$(BIN)/python examples/research_agent.py
+
+$(VENV)/.installed-bench: $(STAMP)
+	$(BIN)/pip install -q -e '.[dev,local,bench]'
+	touch $@
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/run_all.py
+
+bench-quick: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/run_all.py --quick
+
+clean:
+	rm -rf $(VENV) .coverage .coverage.* build dist

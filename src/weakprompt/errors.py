@@ -1,0 +1,128 @@
+"""The exception hierarchy shared by every layer.
+
+Everything weakprompt raises on purpose derives from :class:`WeakpromptError`, so
+callers can catch the library's errors without catching their own bugs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "AdapterError",
+    "AuthenticationError",
+    "BudgetExceededError",
+    "ConfigurationError",
+    "ContextLengthError",
+    "DeadlineExceededError",
+    "MaxTurnsExceededError",
+    "OutputParseError",
+    "PromptEvaluationError",
+    "PromptRenderError",
+    "PromptValidationError",
+    "ProviderError",
+    "RateLimitError",
+    "SchemaVersionError",
+    "StoreError",
+    "ToolValidationError",
+    "TranscriptError",
+    "VisibilityExpansionRequired",
+    "WeakpromptError",
+]
+
+
+class WeakpromptError(Exception):
+    """Base class for every error weakprompt raises deliberately."""
+
+
+class ConfigurationError(WeakpromptError):
+    """A component was wired up with values that cannot work together."""
+
+
+class PromptValidationError(WeakpromptError):
+    """A prompt template is inconsistent; raised when the template is built."""
+
+
+class PromptRenderError(WeakpromptError):
+    """Rendering a bound prompt failed (missing params, bad override, ...)."""
+
+
+class PromptEvaluationError(WeakpromptError):
+    """An evaluation cannot continue; the loop stops and reports why."""
+
+
+class MaxTurnsExceededError(PromptEvaluationError):
+    """The model kept calling tools past the evaluation's turn cap."""
+
+    def __init__(self, max_turns: int) -> None:
+        super().__init__(
+            f"the model did not give a final answer within max_turns={max_turns} turns"
+        )
+        self.max_turns = max_turns
+
+
+class OutputParseError(PromptEvaluationError):
+    """The model's final answer did not match the prompt's output type."""
+
+
+class ToolValidationError(WeakpromptError):
+    """A tool handler rejected its (well-typed) input; becomes a failed result."""
+
+
+class DeadlineExceededError(WeakpromptError):
+    """The evaluation's deadline has passed."""
+
+
+class BudgetExceededError(WeakpromptError):
+    """A token or call budget has been used up."""
+
+
+class VisibilityExpansionRequired(WeakpromptError):
+    """The model asked to open summarized sections; the loop re-renders.
+
+    The dispatcher re-raises this instead of wrapping it in a failed result,
+    because only the evaluation loop can re-render the prompt.
+    """
+
+    def __init__(self, section_keys: Sequence[str], reason: str = "") -> None:
+        keys = tuple(section_keys)
+        super().__init__(f"open sections requested: {', '.join(keys)}")
+        self.section_keys: tuple[str, ...] = keys
+        self.reason = reason
+
+
+class StoreError(WeakpromptError):
+    """The backing database could not do what was asked."""
+
+
+class SchemaVersionError(StoreError):
+    """The database schema is newer than this code, or not ours at all."""
+
+
+class TranscriptError(WeakpromptError):
+    """A transcript operation was given something it cannot record."""
+
+
+class AdapterError(WeakpromptError):
+    """A provider call failed; carries the provider's own message."""
+
+    def __init__(self, message: str, *, provider: str = "", status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status_code = status_code
+
+
+class AuthenticationError(AdapterError):
+    """The provider rejected the credentials."""
+
+
+class RateLimitError(AdapterError):
+    """The provider kept rate-limiting after the SDK's own retries."""
+
+
+class ContextLengthError(AdapterError):
+    """The request did not fit the model's context window."""
+
+
+class ProviderError(AdapterError):
+    """Any other provider-side failure (5xx after retries, bad request, ...)."""

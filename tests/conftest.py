@@ -1,0 +1,32 @@
+"""Shared pytest wiring: the --skip-real flag and hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--skip-real",
+        action="store_true",
+        default=False,
+        help="skip tests that run the real local model (llama.cpp)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--skip-real"):
+        return
+    skip = pytest.mark.skip(reason="--skip-real given")
+    for item in items:
+        if "real_model" in item.keywords:
+            item.add_marker(skip)

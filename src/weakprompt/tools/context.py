@@ -1,0 +1,44 @@
+"""What a handler may reach while it runs, passed explicitly instead of via globals."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from ..budget import BudgetTracker
+    from ..deadlines import Deadline
+    from ..prompt import Prompt, RenderedPrompt
+    from ..resources import Filesystem, ResourceRegistry
+    from ..runtime.adapter import ProviderAdapter
+    from ..session import Session
+
+__all__ = ["ToolContext"]
+
+
+@attrs.frozen(kw_only=True)
+class ToolContext:
+    """Everything a handler may use during one call.
+
+    The dispatcher builds a fresh context per call. Handlers that change
+    state do it through ``session`` (or a snapshotable resource) so the
+    dispatcher can roll the change back when the call fails.
+    """
+
+    session: Session
+    prompt: Prompt[Any] | None = None
+    rendered_prompt: RenderedPrompt[Any] | None = None
+    adapter: ProviderAdapter | None = None
+    deadline: Deadline | None = None
+    budget_tracker: BudgetTracker | None = None
+    resources: ResourceRegistry | None = None
+
+    @property
+    def filesystem(self) -> Filesystem | None:
+        """The registered filesystem, if any; handlers must cope with ``None``."""
+        if self.resources is None:
+            return None
+        from ..resources import Filesystem
+
+        return self.resources.get_optional(Filesystem)

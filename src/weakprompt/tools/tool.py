@@ -1,0 +1,196 @@
+"""The tool definition: a name, a description, a typed handler and its schema."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from typing import Any, Generic, TypeAlias, TypeVar, overload
+
+import attrs
+
+from ..errors import PromptValidationError
+from ..jsontypes import JSONObject
+from .example import ToolExample
+from .handler import ToolHandler, infer_types, is_params_class
+
+__all__ = ["AnyTool", "Tool", "tool"]
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+NAME_PATTERN = re.compile(r"[a-z0-9_-]{1,64}")
+MAX_DESCRIPTION = 200
+
+
+def _check_name(_tool: object, _attribute: object, name: str) -> None:
+    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise PromptValidationError(
+            f"tool name {name!r} is invalid: use 1-64 characters from a-z, 0-9, '_' and '-'"
+        )
+
+
+def _check_description(tool: Tool[Any, Any], _attribute: object, description: str) -> None:
+    if not isinstance(description, str) or not description.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise PromptValidationError(f"tool {tool.name!r}: the description must be non-empty text")
+    if len(description) > MAX_DESCRIPTION:
+        raise PromptValidationError(
+            f"tool {tool.name!r}: the description is {len(description)} characters; "
+            f"the limit is {MAX_DESCRIPTION}"
+        )
+
+
+def _check_handler(tool: Tool[Any, Any], _attribute: object, handler: object) -> None:
+    if not callable(handler):
+        raise PromptValidationError(f"tool {tool.name!r}: the handler {handler!r} is not callable")
+
+
+def _check_params_type(tool: Tool[Any, Any], _attribute: object, params_type: object) -> None:
+    if not is_params_class(params_type):
+        raise PromptValidationError(
+            f"tool {tool.name!r}: params_type must be a dataclass or attrs class "
+            f"(use NoParams for a tool without arguments), got {params_type!r}"
+        )
+
+
+def _inferred_params(tool: Tool[Any, Any]) -> type[Any]:
+    return infer_types(tool.handler, f"tool {tool.name!r}")[0]
+
+
+def _inferred_result(tool: Tool[Any, Any]) -> type[Any] | None:
+    return infer_types(tool.handler, f"tool {tool.name!r}")[1]
+
+
+def _matches(value: object, expected: object) -> bool:
+    """Best-effort runtime check of an example value against a declared type."""
+    if expected is None:
+        return value is None
+    if isinstance(expected, type):
+        return isinstance(value, expected)
+    origin = typing.get_origin(expected)
+    return not isinstance(origin, type) or isinstance(value, origin)
+
+
+def _check_examples(tool: Tool[Any, Any], _attribute: object, examples: object) -> None:
+    if not isinstance(examples, tuple):
+        raise PromptValidationError(f"tool {tool.name!r}: examples must be a tuple of ToolExample")
+    for index, example in enumerate(typing.cast(tuple[object, ...], examples)):
+        where = f"tool {tool.name!r}: example {index}"
+        if not isinstance(example, ToolExample):
+            raise PromptValidationError(f"{where} is {type(example).__name__}, expected ToolExample")
+        typed = typing.cast(ToolExample[object, object], example)
+        if not isinstance(typed.input, tool.params_type):
+            raise PromptValidationError(
+                f"{where}: input is {type(typed.input).__name__}, "
+                f"expected {tool.params_type.__name__}"
+            )
+        if not _matches(typed.output, tool.result_type):
+            raise PromptValidationError(
+                f"{where}: output is {type(typed.output).__name__}, expected {tool.result_type!r}"
+            )
+
+
+@attrs.frozen
+class Tool(Generic[P, R]):
+    """A capability offered to the model.
+
+    ``params_type`` and ``result_type`` default to what the handler's
+    annotations say (``handler(params: P, *, context) -> ToolResult[R]``);
+    pass them explicitly only for handlers without usable annotations.
+    Everything is validated here, so a bad tool fails where it is defined.
+    """
+
+    name: str = attrs.field(validator=_check_name)
+    description: str = attrs.field(validator=_check_description)
+    handler: ToolHandler[P, R] = attrs.field(validator=_check_handler)
+    params_type: type[P] = attrs.field(
+        default=attrs.Factory(_inferred_params, takes_self=True), validator=_check_params_type
+    )
+    result_type: type[R] | None = attrs.field(default=attrs.Factory(_inferred_result, takes_self=True))
+    examples: tuple[ToolExample[P, R], ...] = attrs.field(
+        default=(), validator=_check_examples, hash=False
+    )
+    accepts_overrides: bool = True
+    _spec: JSONObject | None = attrs.field(init=False, default=None, eq=False, hash=False, repr=False)
+
+    def parameters_schema(self, *, strict: bool = False) -> JSONObject:
+        """JSON Schema of the arguments object the model must send."""
+        from ..serde import schema
+
+        return schema(self.params_type, strict=strict)
+
+    def spec(self) -> JSONObject:
+        """Provider-neutral definition ``{"name", "description", "parameters"}``.
+
+        Built once per tool and shared: treat the returned dict as read-only.
+        """
+        cached = self._spec
+        if cached is None:
+            cached = {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters_schema(),
+            }
+            object.__setattr__(self, "_spec", cached)
+        return cached
+
+
+AnyTool: TypeAlias = Tool[Any, Any]
+"""A tool of unknown params/result types, for heterogeneous collections."""
+
+
+def _first_doc_line(handler: Callable[..., object]) -> str | None:
+    doc = inspect.getdoc(handler)
+    if not doc:
+        return None
+    return doc.strip().splitlines()[0].strip()
+
+
+@overload
+def tool(handler: ToolHandler[P, R], /) -> Tool[P, R]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    examples: tuple[ToolExample[Any, Any], ...] = (),
+    accepts_overrides: bool = True,
+) -> Callable[[ToolHandler[P, R]], Tool[P, R]]: ...
+
+
+def tool(
+    handler: ToolHandler[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    examples: tuple[ToolExample[Any, Any], ...] = (),
+    accepts_overrides: bool = True,
+) -> Tool[P, R] | Callable[[ToolHandler[P, R]], Tool[P, R]]:
+    """Turn a typed handler function into a :class:`Tool`.
+
+    The name defaults to the function's name and the description to the
+    first line of its docstring. Usable bare (``@tool``) or with arguments.
+    """
+
+    def build(function: ToolHandler[P, R]) -> Tool[P, R]:
+        tool_name = name if name is not None else getattr(function, "__name__", "")
+        tool_description = description if description is not None else _first_doc_line(function)
+        if tool_description is None:
+            raise PromptValidationError(
+                f"tool {tool_name!r}: give description= or a docstring to describe it to the model"
+            )
+        return Tool(
+            name=tool_name,
+            description=tool_description,
+            handler=function,
+            examples=examples,
+            accepts_overrides=accepts_overrides,
+        )
+
+    if handler is not None:
+        return build(handler)
+    return build

@@ -1,0 +1,28 @@
+"""In-process events: what happened during rendering, tool calls and evaluation.
+
+Events are frozen records; the :class:`Dispatcher` hands them to subscribers
+and reports handler failures on a :class:`DispatchResult` instead of raising.
+"""
+
+from __future__ import annotations
+
+from ._dispatcher import (
+    DispatchResult,
+    Dispatcher,
+    EventHandler,
+    EventHandlerError,
+    HandlerFailure,
+)
+from ._types import PromptExecuted, PromptRendered, ToolInvoked, new_event_id
+
+__all__ = [
+    "DispatchResult",
+    "Dispatcher",
+    "EventHandler",
+    "EventHandlerError",
+    "HandlerFailure",
+    "PromptExecuted",
+    "PromptRendered",
+    "ToolInvoked",
+    "new_event_id",
+]

@@ -1,0 +1,100 @@
+"""The framework's own events: frozen records of what happened, for subscribers.
+
+Events are plain values. They are built once by whoever observed the fact
+(the tool dispatcher, the prompt renderer, the evaluation loop) and never
+change afterwards, so every subscriber sees the same record.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..messages import Usage
+
+if TYPE_CHECKING:
+    from ..tools import ToolResult
+
+__all__ = ["PromptExecuted", "PromptRendered", "ToolInvoked", "new_event_id"]
+
+
+def new_event_id() -> str:
+    """A fresh random identifier; events are told apart by it, not by content."""
+    return str(uuid.uuid4())
+
+
+@attrs.frozen(kw_only=True)
+class ToolInvoked:
+    """One tool call finished, successfully or not.
+
+    Published exactly once per call by the tool dispatcher, after any state
+    rollback, so subscribers see the session as it stays. ``params`` is
+    ``None`` when the arguments could not be parsed; ``arguments`` keeps the
+    raw JSON text the model sent, for debugging such failures.
+    """
+
+    prompt_name: str
+    adapter: str
+    name: str
+    params: object | None
+    result: ToolResult[object]
+    call_id: str
+    session_id: str | None
+    started_at: datetime
+    finished_at: datetime
+    usage: Usage | None = None
+    arguments: str = ""
+    event_id: str = attrs.field(factory=new_event_id)
+
+    @property
+    def success(self) -> bool:
+        """Whether the tool call succeeded (mirrors ``result.success``)."""
+        return self.result.success
+
+
+@attrs.frozen(kw_only=True)
+class PromptRendered:
+    """A prompt was rendered into the text and tool set a model will see.
+
+    ``tool_names`` and ``tool_hashes`` run in parallel: the content hash of
+    each tool's schema, in declaration order.
+    """
+
+    prompt_ns: str
+    prompt_key: str
+    prompt_name: str | None
+    text: str
+    tool_names: tuple[str, ...]
+    tool_hashes: tuple[str, ...]
+    session_id: str | None
+    created_at: datetime
+    event_id: str = attrs.field(factory=new_event_id)
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.tool_names) != len(self.tool_hashes):
+            raise ValueError(
+                f"PromptRendered: {len(self.tool_names)} tool names but "
+                f"{len(self.tool_hashes)} tool hashes; they must pair up one to one"
+            )
+
+
+@attrs.frozen(kw_only=True)
+class PromptExecuted:
+    """An evaluation finished with a final answer.
+
+    ``output`` is the parsed structured output when the prompt declares an
+    output type, otherwise the final text; ``usage`` adds up every model call.
+    """
+
+    prompt_name: str
+    adapter: str
+    text: str
+    output: object
+    usage: Usage
+    turns: int
+    session_id: str | None
+    created_at: datetime
+    event_id: str = attrs.field(factory=new_event_id)

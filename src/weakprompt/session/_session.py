@@ -1,0 +1,334 @@
+"""The session: typed, immutable slices of state driven by events.
+
+State lives in slices keyed by type (``session[Plan]``). Each slice is a
+tuple that is replaced, never edited, so a snapshot only copies the small
+table of slices and a restore puts the old table back exactly. Reducers turn
+dispatched events into new slice states; the session subscribes them to its
+dispatcher so publishing an event anywhere updates the session.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Generic, TypeVar, cast
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..errors import ConfigurationError
+from ..events import Dispatcher, DispatchResult, ToolInvoked
+from ._reducers import Reducer, SlicePolicy, append
+from ._snapshot import SessionSnapshot, SnapshotMismatchError
+
+__all__ = ["Session", "SliceAccessor"]
+
+S = TypeVar("S")
+E = TypeVar("E")
+
+_AnyReducer = Callable[[tuple[object, ...], object], tuple[object, ...]]
+
+
+class SliceAccessor(Generic[S]):
+    """Read and write one slice of a session: ``session[Plan]``.
+
+    Writes through the accessor bypass reducers and events; they are meant
+    for seeding state and for tests. Every read returns an immutable tuple.
+    """
+
+    __slots__ = ("_session", "_type")
+
+    def __init__(self, session: Session, slice_type: type[S]) -> None:
+        self._session = session
+        self._type = slice_type
+
+    @property
+    def slice_type(self) -> type[S]:
+        return self._type
+
+    def all(self) -> tuple[S, ...]:
+        """Every value in the slice, oldest first."""
+        return self._session._read(self._type)  # pyright: ignore[reportPrivateUsage]
+
+    def latest(self) -> S | None:
+        """The newest value, or None when the slice is empty."""
+        values = self.all()
+        return values[-1] if values else None
+
+    def where(self, predicate: Callable[[S], bool]) -> tuple[S, ...]:
+        """The values for which ``predicate`` is true, in slice order."""
+        return tuple(value for value in self.all() if predicate(value))
+
+    def append(self, value: S) -> None:
+        """Add one value to the end of the slice."""
+        self._session._write(self._type, (value,), replace=False)  # pyright: ignore[reportPrivateUsage]
+
+    def seed(self, values: Iterable[S]) -> None:
+        """Replace the slice's content with ``values``."""
+        self._session._write(self._type, tuple(values), replace=True)  # pyright: ignore[reportPrivateUsage]
+
+    def clear(self) -> None:
+        """Empty the slice."""
+        self._session._write(self._type, (), replace=True)  # pyright: ignore[reportPrivateUsage]
+
+    def __len__(self) -> int:
+        return len(self.all())
+
+    def __repr__(self) -> str:
+        return f"SliceAccessor({self._type.__name__}, {len(self)} values)"
+
+
+class _ReducerHandler:
+    """The dispatcher subscription that applies one registered reducer.
+
+    With ``unwrap`` set it listens to ``ToolInvoked`` instead and feeds the
+    reducer the result's value, but only for successful calls: a failed call
+    must leave no trace in STATE slices.
+    """
+
+    __slots__ = ("event_type", "name", "reducer", "session", "slice_type", "unwrap")
+
+    def __init__(
+        self,
+        session: Session,
+        slice_type: type[object],
+        event_type: type[object],
+        reducer: _AnyReducer,
+        *,
+        unwrap: bool,
+    ) -> None:
+        self.session = session
+        self.slice_type = slice_type
+        self.event_type = event_type
+        self.reducer = reducer
+        self.unwrap = unwrap
+        reducer_name = getattr(reducer, "__qualname__", None) or repr(reducer)
+        source = f"ToolInvoked value {event_type.__name__}" if unwrap else event_type.__name__
+        self.name = (
+            f"session {session.session_id}: reducer {reducer_name} for "
+            f"{slice_type.__name__} on {source}"
+        )
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    def __call__(self, event: object) -> None:
+        session = self.session
+        event_session = getattr(event, "session_id", None)
+        if isinstance(event_session, str) and event_session != session.session_id:
+            return  # another session's event on a shared dispatcher
+        if self.unwrap:
+            invoked = cast(ToolInvoked, event)
+            if not invoked.result.success:
+                return
+            event = invoked.result.value
+            if not isinstance(event, self.event_type):
+                return
+        session._reduce(self, event)  # pyright: ignore[reportPrivateUsage]
+
+
+class Session:
+    """Typed slices of state, changed by reducers, snapshotted for rollback.
+
+    ``dispatcher`` defaults to a private one. The session subscribes its
+    reducers to it, so ``session.dispatch(event)`` and
+    ``session.dispatcher.dispatch(event)`` are the same. Events carrying a
+    ``session_id`` of another session are ignored, which lets several
+    sessions share one dispatcher.
+
+    Every ``ToolInvoked`` is recorded once in the LOG slice
+    ``session[ToolInvoked]``. A successful one whose result value is an
+    instance of a type with reducers also runs those reducers with the value
+    as the event, which is how tools feed state slices.
+    """
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher | None = None,
+        session_id: str | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._session_id = session_id if session_id is not None else str(uuid.uuid4())
+        self._dispatcher = dispatcher if dispatcher is not None else Dispatcher()
+        self._clock = clock if clock is not None else SYSTEM_CLOCK
+        self._lock = threading.RLock()
+        # Only these two dicts change; the tuples in them never do.
+        self._state: dict[type[object], tuple[object, ...]] = {}
+        self._log: dict[type[object], tuple[object, ...]] = {}
+        self._policies: dict[type[object], SlicePolicy] = {}
+        self._handlers: dict[tuple[type[object], type[object]], tuple[_ReducerHandler, ...]] = {}
+        self._closed = False
+        self.register_reducer(ToolInvoked, ToolInvoked, append, policy=SlicePolicy.LOG)
+
+    # -- identity ---------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        return self._dispatcher
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    def __repr__(self) -> str:
+        return f"Session({self._session_id!r}, {len(self._state)} state slices, {len(self._log)} log slices)"
+
+    # -- slices -----------------------------------------------------------
+
+    def __getitem__(self, slice_type: type[S]) -> SliceAccessor[S]:
+        if not isinstance(slice_type, type):
+            raise TypeError(f"session[...] takes a class, got {slice_type!r}")
+        return SliceAccessor(self, slice_type)
+
+    def policy_of(self, slice_type: type[object]) -> SlicePolicy:
+        """The slice's policy; slices never registered otherwise are STATE."""
+        return self._policies.get(slice_type, SlicePolicy.STATE)
+
+    def set_policy(self, slice_type: type[object], policy: SlicePolicy) -> None:
+        """Fix a slice's policy before using it (reducer registration also does).
+
+        A slice's policy can be set once; asking for a different one later is
+        a :class:`ConfigurationError`, because snapshots already taken would
+        disagree about the slice.
+        """
+        with self._lock:
+            current = self._policies.get(slice_type)
+            if current is policy:
+                return
+            if current is not None:
+                raise ConfigurationError(
+                    f"slice {slice_type.__name__} already has policy {current.name}; "
+                    f"cannot change it to {policy.name}"
+                )
+            self._policies[slice_type] = policy
+            if policy is SlicePolicy.LOG and slice_type in self._state:
+                self._log[slice_type] = self._state.pop(slice_type)
+
+    def state(self) -> Mapping[type[object], tuple[object, ...]]:
+        """A read-only copy of every non-empty STATE slice (handy for equality in tests)."""
+        with self._lock:
+            return MappingProxyType(dict(self._state))
+
+    def _table(self, slice_type: type[object]) -> dict[type[object], tuple[object, ...]]:
+        return self._log if self._policies.get(slice_type) is SlicePolicy.LOG else self._state
+
+    def _read(self, slice_type: type[S]) -> tuple[S, ...]:
+        return cast("tuple[S, ...]", self._table(slice_type).get(slice_type, ()))
+
+    def _write(self, slice_type: type[object], values: tuple[object, ...], *, replace: bool) -> None:
+        for value in values:
+            if not isinstance(value, slice_type):
+                raise TypeError(
+                    f"session[{slice_type.__name__}] only holds {slice_type.__name__} values, "
+                    f"got {type(value).__name__}: {value!r}"
+                )
+        with self._lock:
+            table = self._table(slice_type)
+            new = values if replace else (*table.get(slice_type, ()), *values)
+            self._store(table, slice_type, new)
+
+    @staticmethod
+    def _store(
+        table: dict[type[object], tuple[object, ...]], slice_type: type[object], values: tuple[object, ...]
+    ) -> None:
+        # Empty slices are absent, so "never written" and "cleared" compare equal.
+        if values:
+            table[slice_type] = values
+        else:
+            table.pop(slice_type, None)
+
+    # -- reducers and events ------------------------------------------------
+
+    def register_reducer(
+        self,
+        slice_type: type[S],
+        event_type: type[E],
+        reducer: Reducer[S, E],
+        *,
+        policy: SlicePolicy = SlicePolicy.STATE,
+    ) -> None:
+        """Run ``reducer`` on ``slice_type`` for each dispatched ``event_type``.
+
+        A slice has at most one reducer per event type: registering again
+        replaces the previous one, so an event is never applied twice to the
+        same slice. The reducer also runs for the value of every successful
+        ``ToolInvoked`` whose value is an ``event_type``.
+        """
+        for what, tp in (("slice_type", slice_type), ("event_type", event_type)):
+            if not isinstance(tp, type):
+                raise TypeError(f"register_reducer: {what} must be a class, got {tp!r}")
+        if not callable(reducer):
+            raise TypeError(f"register_reducer: reducer for {slice_type.__name__} is not callable")
+        slice_key = cast("type[object]", slice_type)
+        event_key = cast("type[object]", event_type)
+        any_reducer = cast(_AnyReducer, reducer)
+        with self._lock:
+            if self._closed:
+                raise ConfigurationError(f"session {self._session_id} is closed")
+            self.set_policy(slice_key, policy)
+            handlers = [_ReducerHandler(self, slice_key, event_key, any_reducer, unwrap=False)]
+            # A reducer on ToolInvoked or one of its bases already sees the event
+            # itself; feeding it the value too would apply one call twice.
+            if not issubclass(ToolInvoked, event_key):
+                handlers.append(_ReducerHandler(self, slice_key, event_key, any_reducer, unwrap=True))
+            self._unsubscribe((slice_key, event_key))
+            self._handlers[(slice_key, event_key)] = tuple(handlers)
+            for handler in handlers:
+                self._dispatcher.subscribe(
+                    ToolInvoked if handler.unwrap else event_key, handler, name=handler.name
+                )
+
+    def _unsubscribe(self, key: tuple[type[object], type[object]]) -> None:
+        for handler in self._handlers.pop(key, ()):
+            self._dispatcher.unsubscribe(ToolInvoked if handler.unwrap else handler.event_type, handler)
+
+    def _reduce(self, handler: _ReducerHandler, event: object) -> None:
+        """Apply one reducer atomically; on any error the slice is untouched."""
+        slice_type = handler.slice_type
+        with self._lock:
+            if self._handlers.get((slice_type, handler.event_type), ()).count(handler) == 0:
+                return  # replaced or closed while the event was in flight
+            table = self._table(slice_type)
+            new = handler.reducer(table.get(slice_type, ()), event)
+            if not isinstance(new, tuple):
+                raise TypeError(
+                    f"{handler.name} returned {type(new).__name__}, expected a tuple"
+                )
+            self._store(table, slice_type, new)
+
+    def dispatch(self, event: object) -> DispatchResult:
+        """Publish ``event`` on the session's dispatcher (reducers included)."""
+        return self._dispatcher.dispatch(event)
+
+    def close(self) -> None:
+        """Unsubscribe the session's reducers from the dispatcher; state stays readable."""
+        with self._lock:
+            for key in list(self._handlers):
+                self._unsubscribe(key)
+            self._closed = True
+
+    # -- snapshots ------------------------------------------------------------
+
+    def snapshot(self) -> SessionSnapshot:
+        """Capture every STATE slice; costs one copy of the slice table."""
+        with self._lock:
+            return SessionSnapshot(self._session_id, MappingProxyType(dict(self._state)))
+
+    def restore(self, snapshot: SessionSnapshot) -> None:
+        """Put the STATE slices back exactly as captured; LOG slices are kept."""
+        if not isinstance(snapshot, SessionSnapshot):
+            raise TypeError(f"restore() takes a SessionSnapshot, got {type(snapshot).__name__}")
+        if snapshot.session_id != self._session_id:
+            raise SnapshotMismatchError(
+                f"snapshot of session {snapshot.session_id} cannot restore session {self._session_id}"
+            )
+        with self._lock:
+            state = dict(snapshot.slices)
+            # A slice that became LOG after the snapshot keeps its log.
+            for slice_type in [t for t in state if self._policies.get(t) is SlicePolicy.LOG]:
+                del state[slice_type]
+            self._state = state

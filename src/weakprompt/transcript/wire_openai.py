@@ -1,0 +1,73 @@
+"""CompiledContext -> OpenAI Chat Completions request parameters.
+
+The output is plain dicts shaped like the SDK's ``ChatCompletionMessageParam``
+and ``ChatCompletionToolParam`` TypedDicts, so the adapter can pass it
+straight to ``client.chat.completions.create(**params, model=...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..jsontypes import JSONObject, JSONValue
+from ..messages import Message
+from .arguments import arguments_json
+from .tool_shapes import read_function_tool
+
+__all__ = ["openai_message", "openai_messages", "openai_params", "openai_tool", "openai_tools"]
+
+
+def openai_message(message: Message) -> JSONObject:
+    """One neutral message as a Chat Completions message dict."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
+    out: JSONObject = {"role": message.role, "content": message.content}
+    if message.name:
+        out["name"] = message.name
+    if message.role == "assistant" and message.tool_calls:
+        calls: list[JSONValue] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": arguments_json(call)},
+            }
+            for call in message.tool_calls
+        ]
+        out["tool_calls"] = calls
+    return out
+
+
+def openai_messages(messages: Sequence[Message]) -> list[JSONObject]:
+    return [openai_message(m) for m in messages]
+
+
+def openai_tool(schema: JSONObject, *, index: int = 0) -> JSONObject:
+    """One linked schema as ``{"type": "function", "function": {...}}``.
+
+    A schema already in that shape, or a non-function provider tool, is
+    passed through as stored.
+    """
+    if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
+        return schema
+    view = read_function_tool(schema, index=index)
+    if view is None:
+        return schema
+    function: JSONObject = {"name": view.name}
+    if view.description is not None:
+        function["description"] = view.description
+    function["parameters"] = view.parameters
+    if view.strict is not None:
+        function["strict"] = view.strict
+    return {"type": "function", "function": function}
+
+
+def openai_tools(tools: Sequence[JSONObject]) -> list[JSONObject]:
+    return [openai_tool(t, index=i) for i, t in enumerate(tools)]
+
+
+def openai_params(messages: Sequence[Message], tools: Sequence[JSONObject]) -> JSONObject:
+    """``{"messages": [...]}`` plus ``"tools"`` only when there are any."""
+    params: JSONObject = {"messages": list[JSONValue](openai_messages(messages))}
+    if tools:
+        params["tools"] = list[JSONValue](openai_tools(tools))
+    return params

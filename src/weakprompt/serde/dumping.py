@@ -1,0 +1,86 @@
+"""``dump``: typed Python values back to plain JSON data (the inverse of ``parse``).
+
+Dumping looks at the runtime value, not at an annotation, so it needs no type
+argument: dataclass/attrs instances become objects keyed by their constructor
+argument names, tuples become arrays, enums their values, and string-carried
+types (datetime, UUID, Decimal, Path) their canonical text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import uuid
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from pathlib import PurePath
+from typing import cast
+
+import attrs
+
+from weakprompt.jsontypes import JSONValue
+from weakprompt.serde.errors import SerdeTypeError
+
+__all__ = ["dump"]
+
+_SCALARS = (str, int, float, bool, type(None))
+# (json key, attribute name) per class, computed once.
+_FIELD_CACHE: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def dump(obj: object) -> JSONValue:
+    """Convert ``obj`` to JSON-compatible data (dicts, lists, str, int, float, bool, None)."""
+    cls = type(obj)
+    if cls in _SCALARS:
+        return obj  # type: ignore[return-value]  # exact builtin scalar
+    fields = _FIELD_CACHE.get(cls)
+    if fields is not None:
+        return {key: dump(getattr(obj, name)) for key, name in fields}
+    return _dump_other(obj, cls)
+
+
+def _dump_other(obj: object, cls: type) -> JSONValue:
+    if isinstance(obj, enum.Enum):
+        return dump(obj.value)
+    if isinstance(obj, (list, tuple)):
+        return [dump(item) for item in cast("Sequence[object]", obj)]
+    if isinstance(obj, Mapping):
+        mapping = cast("Mapping[object, object]", obj)
+        return {_dump_key(key): dump(value) for key, value in mapping.items()}
+    if isinstance(obj, (dt.date, dt.time)):  # datetime is a date
+        return obj.isoformat()
+    if isinstance(obj, Decimal):
+        if not obj.is_finite():
+            raise SerdeTypeError(f"cannot dump non-finite Decimal {obj}")
+        return str(obj)
+    if isinstance(obj, (uuid.UUID, PurePath)):
+        return str(obj)
+    if isinstance(obj, str):  # subclasses of the JSON scalars dump as the plain type
+        return str(obj)
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return float(obj)
+    if (dataclasses.is_dataclass(obj) or attrs.has(cls)) and not isinstance(obj, type):
+        fields = _FIELD_CACHE[cls] = _field_names(cls)
+        return {key: dump(getattr(obj, name)) for key, name in fields}
+    raise SerdeTypeError(f"cannot dump a value of type {cls.__qualname__} to JSON")
+
+
+def _dump_key(key: object) -> str:
+    if isinstance(key, str):
+        return key if type(key) is str else str(key)
+    if isinstance(key, enum.Enum) and isinstance(key.value, str):
+        return key.value
+    raise SerdeTypeError(f"JSON object keys must be strings, got {key!r}")
+
+
+def _field_names(cls: type) -> tuple[tuple[str, str], ...]:
+    if attrs.has(cls):
+        return tuple((field.alias or field.name, field.name) for field in attrs.fields(cls) if field.init)
+    return tuple(
+        (field.name, field.name)
+        for field in dataclasses.fields(cls)  # pyright: ignore[reportArgumentType]
+        if field.init
+    )

@@ -6,6 +6,7 @@ tests move time with a ``FakeClock`` instead of sleeping.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 
 import attrs
@@ -35,7 +36,7 @@ class Deadline:
     @classmethod
     def after(cls, seconds: float, *, clock: Clock = SYSTEM_CLOCK) -> Deadline:
         """A deadline ``seconds`` from the clock's current time."""
-        if seconds != seconds:  # NaN would make every comparison false
+        if math.isnan(seconds):  # NaN would make every comparison false
             raise ValueError("Deadline.after: seconds must be a number, got NaN")
         return cls(clock.now() + timedelta(seconds=seconds), clock=clock)
 

@@ -7,8 +7,8 @@ and reports handler failures on a :class:`DispatchResult` instead of raising.
 from __future__ import annotations
 
 from ._dispatcher import (
-    DispatchResult,
     Dispatcher,
+    DispatchResult,
     EventHandler,
     EventHandlerError,
     HandlerFailure,

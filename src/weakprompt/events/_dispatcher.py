@@ -46,12 +46,8 @@ class EventHandlerError(WeakpromptError):
     """
 
     def __init__(self, event: object, failures: tuple[HandlerFailure, ...]) -> None:
-        details = "; ".join(
-            f"{f.handler}: {type(f.exception).__name__}: {f.exception}" for f in failures
-        )
-        super().__init__(
-            f"{len(failures)} handler(s) failed on {type(event).__name__}: {details}"
-        )
+        details = "; ".join(f"{f.handler}: {type(f.exception).__name__}: {f.exception}" for f in failures)
+        super().__init__(f"{len(failures)} handler(s) failed on {type(event).__name__}: {details}")
         self.event = event
         self.failures = failures
 
@@ -105,9 +101,7 @@ class Dispatcher:
         # lazily after every (un)subscribe, so dispatch is a dict lookup.
         self._routes: dict[type[object], tuple[_Subscription, ...]] = {}
 
-    def subscribe(
-        self, event_type: type[E], handler: EventHandler[E], *, name: str | None = None
-    ) -> None:
+    def subscribe(self, event_type: type[E], handler: EventHandler[E], *, name: str | None = None) -> None:
         """Call ``handler`` for every dispatched instance of ``event_type``.
 
         ``name`` labels the handler in :class:`HandlerFailure`; it defaults to

@@ -65,12 +65,16 @@ class InMemoryFilesystem:
 
     def snapshot(self) -> InMemorySnapshot:
         with self._lock:
+            self._files = _frozen(self._files)
+            self._dirs = _frozen(self._dirs)
             self._shared = True
-            return InMemorySnapshot(_frozen(self._files), _frozen(self._dirs))
+            return InMemorySnapshot(self._files, self._dirs)
 
     def restore(self, snapshot: object, /) -> None:
         if not isinstance(snapshot, InMemorySnapshot):
-            raise TypeError(f"InMemoryFilesystem.restore takes an InMemorySnapshot, got {type(snapshot).__name__}")
+            raise TypeError(
+                f"InMemoryFilesystem.restore takes an InMemorySnapshot, got {type(snapshot).__name__}"
+            )
         with self._lock:
             # The snapshot's tables are never mutated; share them until a write.
             self._files = snapshot.files

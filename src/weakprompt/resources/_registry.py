@@ -98,7 +98,7 @@ class ResourceRegistry:
         return cast("T | None", self._resources.get(cast("type[object]", tp)))
 
     def __contains__(self, tp: object) -> bool:
-        return tp in self._resources
+        return isinstance(tp, type) and cast("type[object]", tp) in self._resources
 
     def __len__(self) -> int:
         return len(self._resources)
@@ -122,6 +122,8 @@ class ResourceRegistry:
     def restore(self, snapshot: ResourceSnapshot) -> None:
         """Put every captured resource back into its captured state."""
         if not isinstance(snapshot, ResourceSnapshot):
-            raise TypeError(f"ResourceRegistry.restore takes a ResourceSnapshot, got {type(snapshot).__name__}")
+            raise TypeError(
+                f"ResourceRegistry.restore takes a ResourceSnapshot, got {type(snapshot).__name__}"
+            )
         for resource, state in snapshot.entries:
             resource.restore(state)

@@ -105,8 +105,7 @@ class _ReducerHandler:
         reducer_name = getattr(reducer, "__qualname__", None) or repr(reducer)
         source = f"ToolInvoked value {event_type.__name__}" if unwrap else event_type.__name__
         self.name = (
-            f"session {session.session_id}: reducer {reducer_name} for "
-            f"{slice_type.__name__} on {source}"
+            f"session {session.session_id}: reducer {reducer_name} for {slice_type.__name__} on {source}"
         )
 
     def __repr__(self) -> str:
@@ -156,6 +155,7 @@ class Session:
         self._state: dict[type[object], tuple[object, ...]] = {}
         self._log: dict[type[object], tuple[object, ...]] = {}
         self._policies: dict[type[object], SlicePolicy] = {}
+        self._log_types: set[type[object]] = set()
         self._handlers: dict[tuple[type[object], type[object]], tuple[_ReducerHandler, ...]] = {}
         self._closed = False
         self.register_reducer(ToolInvoked, ToolInvoked, append, policy=SlicePolicy.LOG)
@@ -205,8 +205,10 @@ class Session:
                     f"cannot change it to {policy.name}"
                 )
             self._policies[slice_type] = policy
-            if policy is SlicePolicy.LOG and slice_type in self._state:
-                self._log[slice_type] = self._state.pop(slice_type)
+            if policy is SlicePolicy.LOG:
+                self._log_types.add(slice_type)
+                if slice_type in self._state:
+                    self._log[slice_type] = self._state.pop(slice_type)
 
     def state(self) -> Mapping[type[object], tuple[object, ...]]:
         """A read-only copy of every non-empty STATE slice (handy for equality in tests)."""
@@ -295,9 +297,7 @@ class Session:
             table = self._table(slice_type)
             new = handler.reducer(table.get(slice_type, ()), event)
             if not isinstance(new, tuple):
-                raise TypeError(
-                    f"{handler.name} returned {type(new).__name__}, expected a tuple"
-                )
+                raise TypeError(f"{handler.name} returned {type(new).__name__}, expected a tuple")
             self._store(table, slice_type, new)
 
     def dispatch(self, event: object) -> DispatchResult:
@@ -316,7 +316,7 @@ class Session:
     def snapshot(self) -> SessionSnapshot:
         """Capture every STATE slice; costs one copy of the slice table."""
         with self._lock:
-            return SessionSnapshot(self._session_id, MappingProxyType(dict(self._state)))
+            return SessionSnapshot(self._session_id, MappingProxyType(self._state.copy()))
 
     def restore(self, snapshot: SessionSnapshot) -> None:
         """Put the STATE slices back exactly as captured; LOG slices are kept."""
@@ -327,8 +327,8 @@ class Session:
                 f"snapshot of session {snapshot.session_id} cannot restore session {self._session_id}"
             )
         with self._lock:
-            state = dict(snapshot.slices)
+            state = snapshot.slices.copy()
             # A slice that became LOG after the snapshot keeps its log.
-            for slice_type in [t for t in state if self._policies.get(t) is SlicePolicy.LOG]:
-                del state[slice_type]
+            for slice_type in self._log_types:
+                state.pop(slice_type, None)
             self._state = state

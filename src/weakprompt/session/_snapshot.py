@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TypeVar, cast
 
 import attrs
@@ -28,7 +28,7 @@ class SessionSnapshot:
     """
 
     session_id: str
-    slices: Mapping[type[object], tuple[object, ...]]
+    slices: MappingProxyType[type[object], tuple[object, ...]]
 
     def values(self, slice_type: type[S]) -> tuple[S, ...]:
         """The values the slice held when the snapshot was taken."""

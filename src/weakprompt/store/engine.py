@@ -1,0 +1,81 @@
+"""Engine construction: URL handling and the SQLite connection settings.
+
+SQLite needs explicit care to be a safe default: foreign keys are off unless
+asked for, WAL lets readers run beside a writer (other processes included),
+and a write transaction must take the lock at BEGIN (``BEGIN IMMEDIATE``) so
+that two writers queue up instead of failing half-way through a commit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.pool import StaticPool
+
+from ..errors import StoreError
+
+__all__ = ["WRITE_OPTION", "BUSY_TIMEOUT_SECONDS", "build_engine", "normalize_url"]
+
+WRITE_OPTION = "weakprompt_write"
+"""Execution option marking a connection whose next transaction writes."""
+
+BUSY_TIMEOUT_SECONDS = 30.0
+
+
+def normalize_url(target: str | Path) -> str:
+    """A database URL; a bare filesystem path means a SQLite file."""
+    text = str(target)
+    if "://" in text:
+        return text
+    return f"sqlite:///{Path(text)}"
+
+
+def _is_memory(database: str | None) -> bool:
+    return not database or database == ":memory:" or database.startswith("file::memory:")
+
+
+def build_engine(url: str) -> Engine:
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL: {url!r} ({exc})") from exc
+    if parsed.get_backend_name() != "sqlite":
+        try:
+            return create_engine(parsed, pool_pre_ping=True)
+        except Exception as exc:
+            raise StoreError(f"cannot create an engine for {parsed.render_as_string()}: {exc}") from exc
+    if _is_memory(parsed.database):
+        # One shared connection, or every checkout would see a fresh empty database.
+        engine = create_engine(parsed, poolclass=StaticPool, connect_args={"check_same_thread": False})
+    else:
+        engine = create_engine(
+            parsed, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_SECONDS}
+        )
+    _configure_sqlite(engine, wal=not _is_memory(parsed.database))
+    return engine
+
+
+def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+        # Hand transaction control to the "begin" hook below (pysqlite's own
+        # implicit BEGIN would be DEFERRED and skip DDL).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA foreign_keys = ON")
+            cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+            if wal:
+                cursor.execute("PRAGMA journal_mode = WAL")
+                cursor.execute("PRAGMA synchronous = NORMAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:  # pyright: ignore[reportUnusedFunction]
+        writes = bool(connection.get_execution_options().get(WRITE_OPTION, False))
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")

@@ -1,0 +1,189 @@
+"""Schema versions as an ordered list of steps.
+
+Version N of the schema is what you get by applying steps 1..N to an empty
+database; a new database is built exactly that way, so the upgrade path and
+the fresh path can never drift apart. Each step owns frozen DDL for *its*
+version (a private ``MetaData``), never the live objects of
+:mod:`weakprompt.store.tables`.
+
+Adding a step (e.g. tables for stored tool outputs): write a function
+``def _vN(conn: Connection) -> None`` that creates or alters what it needs,
+append ``Migration(N, "what it adds", _vN)`` to :data:`MIGRATIONS`, update
+:mod:`~weakprompt.store.tables` to the new shape, and add a test that opens a
+database written at version N-1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    Connection,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    inspect,
+    select,
+)
+from sqlalchemy import func as sql_func
+
+from ..clock import Clock
+from ..errors import SchemaVersionError
+from . import tables
+
+__all__ = ["LATEST_VERSION", "MIGRATIONS", "Migration", "check_shape", "migrate", "read_version"]
+
+
+@attrs.frozen
+class Migration:
+    """One step from version ``version - 1`` to ``version``."""
+
+    version: int
+    description: str
+    apply: Callable[[Connection], None]
+
+
+def _v1_transcript(conn: Connection) -> None:
+    """Version table, content-addressed blobs and the commit chain."""
+    md = MetaData()
+    Table(
+        "weakprompt_schema",
+        md,
+        Column("version", Integer, primary_key=True, autoincrement=False),
+        Column("description", Text, nullable=False),
+        Column("applied_at", String(40), nullable=False),
+    )
+    Table(
+        "blobs",
+        md,
+        Column("hash", String(64), primary_key=True),
+        Column("content", Text, nullable=False),
+        Column("size_bytes", Integer, nullable=False),
+        Column("created_at", String(40), nullable=False),
+    )
+    Table(
+        "commits",
+        md,
+        Column("hash", String(64), primary_key=True),
+        Column("session_id", String(255), nullable=False),
+        Column("seq", Integer, nullable=False),
+        Column("parent_hash", String(64), ForeignKey("commits.hash"), nullable=True),
+        Column("operation", String(8), nullable=False),
+        Column("edit_target", String(64), ForeignKey("commits.hash"), nullable=True),
+        Column("role", String(16), nullable=False),
+        Column("blob_hash", String(64), ForeignKey("blobs.hash"), nullable=False),
+        Column("message", Text, nullable=True),
+        Column("metadata_json", Text, nullable=False),
+        Column("token_count", Integer, nullable=False),
+        Column("created_at", String(40), nullable=False),
+        UniqueConstraint("session_id", "seq", name="uq_commits_session_seq"),
+        CheckConstraint("operation IN ('APPEND', 'EDIT')", name="ck_commits_operation"),
+    )
+    md.create_all(conn)
+
+
+def _v2_tool_tracking(conn: Connection) -> None:
+    """Tool schemas stored once by content hash, linked to commits by position."""
+    md = MetaData()
+    # Referenced only so the foreign keys render; created by version 1.
+    Table("commits", md, Column("hash", String(64), primary_key=True))
+    definitions = Table(
+        "tool_definitions",
+        md,
+        Column("content_hash", String(64), primary_key=True),
+        Column("name", String(255), nullable=False, index=True),
+        Column("schema_json", Text, nullable=False),
+        Column("created_at", String(40), nullable=False),
+    )
+    links = Table(
+        "commit_tools",
+        md,
+        Column("commit_hash", String(64), ForeignKey("commits.hash"), primary_key=True),
+        Column("position", Integer, primary_key=True, autoincrement=False),
+        Column("tool_hash", String(64), ForeignKey("tool_definitions.content_hash"), nullable=False),
+        Index("ix_commit_tools_tool", "tool_hash"),
+    )
+    definitions.create(conn)
+    links.create(conn)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "transcript: blobs and commits", _v1_transcript),
+    Migration(2, "tool tracking: tool_definitions and commit_tools", _v2_tool_tracking),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def read_version(conn: Connection) -> int:
+    """The applied schema version; 0 for an empty database.
+
+    Raises :class:`SchemaVersionError` for a database that has tables but no
+    version table (not ours) or an empty version table (damaged).
+    """
+    names = set(inspect(conn).get_table_names())
+    if tables.schema_versions.name not in names:
+        if names:
+            shown = ", ".join(sorted(names)[:5])
+            raise SchemaVersionError(
+                f"not a weakprompt store: the database has tables ({shown}) but no "
+                f"{tables.schema_versions.name!r} version table"
+            )
+        return 0
+    version = conn.execute(select(sql_func.max(tables.schema_versions.c.version))).scalar()
+    if not isinstance(version, int):
+        raise SchemaVersionError(
+            f"the {tables.schema_versions.name!r} table is empty: the database is damaged"
+        )
+    return version
+
+
+def migrate(
+    conn: Connection, clock: Clock, *, migrations: Sequence[Migration] = MIGRATIONS
+) -> tuple[int, int]:
+    """Bring the database up to the newest version; returns ``(before, after)``.
+
+    Runs inside the caller's transaction, so a failing step leaves the
+    database at its old version. A database newer than the code is refused,
+    never rewritten.
+    """
+    latest = migrations[-1].version
+    before = read_version(conn)
+    if before > latest:
+        raise SchemaVersionError(
+            f"the database schema is version {before}, newer than this weakprompt supports "
+            f"({latest}); upgrade weakprompt to open it"
+        )
+    for step in migrations:
+        if step.version <= before:
+            continue
+        step.apply(conn)
+        conn.execute(
+            tables.schema_versions.insert().values(
+                version=step.version, description=step.description, applied_at=clock.now().isoformat()
+            )
+        )
+    return before, latest
+
+
+def check_shape(conn: Connection) -> None:
+    """Every live table and column must exist: catches damaged or foreign databases."""
+    inspector = inspect(conn)
+    present = set(inspector.get_table_names())
+    for table in tables.metadata.sorted_tables:
+        if table.name not in present:
+            raise SchemaVersionError(f"the database is missing table {table.name!r}: damaged or not ours")
+        columns = {c["name"] for c in inspector.get_columns(table.name)}
+        missing = sorted(c.name for c in table.columns if c.name not in columns)
+        if missing:
+            raise SchemaVersionError(
+                f"table {table.name!r} is missing columns {missing}: damaged or not ours"
+            )

@@ -1,0 +1,166 @@
+"""The database handle shared by the transcript and (later) the tool-output store."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..clock import SYSTEM_CLOCK, Clock
+from ..errors import StoreError
+from . import tables
+from .engine import WRITE_OPTION, build_engine, normalize_url
+from .migrations import check_shape, migrate
+
+if TYPE_CHECKING:
+    from ..tokens import TokenCounter
+    from ..transcript.transcript import Transcript
+
+__all__ = ["Store"]
+
+
+class Store:
+    """One database (SQLite file, in-memory SQLite, or any SQLAlchemy URL).
+
+    Opening migrates an older weakprompt database forward inside one
+    transaction and refuses anything newer, foreign or damaged with
+    :class:`~weakprompt.errors.SchemaVersionError` / :class:`StoreError`.
+    """
+
+    def __init__(self, engine: Engine, *, url: str, clock: Clock, schema_version: int) -> None:
+        """Use :meth:`open`; this only wires already-checked parts together."""
+        self._engine = engine
+        self._url = url
+        self._clock = clock
+        self._schema_version = schema_version
+        self._closed = False
+
+    @classmethod
+    def open(cls, url: str | Path = "sqlite://", *, clock: Clock | None = None) -> Store:
+        """Open (creating or upgrading as needed) the database at ``url``.
+
+        ``"sqlite://"`` is a private in-memory database; a bare path is a
+        SQLite file.
+        """
+        resolved = normalize_url(url)
+        engine = build_engine(resolved)
+        used_clock = clock or SYSTEM_CLOCK
+        try:
+            with engine.connect() as conn:
+                conn.execution_options(**{WRITE_OPTION: True})
+                with conn.begin():
+                    _, version = migrate(conn, used_clock)
+                    check_shape(conn)
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            raise StoreError(f"cannot open the store at {_redact(resolved)}: {_reason(exc)}") from exc
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, url=resolved, clock=used_clock, schema_version=version)
+
+    @property
+    def engine(self) -> Engine:
+        self._check_open()
+        return self._engine
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def schema_version(self) -> int:
+        return self._schema_version
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @contextmanager
+    def read(self) -> Generator[Connection, None, None]:
+        """A connection inside one read transaction (a consistent snapshot)."""
+        with self._transaction(write=False) as conn:
+            yield conn
+
+    @contextmanager
+    def write(self) -> Generator[Connection, None, None]:
+        """One write transaction: all of it is stored, or none of it.
+
+        On SQLite the write lock is taken at BEGIN, so concurrent writers
+        (threads or processes) wait their turn instead of failing midway.
+        """
+        with self._transaction(write=True) as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Generator[Connection, None, None]:
+        self._check_open()
+        try:
+            with self._engine.connect() as conn:
+                if write:
+                    conn.execution_options(**{WRITE_OPTION: True})
+                with conn.begin():
+                    yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"database error on {_redact(self._url)}: {_reason(exc)}") from exc
+
+    def session_ids(self) -> list[str]:
+        """Every transcript session id in the store, in first-commit order."""
+        first = tables.commits.c.seq == 0
+        query = select(tables.commits.c.session_id).where(first).order_by(tables.commits.c.created_at)
+        with self.read() as conn:
+            return [str(s) for s in conn.execute(query).scalars()]
+
+    def transcript(
+        self, session_id: str, *, token_counter: TokenCounter | None = None, clock: Clock | None = None
+    ) -> Transcript:
+        """The transcript of ``session_id`` in this store (created on first commit)."""
+        from ..transcript.transcript import Transcript
+
+        return Transcript(self, session_id, token_counter=token_counter, clock=clock)
+
+    def close(self) -> None:
+        """Release every connection; further use raises :class:`StoreError`."""
+        if not self._closed:
+            self._closed = True
+            self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"v{self._schema_version}"
+        return f"Store({_redact(self._url)!r}, {state})"
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the store at {_redact(self._url)} is closed")
+
+
+def _redact(url: str) -> str:
+    """URLs may carry passwords; never put them in an error message."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except SQLAlchemyError:  # pragma: no cover - url was parsed once already
+        return url
+
+
+def _reason(exc: SQLAlchemyError) -> str:
+    original = getattr(exc, "orig", None)
+    return str(original) if original is not None else str(exc)

@@ -1,0 +1,91 @@
+"""The live table definitions: the shape of the newest schema version.
+
+Queries use these objects. Migration steps do *not*: each step carries its
+own frozen DDL (see :mod:`weakprompt.store.migrations`), so that changing a
+table here later can never change what an old step creates. A test checks
+that a database built by the migrations matches these definitions.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+__all__ = [
+    "HASH_LENGTH",
+    "blobs",
+    "commit_tools",
+    "commits",
+    "metadata",
+    "schema_versions",
+    "tool_definitions",
+]
+
+HASH_LENGTH = 64
+"""sha256 hex digests everywhere."""
+
+metadata = MetaData()
+
+schema_versions = Table(
+    "weakprompt_schema",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("description", Text, nullable=False),
+    Column("applied_at", String(40), nullable=False),
+)
+
+blobs = Table(
+    "blobs",
+    metadata,
+    Column("hash", String(HASH_LENGTH), primary_key=True),
+    Column("content", Text, nullable=False),
+    Column("size_bytes", Integer, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+
+commits = Table(
+    "commits",
+    metadata,
+    Column("hash", String(HASH_LENGTH), primary_key=True),
+    Column("session_id", String(255), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("parent_hash", String(HASH_LENGTH), ForeignKey("commits.hash"), nullable=True),
+    Column("operation", String(8), nullable=False),
+    Column("edit_target", String(HASH_LENGTH), ForeignKey("commits.hash"), nullable=True),
+    Column("role", String(16), nullable=False),
+    Column("blob_hash", String(HASH_LENGTH), ForeignKey("blobs.hash"), nullable=False),
+    Column("message", Text, nullable=True),
+    Column("metadata_json", Text, nullable=False),
+    Column("token_count", Integer, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    UniqueConstraint("session_id", "seq", name="uq_commits_session_seq"),
+    CheckConstraint("operation IN ('APPEND', 'EDIT')", name="ck_commits_operation"),
+)
+
+tool_definitions = Table(
+    "tool_definitions",
+    metadata,
+    Column("content_hash", String(HASH_LENGTH), primary_key=True),
+    Column("name", String(255), nullable=False, index=True),
+    Column("schema_json", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+
+commit_tools = Table(
+    "commit_tools",
+    metadata,
+    Column("commit_hash", String(HASH_LENGTH), ForeignKey("commits.hash"), primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("tool_hash", String(HASH_LENGTH), ForeignKey("tool_definitions.content_hash"), nullable=False),
+    Index("ix_commit_tools_tool", "tool_hash"),
+)

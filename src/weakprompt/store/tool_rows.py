@@ -1,0 +1,127 @@
+"""SQL for tool definitions and their per-commit links."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import attrs
+from sqlalchemy import Connection, select
+
+from ..jsontypes import JSONObject, JSONValue
+from . import tables
+
+__all__ = [
+    "ToolDefinition",
+    "fetch_definitions",
+    "fetch_definitions_by_name",
+    "fetch_links",
+    "fetch_session_links",
+    "link_tools",
+    "put_definition",
+]
+
+
+@attrs.frozen
+class ToolDefinition:
+    """One stored tool schema; ``content_hash`` is its identity, ``name`` a label."""
+
+    content_hash: str
+    name: str
+    schema: JSONObject
+    created_at: datetime
+
+
+def put_definition(
+    conn: Connection, content_hash: str, name: str, canonical: str, created_at: datetime
+) -> None:
+    """Store a schema once; an existing hash is left untouched (its first created_at stays)."""
+    c = tables.tool_definitions.c
+    if conn.execute(select(c.content_hash).where(c.content_hash == content_hash)).first() is not None:
+        return
+    conn.execute(
+        tables.tool_definitions.insert().values(
+            content_hash=content_hash, name=name, schema_json=canonical, created_at=created_at.isoformat()
+        )
+    )
+
+
+def link_tools(conn: Connection, commit_hash: str, tool_hashes: Sequence[str]) -> None:
+    if not tool_hashes:
+        return
+    conn.execute(
+        tables.commit_tools.insert(),
+        [{"commit_hash": commit_hash, "tool_hash": h, "position": i} for i, h in enumerate(tool_hashes)],
+    )
+
+
+def _definition(
+    content_hash: object, name: object, schema_json: object, created_at: object
+) -> ToolDefinition:
+    schema: JSONValue = json.loads(str(schema_json))
+    return ToolDefinition(
+        content_hash=str(content_hash),
+        name=str(name),
+        schema=schema if isinstance(schema, dict) else {},
+        created_at=datetime.fromisoformat(str(created_at)),
+    )
+
+
+def fetch_definitions(conn: Connection, hashes: Iterable[str]) -> dict[str, ToolDefinition]:
+    c = tables.tool_definitions.c
+    wanted = list(dict.fromkeys(hashes))
+    found: dict[str, ToolDefinition] = {}
+    for start in range(0, len(wanted), 500):
+        query = select(c.content_hash, c.name, c.schema_json, c.created_at).where(
+            c.content_hash.in_(wanted[start : start + 500])
+        )
+        for row in conn.execute(query):
+            definition = _definition(*row)
+            found[definition.content_hash] = definition
+    return found
+
+
+def fetch_definitions_by_name(conn: Connection, name: str) -> list[ToolDefinition]:
+    """Every stored version of a tool name, oldest first."""
+    c = tables.tool_definitions.c
+    query = (
+        select(c.content_hash, c.name, c.schema_json, c.created_at)
+        .where(c.name == name)
+        .order_by(c.created_at, c.content_hash)
+    )
+    return [_definition(*row) for row in conn.execute(query)]
+
+
+def fetch_links(conn: Connection, commit_hashes: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Tool hashes per commit, in position order; commits without links are absent."""
+    c = tables.commit_tools.c
+    wanted = list(dict.fromkeys(commit_hashes))
+    links: dict[str, list[str]] = {}
+    for start in range(0, len(wanted), 500):
+        query = (
+            select(c.commit_hash, c.tool_hash)
+            .where(c.commit_hash.in_(wanted[start : start + 500]))
+            .order_by(c.commit_hash, c.position)
+        )
+        for commit_hash, tool_hash in conn.execute(query):
+            links.setdefault(str(commit_hash), []).append(str(tool_hash))
+    return {k: tuple(v) for k, v in links.items()}
+
+
+def fetch_session_links(
+    conn: Connection, session_id: str, *, after_seq: int = -1
+) -> dict[str, tuple[str, ...]]:
+    """Tool hashes per commit for a session's commits with ``seq > after_seq``."""
+    links_c = tables.commit_tools.c
+    commits_c = tables.commits.c
+    query = (
+        select(links_c.commit_hash, links_c.tool_hash)
+        .join(tables.commits, commits_c.hash == links_c.commit_hash)
+        .where(commits_c.session_id == session_id, commits_c.seq > after_seq)
+        .order_by(commits_c.seq, links_c.position)
+    )
+    links: dict[str, list[str]] = {}
+    for commit_hash, tool_hash in conn.execute(query):
+        links.setdefault(str(commit_hash), []).append(str(tool_hash))
+    return {k: tuple(v) for k, v in links.items()}

@@ -1,0 +1,220 @@
+"""Commits as the transcript sees them, and how they are encoded and hashed.
+
+A commit hash covers what the commit *says* and where it sits: the session,
+the parent commit, the operation and edit target, the content blob, the
+commit message and the metadata. It does not cover the linked tools (tools
+are provenance next to the chain, never part of it), the token count (it
+depends on the counter in use) or the time.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from datetime import datetime
+
+import attrs
+
+from ..canonical import canonical_json, content_hash
+from ..errors import TranscriptError
+from ..jsontypes import JSONLike, JSONObject, JSONValue
+from ..messages import Message, Role, ToolCall, Usage
+from ..store.commit_rows import CommitRow
+from ..tokens import TokenCounter
+from .arguments import arguments_json
+
+__all__ = [
+    "HASH_FORMAT_VERSION",
+    "CommitInfo",
+    "CommitOperation",
+    "commit_hash",
+    "commit_info",
+    "message_from_payload",
+    "message_payload",
+    "message_tokens",
+    "metadata_text",
+    "usage_metadata",
+]
+
+HASH_FORMAT_VERSION = 1
+"""Bumped if the hashed fields ever change, so old and new hashes never collide."""
+
+_ROLES: dict[str, Role] = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+
+
+class CommitOperation(enum.StrEnum):
+    """APPEND adds a message at the end; EDIT replaces an earlier one in the compiled view."""
+
+    APPEND = "APPEND"
+    EDIT = "EDIT"
+
+
+@attrs.frozen
+class CommitInfo:
+    """One stored commit: its content as a :class:`Message` plus provenance.
+
+    ``edit_target`` of an EDIT is always the APPEND commit whose position it
+    takes (an edit of an edit is recorded against the original).
+    ``content.metadata`` is the commit's metadata.
+    """
+
+    hash: str
+    session_id: str
+    seq: int
+    parent: str | None
+    operation: CommitOperation
+    edit_target: str | None
+    content: Message
+    message: str | None
+    metadata: JSONObject
+    token_count: int
+    created_at: datetime
+    blob_hash: str
+
+    @property
+    def role(self) -> Role:
+        return self.content.role
+
+    @property
+    def usage(self) -> Usage | None:
+        """Provider-reported usage recorded on an assistant commit, if any."""
+        raw = self.metadata.get("usage")
+        if not isinstance(raw, dict):
+            return None
+        fields = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls")
+        values = {k: v for k, v in raw.items() if k in fields and isinstance(v, int)}
+        return Usage(**values)
+
+
+def _json_text(value: JSONLike, what: str) -> str:
+    try:
+        return canonical_json(value)
+    except (TypeError, ValueError) as exc:
+        raise TranscriptError(f"{what} is not JSON-serialisable: {exc}") from exc
+
+
+def message_payload(message: Message) -> JSONObject:
+    """The blob content of a message: every field that is sent, nothing else."""
+    if message.role not in _ROLES:
+        raise TranscriptError(f"unknown message role {message.role!r}")
+    if not isinstance(message.content, str):
+        raise TranscriptError(f"message content must be a string, got {type(message.content).__name__}")
+    payload: JSONObject = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        calls: list[JSONValue] = []
+        for call in message.tool_calls:
+            arguments: JSONValue
+            if isinstance(call.arguments, str):
+                arguments = call.arguments
+            else:
+                arguments = dict(call.arguments)
+                _json_text(arguments, f"the arguments of tool call {call.id!r} ({call.name})")
+            calls.append({"id": call.id, "name": call.name, "arguments": arguments})
+        payload["tool_calls"] = calls
+    if message.tool_call_id is not None:
+        payload["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        payload["name"] = message.name
+    if message.is_error:
+        payload["is_error"] = True
+    return payload
+
+
+def _str_or_none(value: JSONValue | None) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def message_from_payload(payload: JSONValue, metadata: JSONObject) -> Message:
+    if not isinstance(payload, dict):
+        raise TranscriptError(f"stored message is not a JSON object: {payload!r}")
+    raw_role = payload.get("role")
+    role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
+    if role is None:
+        raise TranscriptError(f"stored message has an unknown role: {raw_role!r}")
+    calls: list[ToolCall] = []
+    raw_calls = payload.get("tool_calls")
+    if isinstance(raw_calls, list):
+        for raw in raw_calls:
+            if isinstance(raw, dict):
+                arguments = raw.get("arguments", "{}")
+                calls.append(
+                    ToolCall(
+                        id=str(raw.get("id", "")),
+                        name=str(raw.get("name", "")),
+                        arguments=arguments if isinstance(arguments, (str, dict)) else "{}",
+                    )
+                )
+    content = payload.get("content", "")
+    return Message(
+        role=role,
+        content=content if isinstance(content, str) else "",
+        tool_calls=tuple(calls),
+        tool_call_id=_str_or_none(payload.get("tool_call_id")),
+        name=_str_or_none(payload.get("name")),
+        is_error=payload.get("is_error") is True,
+        metadata=metadata,
+    )
+
+
+def message_tokens(message: Message, counter: TokenCounter) -> int:
+    """Tokens of what is sent: the text plus each tool call's name and arguments."""
+    total = counter.count(message.content)
+    for call in message.tool_calls:
+        total += counter.count(call.name) + counter.count(arguments_json(call))
+    return total
+
+
+def metadata_text(metadata: Mapping[str, JSONValue]) -> str:
+    """Canonical JSON of commit metadata, or a TranscriptError saying what is wrong."""
+    return _json_text(dict(metadata), "commit metadata")
+
+
+def commit_hash(
+    *,
+    session_id: str,
+    parent: str | None,
+    operation: CommitOperation,
+    edit_target: str | None,
+    blob_hash: str,
+    message: str | None,
+    metadata: JSONObject,
+) -> str:
+    return content_hash(
+        {
+            "v": HASH_FORMAT_VERSION,
+            "session": session_id,
+            "parent": parent,
+            "operation": operation.value,
+            "edit_target": edit_target,
+            "content": blob_hash,
+            "message": message,
+            "metadata": metadata,
+        }
+    )
+
+
+def usage_metadata(usage: Usage) -> JSONObject:
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cached_input_tokens": usage.cached_input_tokens,
+        "model_calls": usage.model_calls,
+    }
+
+
+def commit_info(row: CommitRow) -> CommitInfo:
+    """Decode a stored row; the message carries the commit metadata."""
+    return CommitInfo(
+        hash=row.hash,
+        session_id=row.session_id,
+        seq=row.seq,
+        parent=row.parent_hash,
+        operation=CommitOperation(row.operation),
+        edit_target=row.edit_target,
+        content=message_from_payload(row.content, row.metadata),
+        message=row.message,
+        metadata=row.metadata,
+        token_count=row.token_count,
+        created_at=row.created_at,
+        blob_hash=row.blob_hash,
+    )

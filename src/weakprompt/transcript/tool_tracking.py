@@ -1,0 +1,107 @@
+"""Tool schemas as provenance: hashing, validation and per-turn set changes.
+
+A schema's identity is the sha256 of its canonical JSON (sorted keys,
+compact separators), so key order never matters and any change to a name,
+description or parameter is a new hash: exactly what breaks a provider's
+prompt cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from ..canonical import canonical_json
+from ..errors import TranscriptError
+from ..jsontypes import JSONObject, JSONValue
+from .tool_shapes import tool_schema_name
+
+__all__ = ["PreparedTool", "ToolSetChange", "diff_tool_sets", "hash_tool_schema", "prepare_tools"]
+
+
+def hash_tool_schema(schema: Mapping[str, JSONValue]) -> str:
+    """sha256 hex of the schema's canonical JSON; TranscriptError if it is not JSON."""
+    return _prepare(schema, index=0).content_hash
+
+
+@attrs.frozen
+class PreparedTool:
+    """A validated schema with its hash, name and canonical text, ready to store."""
+
+    content_hash: str
+    name: str
+    canonical: str
+    schema: JSONObject
+
+
+def _prepare(schema: object, *, index: int) -> PreparedTool:
+    if not isinstance(schema, Mapping):
+        raise TranscriptError(f"tool #{index} must be a JSON object (dict), got {type(schema).__name__}")
+    mapping: Mapping[str, JSONValue] = schema  # pyright: ignore[reportUnknownVariableType]
+    name = tool_schema_name(mapping)
+    label = f"tool {name!r} (#{index})" if name else f"tool #{index}"
+    if name is None:
+        raise TranscriptError(f"{label} has no name: expected 'name' or 'function.name'")
+    try:
+        canonical = canonical_json(mapping)
+    except (TypeError, ValueError) as exc:
+        raise TranscriptError(f"{label} schema is not JSON-serialisable: {exc}") from exc
+    # Round-trip so what is kept in memory is exactly what the database returns.
+    stored: JSONObject = json.loads(canonical)
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return PreparedTool(content_hash=digest, name=name, canonical=canonical, schema=stored)
+
+
+def prepare_tools(tools: Sequence[Mapping[str, JSONValue]]) -> tuple[PreparedTool, ...]:
+    """Validate and hash a tool list, naming the first bad tool in the error."""
+    if isinstance(tools, (str, bytes, Mapping)):
+        raise TranscriptError(f"tools must be a list of schemas, got {type(tools).__name__}")
+    return tuple(_prepare(t, index=i) for i, t in enumerate(tools))
+
+
+@attrs.frozen
+class ToolSetChange:
+    """How one commit's linked tool set differs from the previous linked set.
+
+    Names identify tools here; ``changed`` lists names whose schema hash
+    differs. ``reordered`` is True when the same schemas come in another
+    order (also a prompt-cache break for most providers).
+    """
+
+    commit_hash: str
+    previous_commit: str | None
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    reordered: bool = False
+
+    @property
+    def breaks_cache(self) -> bool:
+        return bool(self.added or self.removed or self.changed or self.reordered)
+
+
+def diff_tool_sets(
+    commit_hash: str,
+    previous_commit: str | None,
+    previous: Sequence[tuple[str, str]],
+    current: Sequence[tuple[str, str]],
+) -> ToolSetChange:
+    """Compare two ordered ``(name, content_hash)`` lists."""
+    before = dict(previous)
+    after = dict(current)
+    added = tuple(n for n in after if n not in before)
+    removed = tuple(n for n in before if n not in after)
+    changed = tuple(n for n in after if n in before and before[n] != after[n])
+    same_members = not (added or removed or changed)
+    reordered = same_members and [h for _, h in previous] != [h for _, h in current]
+    return ToolSetChange(
+        commit_hash=commit_hash,
+        previous_commit=previous_commit,
+        added=added,
+        removed=removed,
+        changed=changed,
+        reordered=reordered,
+    )

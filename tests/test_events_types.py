@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
@@ -36,7 +37,26 @@ def test_event_ids_are_distinct_uuid4_strings() -> None:
     ids = {new_event_id() for _ in range(100)}
     assert len(ids) == 100
     for value in ids:
-        assert uuid.UUID(value).version == 4
+        parsed = uuid.UUID(value)
+        assert parsed.version == 4
+        assert parsed.variant == uuid.RFC_4122
+        assert str(parsed) == value
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_event_ids_differ_in_a_forked_child() -> None:
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.write(write_end, new_event_id().encode())
+        os._exit(0)
+    os.close(write_end)
+    parent_id = new_event_id()
+    child_id = os.read(read_end, 64).decode()
+    os.waitpid(pid, 0)
+    os.close(read_end)
+    assert uuid.UUID(child_id).version == 4
+    assert child_id != parent_id
 
 
 def test_tool_invoked_carries_its_fields_and_success() -> None:

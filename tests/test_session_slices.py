@@ -299,3 +299,39 @@ def test_reducers_are_applied_atomically_across_threads() -> None:
     values = s[Note].all()
     assert len(values) == 1000
     assert len(set(values)) == 1000
+
+
+def test_log_slices_support_the_whole_accessor_and_custom_reducers() -> None:
+    s = Session()
+    s.set_policy(Note, SlicePolicy.LOG)
+    log = s[Note]
+    assert log.all() == ()
+    log.append(Note("a"))
+    log.append(Note("b"))
+    first = log.all()
+    assert first == (Note("a"), Note("b"))
+    assert log.all() is first  # the tuple view is built once per change
+    log.seed([Note("s")])
+    assert log.all() == (Note("s"),)
+    s.register_reducer(Note, AddItem, lambda st_, ev: (*st_[-1:], Note(ev.key)), policy=SlicePolicy.LOG)
+    s.dispatch(AddItem("k", 1))
+    s.dispatch(AddItem("m", 2))
+    assert log.all() == (Note("k"), Note("m"))
+
+    def explode(state: tuple[Note, ...], event: Item) -> tuple[Note, ...]:
+        raise ValueError("no")
+
+    s.register_reducer(Note, Item, explode, policy=SlicePolicy.LOG)
+    assert not s.dispatch(Item("x", 1)).ok
+    assert log.all() == (Note("k"), Note("m"))
+    log.clear()
+    assert log.all() == ()
+    assert s.state() == {}
+
+
+def test_many_log_appends_keep_every_event_in_order() -> None:
+    s = Session()
+    s.register_reducer(Note, Note, append, policy=SlicePolicy.LOG)
+    for i in range(5000):
+        s.dispatch(Note(str(i)))
+    assert [n.text for n in s[Note].all()] == [str(i) for i in range(5000)]

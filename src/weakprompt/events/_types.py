@@ -7,8 +7,8 @@ change afterwards, so every subscriber sees the same record.
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
+from random import getrandbits
 from typing import TYPE_CHECKING
 
 import attrs
@@ -21,9 +21,19 @@ if TYPE_CHECKING:
 __all__ = ["PromptExecuted", "PromptRendered", "ToolInvoked", "new_event_id"]
 
 
+_VERSION_MASK = ~(0xF000 << 64) & ~(0xC000 << 48)
+_VERSION_4 = (4 << 76) | (0x8000 << 48)
+
+
 def new_event_id() -> str:
-    """A fresh random identifier; events are told apart by it, not by content."""
-    return str(uuid.uuid4())
+    """A fresh random identifier in uuid4 form; events are told apart by it.
+
+    Built from ``random.getrandbits`` (reseeded in forked children) rather
+    than ``uuid.uuid4()``: ids must be unique, not secret, and this runs for
+    every tool call.
+    """
+    h = f"{getrandbits(128) & _VERSION_MASK | _VERSION_4:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @attrs.frozen(kw_only=True)

@@ -78,6 +78,38 @@ class SliceAccessor(Generic[S]):
         return f"SliceAccessor({self._type.__name__}, {len(self)} values)"
 
 
+class _LogSlice:
+    """A LOG slice: append-only in practice, so stored as a list.
+
+    LOG slices are never snapshotted, so they need not be immutable; a list
+    makes recording the n-th event O(1) instead of copying n-1 values. Reads
+    get a tuple built once per change.
+    """
+
+    __slots__ = ("_items", "_view")
+
+    def __init__(self, values: tuple[object, ...] = ()) -> None:
+        self._items = list(values)
+        self._view: tuple[object, ...] | None = values
+
+    def view(self) -> tuple[object, ...]:
+        view = self._view
+        if view is None:
+            view = self._view = tuple(self._items)
+        return view
+
+    def extend(self, values: tuple[object, ...]) -> None:
+        self._items.extend(values)
+        self._view = None
+
+    def replace(self, values: tuple[object, ...]) -> None:
+        self._items = list(values)
+        self._view = values
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class _ReducerHandler:
     """The dispatcher subscription that applies one registered reducer.
 
@@ -153,7 +185,7 @@ class Session:
         self._lock = threading.RLock()
         # Only these two dicts change; the tuples in them never do.
         self._state: dict[type[object], tuple[object, ...]] = {}
-        self._log: dict[type[object], tuple[object, ...]] = {}
+        self._log: dict[type[object], _LogSlice] = {}
         self._policies: dict[type[object], SlicePolicy] = {}
         self._log_types: set[type[object]] = set()
         self._handlers: dict[tuple[type[object], type[object]], tuple[_ReducerHandler, ...]] = {}
@@ -208,18 +240,26 @@ class Session:
             if policy is SlicePolicy.LOG:
                 self._log_types.add(slice_type)
                 if slice_type in self._state:
-                    self._log[slice_type] = self._state.pop(slice_type)
+                    self._log[slice_type] = _LogSlice(self._state.pop(slice_type))
 
     def state(self) -> Mapping[type[object], tuple[object, ...]]:
         """A read-only copy of every non-empty STATE slice (handy for equality in tests)."""
         with self._lock:
             return MappingProxyType(dict(self._state))
 
-    def _table(self, slice_type: type[object]) -> dict[type[object], tuple[object, ...]]:
-        return self._log if self._policies.get(slice_type) is SlicePolicy.LOG else self._state
+    def _log_slice(self, slice_type: type[object]) -> _LogSlice:
+        """The LOG slice's storage, created on first use (caller holds the lock)."""
+        log = self._log.get(slice_type)
+        if log is None:
+            log = self._log[slice_type] = _LogSlice()
+        return log
 
     def _read(self, slice_type: type[S]) -> tuple[S, ...]:
-        return cast("tuple[S, ...]", self._table(slice_type).get(slice_type, ()))
+        if slice_type in self._log_types:
+            with self._lock:
+                log = self._log.get(slice_type)
+                return cast("tuple[S, ...]", log.view() if log is not None else ())
+        return cast("tuple[S, ...]", self._state.get(slice_type, ()))
 
     def _write(self, slice_type: type[object], values: tuple[object, ...], *, replace: bool) -> None:
         for value in values:
@@ -229,9 +269,15 @@ class Session:
                     f"got {type(value).__name__}: {value!r}"
                 )
         with self._lock:
-            table = self._table(slice_type)
-            new = values if replace else (*table.get(slice_type, ()), *values)
-            self._store(table, slice_type, new)
+            if slice_type in self._log_types:
+                log = self._log_slice(slice_type)
+                if replace:
+                    log.replace(values)
+                else:
+                    log.extend(values)
+                return
+            new = values if replace else (*self._state.get(slice_type, ()), *values)
+            self._store(self._state, slice_type, new)
 
     @staticmethod
     def _store(
@@ -294,11 +340,17 @@ class Session:
         with self._lock:
             if self._handlers.get((slice_type, handler.event_type), ()).count(handler) == 0:
                 return  # replaced or closed while the event was in flight
-            table = self._table(slice_type)
-            new = handler.reducer(table.get(slice_type, ()), event)
+            log = self._log_slice(slice_type) if slice_type in self._log_types else None
+            if log is not None and handler.reducer is append:
+                log.extend((event,))  # the common case, O(1)
+                return
+            new = handler.reducer(self._state.get(slice_type, ()) if log is None else log.view(), event)
             if not isinstance(new, tuple):
                 raise TypeError(f"{handler.name} returned {type(new).__name__}, expected a tuple")
-            self._store(table, slice_type, new)
+            if log is None:
+                self._store(self._state, slice_type, new)
+            else:
+                log.replace(new)
 
     def dispatch(self, event: object) -> DispatchResult:
         """Publish ``event`` on the session's dispatcher (reducers included)."""

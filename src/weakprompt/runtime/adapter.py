@@ -14,7 +14,7 @@ import attrs
 from ..jsontypes import JSONObject
 from ..messages import AssistantTurn
 from ..tokens import TokenCounter
-from ..tools import Tool
+from ..tools import AnyTool
 from ..transcript.compiled import CompiledContext
 
 __all__ = ["ForceTool", "ModelRequest", "ProviderAdapter", "ToolChoice"]
@@ -35,7 +35,7 @@ class ModelRequest:
     """Everything an adapter needs for one model call."""
 
     context: CompiledContext
-    tools: tuple[Tool[object, object], ...] = ()
+    tools: tuple[AnyTool, ...] = ()
     tool_choice: ToolChoice = "auto"
     output_schema: JSONObject | None = None
     output_name: str | None = None

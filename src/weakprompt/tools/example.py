@@ -17,8 +17,7 @@ MAX_EXAMPLE_DESCRIPTION = 200
 def _check_description(_instance: object, _attribute: object, value: str) -> None:
     if len(value) > MAX_EXAMPLE_DESCRIPTION:
         raise ValueError(
-            f"ToolExample description is {len(value)} characters; "
-            f"the limit is {MAX_EXAMPLE_DESCRIPTION}"
+            f"ToolExample description is {len(value)} characters; the limit is {MAX_EXAMPLE_DESCRIPTION}"
         )
 
 

@@ -42,7 +42,10 @@ class NoParams:
 
 def is_params_class(tp: object) -> bool:
     """Params must be a dataclass or attrs class so they have a schema."""
-    return isinstance(tp, type) and (dataclasses.is_dataclass(tp) or attrs.has(tp))
+    if not isinstance(tp, type):
+        return False
+    cls: type[object] = tp
+    return dataclasses.is_dataclass(cls) or attrs.has(cls)
 
 
 def _annotated_function(handler: Callable[..., object]) -> Callable[..., object]:

@@ -82,8 +82,7 @@ def _check_examples(tool: Tool[Any, Any], _attribute: object, examples: object) 
         typed = typing.cast(ToolExample[object, object], example)
         if not isinstance(typed.input, tool.params_type):
             raise PromptValidationError(
-                f"{where}: input is {type(typed.input).__name__}, "
-                f"expected {tool.params_type.__name__}"
+                f"{where}: input is {type(typed.input).__name__}, expected {tool.params_type.__name__}"
             )
         if not _matches(typed.output, tool.result_type):
             raise PromptValidationError(
@@ -108,9 +107,7 @@ class Tool(Generic[P, R]):
         default=attrs.Factory(_inferred_params, takes_self=True), validator=_check_params_type
     )
     result_type: type[R] | None = attrs.field(default=attrs.Factory(_inferred_result, takes_self=True))
-    examples: tuple[ToolExample[P, R], ...] = attrs.field(
-        default=(), validator=_check_examples, hash=False
-    )
+    examples: tuple[ToolExample[P, R], ...] = attrs.field(default=(), validator=_check_examples, hash=False)
     accepts_overrides: bool = True
     _spec: JSONObject | None = attrs.field(init=False, default=None, eq=False, hash=False, repr=False)
 
@@ -126,14 +123,15 @@ class Tool(Generic[P, R]):
         Built once per tool and shared: treat the returned dict as read-only.
         """
         cached = self._spec
-        if cached is None:
-            cached = {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters_schema(),
-            }
-            object.__setattr__(self, "_spec", cached)
-        return cached
+        if cached is not None:
+            return cached
+        spec: JSONObject = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters_schema(),
+        }
+        object.__setattr__(self, "_spec", spec)
+        return spec
 
 
 AnyTool: TypeAlias = Tool[Any, Any]

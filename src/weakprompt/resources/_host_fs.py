@@ -67,12 +67,12 @@ class HostFilesystem:
         if real.is_dir():
             raise IsADirectoryError(f"cannot write {path!r}: it is a directory")
         parent = real.parent
-        for ancestor in (parent, *parent.parents):
-            if ancestor == self._root:
-                break
+        ancestor = parent
+        while ancestor != self._root:  # `real` is under the root, so this ends there
             if ancestor.exists() and not ancestor.is_dir():
                 relative = ancestor.relative_to(self._root).as_posix()
                 raise NotADirectoryError(f"cannot write {path!r}: {relative!r} is a file")
+            ancestor = ancestor.parent
         parent.mkdir(parents=True, exist_ok=True)
         real.write_bytes(bytes(data))
 

@@ -106,9 +106,6 @@ class _LogSlice:
         self._items = list(values)
         self._view = values
 
-    def __len__(self) -> int:
-        return len(self._items)
-
 
 class _ReducerHandler:
     """The dispatcher subscription that applies one registered reducer.
@@ -139,9 +136,6 @@ class _ReducerHandler:
         self.name = (
             f"session {session.session_id}: reducer {reducer_name} for {slice_type.__name__} on {source}"
         )
-
-    def __repr__(self) -> str:
-        return f"<{self.name}>"
 
     def __call__(self, event: object) -> None:
         session = self.session
@@ -183,7 +177,8 @@ class Session:
         self._dispatcher = dispatcher if dispatcher is not None else Dispatcher()
         self._clock = clock if clock is not None else SYSTEM_CLOCK
         self._lock = threading.RLock()
-        # Only these two dicts change; the tuples in them never do.
+        # STATE slices: immutable tuples; restore swaps the whole dict back.
+        # LOG slices: list-backed, never snapshotted, never restored.
         self._state: dict[type[object], tuple[object, ...]] = {}
         self._log: dict[type[object], _LogSlice] = {}
         self._policies: dict[type[object], SlicePolicy] = {}

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from weakprompt.resources import Filesystem, InMemoryFilesystem, ResourceRegistry
 from weakprompt.session import Session
 from weakprompt.tools import RenderableResult, ToolContext, ToolResult
 
@@ -76,3 +77,10 @@ def test_context_without_resources_has_no_filesystem() -> None:
     context = ToolContext(session=Session())
     assert context.filesystem is None
     assert context.prompt is None and context.deadline is None and context.budget_tracker is None
+
+
+def test_context_filesystem_is_the_registered_one() -> None:
+    fs = InMemoryFilesystem({"a.txt": "hello"})
+    context = ToolContext(session=Session(), resources=ResourceRegistry({Filesystem: fs}))
+    assert context.filesystem is fs
+    assert ToolContext(session=Session(), resources=ResourceRegistry()).filesystem is None

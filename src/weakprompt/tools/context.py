@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..resources import Filesystem, ResourceRegistry
+
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
     from ..deadlines import Deadline
     from ..prompt import Prompt, RenderedPrompt
-    from ..resources import Filesystem, ResourceRegistry
     from ..runtime.adapter import ProviderAdapter
     from ..session import Session
 
@@ -39,6 +40,4 @@ class ToolContext:
         """The registered filesystem, if any; handlers must cope with ``None``."""
         if self.resources is None:
             return None
-        from ..resources import Filesystem
-
         return self.resources.get_optional(Filesystem)

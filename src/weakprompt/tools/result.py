@@ -11,6 +11,8 @@ from typing import Generic, Never, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
+from ..serde import dump
+
 __all__ = ["RenderableResult", "ToolResult"]
 
 R_co = TypeVar("R_co", covariant=True)
@@ -60,6 +62,4 @@ class ToolResult(Generic[R_co]):
             return self.message
         if isinstance(value, RenderableResult):
             return value.render()
-        from ..serde import dump
-
         return json.dumps(dump(value), ensure_ascii=False, separators=(",", ":"))

@@ -12,6 +12,7 @@ import attrs
 
 from ..errors import PromptValidationError
 from ..jsontypes import JSONObject
+from ..serde import schema
 from .example import ToolExample
 from .handler import ToolHandler, infer_types, is_params_class
 
@@ -113,8 +114,6 @@ class Tool(Generic[P, R]):
 
     def parameters_schema(self, *, strict: bool = False) -> JSONObject:
         """JSON Schema of the arguments object the model must send."""
-        from ..serde import schema
-
         return schema(self.params_type, strict=strict)
 
     def spec(self) -> JSONObject:

@@ -246,3 +246,37 @@ class SessionRollbackMachine(RuleBasedStateMachine):
 
 
 TestSessionRollbackMachine = SessionRollbackMachine.TestCase
+
+
+def test_snapshots_taken_during_concurrent_dispatch_are_never_torn() -> None:
+    import threading
+
+    s = make_session()
+    stop = threading.Event()
+
+    def writer() -> None:
+        n = 0
+        while not stop.is_set():
+            # Note and Item move together: item value == number of notes after it
+            s.dispatch(Note(str(n)))
+            n += 1
+            s.dispatch(Item("count", n))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(300):
+            snap = s.snapshot()
+            notes = snap.values(Note)
+            items = snap.values(Item)
+            # each slice is a whole tuple: notes are 0..k-1 in order
+            assert [n.text for n in notes] == [str(i) for i in range(len(notes))]
+            if items:
+                assert items[0].value in (len(notes), len(notes) - 1)
+    finally:
+        stop.set()
+        thread.join()
+    before = s.snapshot()
+    s.dispatch(Note("extra"))
+    s.restore(before)
+    assert s.snapshot() == before

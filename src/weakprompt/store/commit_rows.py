@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import attrs
@@ -15,12 +14,9 @@ from . import tables
 
 __all__ = [
     "CommitRow",
-    "commit_count",
     "fetch_commit",
     "fetch_commits",
-    "fetch_commits_by_hash",
     "insert_commit",
-    "load_blobs",
     "put_blob",
     "session_head",
 ]
@@ -92,11 +88,6 @@ def session_head(conn: Connection, session_id: str) -> tuple[str, int] | None:
     return None if row is None else (str(row.hash), int(row.seq))
 
 
-def commit_count(conn: Connection, session_id: str) -> int:
-    head = session_head(conn, session_id)
-    return 0 if head is None else head[1] + 1
-
-
 _COMMIT_COLUMNS = (
     tables.commits.c.hash,
     tables.commits.c.session_id,
@@ -147,25 +138,3 @@ def fetch_commits(conn: Connection, session_id: str, *, after_seq: int = -1) -> 
     c = tables.commits.c
     query = _select_commits().where(c.session_id == session_id, c.seq > after_seq).order_by(c.seq)
     return [_to_row(r) for r in conn.execute(query).mappings()]
-
-
-def fetch_commits_by_hash(conn: Connection, hashes: Iterable[str]) -> dict[str, CommitRow]:
-    wanted: Sequence[str] = list(dict.fromkeys(hashes))
-    found: dict[str, CommitRow] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        for row in conn.execute(_select_commits().where(tables.commits.c.hash.in_(chunk))).mappings():
-            commit = _to_row(row)
-            found[commit.hash] = commit
-    return found
-
-
-def load_blobs(conn: Connection, hashes: Iterable[str]) -> dict[str, JSONValue]:
-    wanted = list(dict.fromkeys(hashes))
-    found: dict[str, JSONValue] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        query = select(tables.blobs.c.hash, tables.blobs.c.content).where(tables.blobs.c.hash.in_(chunk))
-        for blob_hash, content in conn.execute(query):
-            found[str(blob_hash)] = json.loads(str(content))
-    return found

@@ -392,3 +392,18 @@ def test_a_closed_session_fails_the_call_instead_of_losing_the_plan() -> None:
     assert not execution.success
     assert "did not record" in execution.message
     assert session[Plan].latest() is None
+
+
+def test_sessions_sharing_an_event_dispatcher_keep_separate_plans() -> None:
+    from weakprompt.events import Dispatcher
+
+    shared = Dispatcher()
+    first, second = Session(dispatcher=shared), Session(dispatcher=shared)
+    PlanningToolsSection(session=first)
+    PlanningToolsSection(session=second)
+    ToolDispatcher(planning_tools(), session=first).execute(
+        ToolCall(id="1", name="planning_setup_plan", arguments={"objective": "first", "initial_steps": ["a"]})
+    )
+    assert first[Plan].latest() is not None
+    assert second[Plan].latest() is None
+    assert second[StepIdCounter].latest() is None

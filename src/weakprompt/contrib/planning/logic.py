@@ -42,10 +42,15 @@ class PlanningError(ToolValidationError):
 
 @attrs.frozen
 class PlanChange:
-    """The outcome of a call that may hand out step ids."""
+    """The outcome of a planning call, published to the session as an event.
+
+    ``session_id`` names the session it is meant for, so sessions sharing one
+    event dispatcher ignore each other's changes.
+    """
 
     plan: Plan
     counter: StepIdCounter
+    session_id: str | None = None
 
 
 def clean_text(raw: str, *, field: str) -> str:

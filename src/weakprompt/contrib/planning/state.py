@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import weakref
 
+import attrs
+
 from ...errors import ConfigurationError
 from ...session import Session
 from .logic import PlanChange
@@ -63,7 +65,7 @@ def step_counter(session: Session) -> StepIdCounter:
 def apply_change(session: Session, change: PlanChange) -> Plan:
     """Publish ``change`` through the session's reducers and return the stored plan."""
     register_planning_state(session)
-    session.dispatch(change).raise_if_errors()
+    session.dispatch(attrs.evolve(change, session_id=session.session_id)).raise_if_errors()
     stored = current_plan(session)
     if stored != change.plan:
         raise ConfigurationError(

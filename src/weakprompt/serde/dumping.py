@@ -57,7 +57,7 @@ def _dump_other(obj: object, cls: type) -> JSONValue:
     if isinstance(obj, (uuid.UUID, PurePath)):
         return str(obj)
     if isinstance(obj, str):  # subclasses of the JSON scalars dump as the plain type
-        return str(obj)
+        return str.__str__(obj)
     if isinstance(obj, int):
         return int(obj)
     if isinstance(obj, float):
@@ -69,10 +69,12 @@ def _dump_other(obj: object, cls: type) -> JSONValue:
 
 
 def _dump_key(key: object) -> str:
-    if isinstance(key, str):
-        return key if type(key) is str else str(key)
+    if type(key) is str:
+        return key
     if isinstance(key, enum.Enum) and isinstance(key.value, str):
         return key.value
+    if isinstance(key, str):
+        return str.__str__(key)
     raise SerdeTypeError(f"JSON object keys must be strings, got {key!r}")
 
 

@@ -85,6 +85,10 @@ def quote(text: str) -> str:
     return f'"{escaped}"'
 
 
+def _short_key(key: str) -> str:
+    return key if len(key) <= 16 else key[:13] + "..."
+
+
 def describe_value(value: object) -> str:
     """Name the JSON type of ``value`` and show an abbreviated rendering of it."""
     if value is None:
@@ -99,7 +103,7 @@ def describe_value(value: object) -> str:
     if isinstance(value, str):
         return "string " + _short_text(value)
     if isinstance(value, Mapping):
-        keys = [str(key) for key in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        keys = [_short_key(str(key)) for key in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         if not keys:
             return "empty object"
         shown = ", ".join(keys[:5]) + (", ..." if len(keys) > 5 else "")

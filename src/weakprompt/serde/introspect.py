@@ -94,9 +94,13 @@ class _Builder:
         origin = get_origin(tp)
         if origin is Annotated:
             inner, *extras = get_args(tp)
-            for extra in extras:
+            found: Meta | None = None
+            for extra in extras:  # later markers win over earlier ones
                 if isinstance(extra, Meta):
-                    meta = extra if meta is None else meta.merged(extra)
+                    found = extra if found is None else found.merged(extra)
+            if found is not None:
+                # A field's own metadata is more specific than its (maybe shared) type.
+                meta = found if meta is None else found.merged(meta)
             return self.node(inner, meta)
         built = self._bare(tp, origin, meta)
         if meta is None:

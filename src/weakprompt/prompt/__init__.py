@@ -1,0 +1,60 @@
+"""Prompts as trees of sections that own both their text and their tools.
+
+See ``specs/PROMPTS.md``. Typical use::
+
+    template = PromptTemplate(ns="demo", key="greet", sections=[MarkdownSection(...)])
+    rendered = Prompt(template).bind(Params(...)).render(session)
+"""
+
+from __future__ import annotations
+
+from .descriptor import PromptDescriptor, SectionDescriptor, ToolDescriptor, section_hash, tool_hash
+from .disclosure import OPEN_SECTIONS_TOOL, OpenSectionsParams, open_sections_tool
+from .keys import KEY_PATTERN, SectionPath, format_path, normalize_key
+from .output import extract_json, parse_output
+from .overrides import (
+    LocalOverridesStore,
+    OverridesStore,
+    PromptOverrides,
+    SectionOverride,
+    ToolOverride,
+)
+from .prompt import Prompt
+from .prompt_template import PromptTemplate, SectionNode
+from .rendered import RenderedPrompt, RenderedSection
+from .section import AnySection, EnabledPredicate, MarkdownSection, Section, Visibility
+from .tool_schemas import OverriddenTool, ToolSchemaCache
+
+__all__ = [
+    "KEY_PATTERN",
+    "OPEN_SECTIONS_TOOL",
+    "AnySection",
+    "EnabledPredicate",
+    "LocalOverridesStore",
+    "MarkdownSection",
+    "OpenSectionsParams",
+    "OverriddenTool",
+    "OverridesStore",
+    "Prompt",
+    "PromptDescriptor",
+    "PromptOverrides",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "RenderedSection",
+    "Section",
+    "SectionDescriptor",
+    "SectionNode",
+    "SectionOverride",
+    "SectionPath",
+    "ToolDescriptor",
+    "ToolOverride",
+    "ToolSchemaCache",
+    "Visibility",
+    "extract_json",
+    "format_path",
+    "normalize_key",
+    "open_sections_tool",
+    "parse_output",
+    "section_hash",
+    "tool_hash",
+]

@@ -1,0 +1,232 @@
+"""A validated, immutable prompt tree with its per-template caches.
+
+Everything that can be checked without params is checked here, when the
+template is built: keys, duplicate tool names, tool examples, placeholders and
+the output type. Rendering then only fills in text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+import attrs
+
+from ..errors import PromptValidationError
+from .descriptor import PromptDescriptor, SectionDescriptor, ToolDescriptor, section_hash, tool_hash
+from .disclosure import OPEN_SECTIONS_TOOL
+from .keys import SectionPath, format_path, normalize_key
+from .output import output_schema, validate_output_type
+from .overrides import validate_ns
+from .section import AnySection, Section
+from .tool_schemas import ToolSchemaCache
+
+if TYPE_CHECKING:
+    from ..jsontypes import JSONObject
+    from ..tools import AnyTool
+
+__all__ = ["PromptTemplate", "SectionNode"]
+
+OutputT = TypeVar("OutputT")
+
+
+@attrs.frozen
+class SectionNode:
+    """A section with its place in the tree (cached in declaration order)."""
+
+    section: AnySection
+    path: SectionPath
+    depth: int
+
+
+def _to_sections(value: Iterable[AnySection]) -> tuple[AnySection, ...]:
+    return tuple(value)
+
+
+def _to_template_key(value: str) -> str:
+    return normalize_key(value, what="prompt key")
+
+
+def _to_ns(value: str) -> str:
+    return validate_ns(value)
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class PromptTemplate(Generic[OutputT]):
+    """Sections plus identity (``ns``/``key``) and an optional structured output type."""
+
+    ns: str = attrs.field(converter=_to_ns)
+    key: str = attrs.field(converter=_to_template_key)
+    sections: tuple[AnySection, ...] = attrs.field(converter=_to_sections)
+    name: str | None = None
+    output_type: type[OutputT] | None = None
+
+    nodes: tuple[SectionNode, ...] = attrs.field(init=False)
+    """Every section, depth-first in declaration order."""
+    descriptor: PromptDescriptor = attrs.field(init=False)
+    output_schema: JSONObject | None = attrs.field(init=False)
+    schema_cache: ToolSchemaCache = attrs.field(init=False, factory=ToolSchemaCache)
+    _tool_owner: dict[str, SectionPath] = attrs.field(init=False, factory=dict[str, SectionPath], repr=False)
+    _tools: dict[str, AnyTool] = attrs.field(init=False, factory=dict[str, "AnyTool"], repr=False)
+    _by_path: dict[SectionPath, AnySection] = attrs.field(
+        init=False, factory=dict[SectionPath, AnySection], repr=False
+    )
+    _summary_keys: dict[str, SectionPath] = attrs.field(
+        init=False, factory=dict[str, SectionPath], repr=False
+    )
+    _params_types: frozenset[type[object]] = attrs.field(init=False, repr=False)
+    _example_text: dict[str, str] = attrs.field(init=False, factory=dict[str, str], repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not self.sections:
+            raise PromptValidationError(f"prompt {self.ns}/{self.key}: needs at least one section")
+        nodes: list[SectionNode] = []
+        self._walk(self.sections, (), 0, nodes)
+        object.__setattr__(self, "nodes", tuple(nodes))
+        object.__setattr__(
+            self,
+            "_params_types",
+            frozenset(n.section.params_type for n in nodes if n.section.params_type is not None),
+        )
+        schema: JSONObject | None = None
+        if self.output_type is not None:
+            validate_output_type(self.output_type)
+            schema = output_schema(self.output_type)
+        object.__setattr__(self, "output_schema", schema)
+        object.__setattr__(self, "descriptor", self._build_descriptor())
+
+    # -- validation -------------------------------------------------------------------
+
+    def _walk(
+        self, sections: tuple[AnySection, ...], parent: SectionPath, depth: int, out: list[SectionNode]
+    ) -> None:
+        seen: set[str] = set()
+        for section in sections:
+            if not isinstance(section, Section):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise PromptValidationError(
+                    f"prompt {self.ns}/{self.key}: {section!r} under {format_path(parent) or 'the root'} "
+                    "is not a Section"
+                )
+            path = (*parent, section.key)
+            if section.key in seen:
+                raise PromptValidationError(
+                    f"prompt {self.ns}/{self.key}: two sections share the path {format_path(path)!r}; "
+                    "sibling keys must be unique"
+                )
+            seen.add(section.key)
+            self._by_path[path] = section
+            if section.summary is not None:
+                other = self._summary_keys.get(section.key)
+                if other is not None:
+                    raise PromptValidationError(
+                        f"prompt {self.ns}/{self.key}: sections {format_path(other)!r} and "
+                        f"{format_path(path)!r} both have a summary under the key {section.key!r}; "
+                        "keys of summarizable sections must be unique so open_sections can name them"
+                    )
+                self._summary_keys[section.key] = path
+            for tool in section.tools:
+                self._register_tool(tool, path)
+            out.append(SectionNode(section=section, path=path, depth=depth))
+            self._walk(section.children, path, depth + 1, out)
+
+    def _register_tool(self, tool: AnyTool, path: SectionPath) -> None:
+        where = f"prompt {self.ns}/{self.key}: section {format_path(path)!r}"
+        if tool.name == OPEN_SECTIONS_TOOL:
+            raise PromptValidationError(f"{where}: the tool name {OPEN_SECTIONS_TOOL!r} is reserved")
+        owner = self._tool_owner.get(tool.name)
+        if owner is not None:
+            raise PromptValidationError(
+                f"prompt {self.ns}/{self.key}: tool {tool.name!r} is declared by both section "
+                f"{format_path(owner)!r} and section {format_path(path)!r}; tool names must be unique"
+            )
+        self._tool_owner[tool.name] = path
+        self._tools[tool.name] = tool
+        self._example_text[tool.name] = _examples_text(tool, where)
+
+    def _build_descriptor(self) -> PromptDescriptor:
+        sections: list[SectionDescriptor] = []
+        tools: list[ToolDescriptor] = []
+        for node in self.nodes:
+            if node.section.accepts_overrides:
+                sections.append(SectionDescriptor(path=node.path, content_hash=section_hash(node.section)))
+            for tool in node.section.tools:
+                if tool.accepts_overrides:
+                    tools.append(
+                        ToolDescriptor(
+                            name=tool.name,
+                            section_path=node.path,
+                            content_hash=tool_hash(tool.description, tool.parameters_schema()),
+                        )
+                    )
+        return PromptDescriptor(ns=self.ns, key=self.key, sections=tuple(sections), tools=tuple(tools))
+
+    # -- lookups ----------------------------------------------------------------------
+
+    @property
+    def display_name(self) -> str:
+        """``name`` when given, else ``ns/key``."""
+        return self.name or f"{self.ns}/{self.key}"
+
+    @property
+    def params_types(self) -> frozenset[type[object]]:
+        """Every params type some section uses (what ``bind`` accepts)."""
+        return self._params_types
+
+    @property
+    def summary_keys(self) -> Mapping[str, SectionPath]:
+        """Keys of sections that have a summary, with their paths."""
+        return self._summary_keys
+
+    def section_at(self, path: SectionPath) -> AnySection | None:
+        """The section at ``path`` (keys from the root), if any."""
+        return self._by_path.get(path)
+
+    def tool_owner(self, name: str) -> SectionPath | None:
+        """Path of the section that declares tool ``name``."""
+        return self._tool_owner.get(name)
+
+    def tool_named(self, name: str) -> AnyTool | None:
+        """The declared tool called ``name`` (as declared, no overrides)."""
+        return self._tools.get(name)
+
+    def examples_text(self, tool_name: str) -> str:
+        """Rendered examples block for a declared tool ("" when it has none)."""
+        return self._example_text.get(tool_name, "")
+
+
+def _examples_text(tool: AnyTool, where: str) -> str:
+    """Validate ``tool``'s examples through serde and render them once.
+
+    Each example's input must survive dump -> parse as the params type (and its
+    output as the result type), so what the prompt shows is what a call accepts.
+    """
+    from ..serde import SerdeError, dump, parse
+
+    lines: list[str] = []
+    for index, example in enumerate(tool.examples):
+        label = f"{where}: tool {tool.name!r} example {index}"
+        try:
+            call = dump(example.input)
+            parse(tool.params_type, call)
+        except SerdeError as exc:
+            raise PromptValidationError(f"{label}: input does not match {tool.params_type!r}: {exc}") from exc
+        try:
+            result = None if example.output is None else dump(example.output)
+            if tool.result_type is not None:
+                parse(tool.result_type, result)
+        except SerdeError as exc:
+            raise PromptValidationError(
+                f"{label}: output does not match {tool.result_type!r}: {exc}"
+            ) from exc
+        lines.append(f"- {example.description}")
+        lines.append(f"  call: {_compact(call)}")
+        if result is not None:
+            lines.append(f"  result: {_compact(result)}")
+    if not lines:
+        return ""
+    return f"Examples for `{tool.name}`:\n" + "\n".join(lines)
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))

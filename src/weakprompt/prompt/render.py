@@ -1,0 +1,219 @@
+"""Rendering: walk the tree depth-first, number headings, collect enabled tools.
+
+A disabled section contributes nothing: not its text, not its tools, not its
+children. A summarized section contributes its heading and summary only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+
+from ..errors import PromptRenderError, PromptValidationError
+from .descriptor import section_hash
+from .disclosure import expansion_hint, open_sections_tool
+from .keys import SectionPath, format_path
+from .overrides import PromptOverrides, ToolOverride
+from .rendered import RenderedPrompt, RenderedSection
+from .section import AnySection, Visibility
+from .template import CompiledTemplate
+
+if TYPE_CHECKING:
+    from ..jsontypes import JSONObject
+    from ..session import Session
+    from ..tools import AnyTool
+    from .prompt_template import PromptTemplate
+
+__all__ = ["ResolvedOverrides", "render_template", "resolve_overrides"]
+
+logger = logging.getLogger("weakprompt.prompt")
+
+OutputT = TypeVar("OutputT")
+
+_MAX_HEADING = 6
+
+
+@attrs.frozen
+class ResolvedOverrides:
+    """Overrides that passed every check and will be applied to this render."""
+
+    sections: Mapping[SectionPath, CompiledTemplate] = attrs.field(
+        factory=dict[SectionPath, CompiledTemplate]
+    )
+    tools: Mapping[str, ToolOverride] = attrs.field(factory=dict[str, ToolOverride])
+
+
+_NO_OVERRIDES = ResolvedOverrides()
+
+
+def resolve_overrides(
+    template: PromptTemplate[OutputT], overrides: PromptOverrides | None
+) -> ResolvedOverrides:
+    """Keep the overrides that still match the template; warn about and drop the rest."""
+    if overrides is None or (not overrides.sections and not overrides.tools):
+        return _NO_OVERRIDES
+    label = f"prompt {template.ns}/{template.key}@{overrides.tag}"
+    sections: dict[SectionPath, CompiledTemplate] = {}
+    for path_text, override in overrides.sections.items():
+        path: SectionPath = tuple(path_text.split("/"))
+        section = template.section_at(path)
+        problem: str | None = None
+        compiled: CompiledTemplate | None = None
+        if section is None:
+            problem = "no such section"
+        elif not section.accepts_overrides:
+            problem = "the section does not accept overrides"
+        elif override.expected_hash != section_hash(section):
+            problem = (
+                f"stale: written for hash {override.expected_hash[:12]}..., "
+                f"the template now hashes to {section_hash(section)[:12]}..."
+            )
+        else:
+            try:
+                compiled = section.validate_override(override.body)
+            except PromptValidationError as exc:
+                problem = str(exc)
+        if compiled is None:
+            logger.warning("%s: section override %r skipped: %s", label, path_text, problem)
+            continue
+        sections[path] = compiled
+    tools: dict[str, ToolOverride] = {}
+    for name, override in overrides.tools.items():
+        problem = _tool_override_problem(template, name, override)
+        if problem is not None:
+            logger.warning("%s: tool override %r skipped: %s", label, name, problem)
+            continue
+        tools[name] = override
+    return ResolvedOverrides(sections=sections, tools=tools)
+
+
+def _tool_override_problem(
+    template: PromptTemplate[OutputT], name: str, override: ToolOverride
+) -> str | None:
+    if override.name != name:
+        return f"filed under {name!r} but names tool {override.name!r}"
+    descriptor = template.descriptor.tool(name)
+    if descriptor is None:
+        return "no such tool" if template.tool_named(name) is None else "the tool does not accept overrides"
+    if override.expected_hash != descriptor.content_hash:
+        return (
+            f"stale: written for hash {override.expected_hash[:12]}..., "
+            f"the tool now hashes to {descriptor.content_hash[:12]}..."
+        )
+    tool = template.tool_named(name)
+    assert tool is not None
+    properties = tool.parameters_schema().get("properties", {})
+    known = set(properties) if isinstance(properties, dict) else set[str]()
+    unknown = sorted(set(override.param_descriptions) - known)
+    if unknown:
+        return f"unknown parameter(s) {', '.join(unknown)} (parameters: {', '.join(sorted(known)) or 'none'})"
+    if override.description is not None and not 0 < len(override.description.strip()) <= 200:
+        return "the description must be 1-200 characters"
+    return None
+
+
+@attrs.define
+class _Walk:
+    """Mutable accumulator for one render (never escapes :func:`render_template`)."""
+
+    template: PromptTemplate[Any]
+    bindings: Mapping[type[object], object]
+    session: Session | None
+    expanded: frozenset[str]
+    overrides: ResolvedOverrides
+    blocks: list[str] = attrs.field(factory=list[str])
+    tools: list[AnyTool] = attrs.field(factory=list["AnyTool"])
+    schemas: list[JSONObject] = attrs.field(factory=list["JSONObject"])
+    hashes: list[str] = attrs.field(factory=list[str])
+    rendered: list[RenderedSection] = attrs.field(factory=list[RenderedSection])
+    summarized: list[str] = attrs.field(factory=list[str])
+
+    def params_for(self, section: AnySection, path: SectionPath) -> object | None:
+        params_type = section.params_type
+        if params_type is None:
+            return None
+        bound = self.bindings.get(params_type)
+        if bound is not None:
+            return bound
+        if section.default_params is not None:
+            return section.default_params
+        raise PromptRenderError(
+            f"prompt {self.template.ns}/{self.template.key}: section {format_path(path)!r} needs "
+            f"{params_type.__qualname__} params: bind them with prompt.bind({params_type.__qualname__}(...)) "
+            "or give the section default_params"
+        )
+
+    def offer(self, tool: AnyTool) -> None:
+        entry = self.template.schema_cache.entry(tool, self.overrides.tools.get(tool.name))
+        self.tools.append(entry.tool or tool)
+        self.schemas.append(entry.schema)
+        self.hashes.append(entry.hash)
+
+    def walk(self, sections: tuple[AnySection, ...], parent: SectionPath, numbering: tuple[int, ...]) -> None:
+        count = 0
+        for section in sections:
+            path = (*parent, section.key)
+            if section.enabled is False:
+                continue
+            params = self.params_for(section, path)
+            if not section.is_enabled(params, self.session):
+                continue
+            count += 1
+            number_parts = (*numbering, count)
+            number = ".".join(str(n) for n in number_parts)
+            heading = f"{'#' * min(len(number_parts) + 1, _MAX_HEADING)} {number}. {section.title}"
+            collapsed = section.visibility is Visibility.SUMMARY and section.key not in self.expanded
+            self.rendered.append(
+                RenderedSection(path=path, number=number, title=section.title, summarized=collapsed)
+            )
+            if collapsed:
+                self.summarized.append(section.key)
+                summary = section.render_summary(params)
+                self.blocks.append(f"{heading}\n\n{summary}\n\n{expansion_hint(section.key)}")
+                continue
+            body = section.render_body(params, override=self.overrides.sections.get(path))
+            self.blocks.append(f"{heading}\n\n{body}" if body else heading)
+            for tool in section.tools:
+                self.offer(tool)
+                examples = self.template.examples_text(tool.name)
+                if examples:
+                    self.blocks.append(examples)
+            self.walk(section.children, path, number_parts)
+
+
+def render_template(
+    template: PromptTemplate[OutputT],
+    *,
+    bindings: Mapping[type[object], object],
+    session: Session | None,
+    expanded: frozenset[str],
+    overrides: PromptOverrides | None,
+) -> RenderedPrompt[OutputT]:
+    """Render ``template`` with bound params; pure apart from logging warnings."""
+    walk = _Walk(
+        template=template,
+        bindings=bindings,
+        session=session,
+        expanded=expanded,
+        overrides=resolve_overrides(template, overrides),
+    )
+    walk.walk(template.sections, (), ())
+    if walk.summarized:
+        walk.offer(open_sections_tool(walk.summarized))
+    return RenderedPrompt(
+        ns=template.ns,
+        key=template.key,
+        text="\n\n".join(walk.blocks),
+        tools=tuple(walk.tools),
+        tool_schemas=tuple(walk.schemas),
+        tool_hashes=tuple(walk.hashes),
+        output_type=template.output_type,
+        output_schema=template.output_schema,
+        descriptor=template.descriptor,
+        sections=tuple(walk.rendered),
+        summarized_keys=tuple(walk.summarized),
+        expanded_keys=expanded,
+    )

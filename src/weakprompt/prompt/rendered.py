@@ -1,0 +1,94 @@
+"""The result of one render: text, the tools on offer and their schemas."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+import attrs
+
+from ..errors import OutputParseError
+from .keys import SectionPath, format_path
+from .output import parse_output
+
+if TYPE_CHECKING:
+    from ..jsontypes import JSONObject
+    from ..tools import AnyTool
+    from .descriptor import PromptDescriptor
+
+__all__ = ["RenderedPrompt", "RenderedSection"]
+
+OutputT = TypeVar("OutputT")
+
+
+@attrs.frozen
+class RenderedSection:
+    """A section that made it into the text, with its heading number."""
+
+    path: SectionPath
+    number: str
+    title: str
+    summarized: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.path[-1]
+
+    @property
+    def path_text(self) -> str:
+        return format_path(self.path)
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class RenderedPrompt(Generic[OutputT]):
+    """Immutable output of :meth:`Prompt.render`.
+
+    ``tools``, ``tool_schemas`` and ``tool_hashes`` are parallel tuples in
+    declaration order. The schema dicts are shared with the template's cache:
+    treat them as read-only.
+    """
+
+    ns: str
+    key: str
+    text: str
+    tools: tuple[AnyTool, ...]
+    tool_schemas: tuple[JSONObject, ...]
+    tool_hashes: tuple[str, ...]
+    output_type: type[OutputT] | None
+    output_schema: JSONObject | None
+    descriptor: PromptDescriptor
+    sections: tuple[RenderedSection, ...]
+    summarized_keys: tuple[str, ...] = ()
+    """Keys of sections shown as summaries (what ``open_sections`` accepts)."""
+    expanded_keys: frozenset[str] = frozenset()
+    """Keys that were expanded for this render."""
+    _by_name: dict[str, int] = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {tool.name: i for i, tool in enumerate(self.tools)})
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(tool.name for tool in self.tools)
+
+    def tool_by_name(self, name: str) -> AnyTool | None:
+        """The offered tool called ``name`` (overrides applied), or ``None``."""
+        index = self._by_name.get(name)
+        return None if index is None else self.tools[index]
+
+    def tool_schema(self, name: str) -> JSONObject | None:
+        """The advertised schema ``{name, description, parameters}`` for ``name``."""
+        index = self._by_name.get(name)
+        return None if index is None else self.tool_schemas[index]
+
+    @property
+    def output_name(self) -> str | None:
+        """A provider-friendly name for the structured output (``None`` without one)."""
+        if self.output_type is None:
+            return None
+        return f"{self.key.replace('.', '_')}_output"
+
+    def parse_output(self, text: str) -> OutputT:
+        """Decode the model's final answer as ``output_type`` (see :func:`parse_output`)."""
+        if self.output_type is None:
+            raise OutputParseError(f"prompt {self.ns}/{self.key} declares no output_type to parse into")
+        return parse_output(self.output_type, text)

@@ -1,0 +1,106 @@
+"""`string.Template` bodies checked against the fields of a params type.
+
+Placeholders are verified when a section is built, so a typo in a template is a
+construction error instead of a surprise at render time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import string
+import textwrap
+
+import attrs
+
+from ..errors import PromptValidationError
+
+__all__ = [
+    "check_placeholders",
+    "field_names",
+    "format_value",
+    "is_params_type",
+    "placeholders",
+    "CompiledTemplate",
+]
+
+
+def is_params_type(tp: object) -> bool:
+    """True for dataclass or attrs classes (the only params shapes we accept)."""
+    if not isinstance(tp, type):
+        return False
+    cls: type[object] = tp
+    return dataclasses.is_dataclass(cls) or attrs.has(cls)
+
+
+def field_names(tp: type[object]) -> tuple[str, ...]:
+    """Declared field names of a dataclass or attrs class, in declaration order."""
+    if attrs.has(tp):
+        return tuple(a.name for a in attrs.fields(tp))
+    if dataclasses.is_dataclass(tp):
+        return tuple(f.name for f in dataclasses.fields(tp))
+    raise PromptValidationError(f"{tp!r} is not a dataclass or attrs class")
+
+
+def placeholders(text: str, *, where: str) -> tuple[str, ...]:
+    """Identifiers used by ``text``; raise if the template syntax is broken."""
+    tmpl = string.Template(text)
+    if not tmpl.is_valid():
+        raise PromptValidationError(
+            f"{where}: invalid template syntax (use $name or ${{name}}, and $$ for a literal $)"
+        )
+    return tuple(tmpl.get_identifiers())
+
+
+def check_placeholders(text: str, params_type: type[object] | None, *, where: str) -> None:
+    """Raise :class:`PromptValidationError` for placeholders that are not fields."""
+    used = placeholders(text, where=where)
+    if not used:
+        return
+    fields = field_names(params_type) if params_type is not None else ()
+    missing = [name for name in used if name not in fields]
+    if missing:
+        owner = params_type.__qualname__ if params_type is not None else "no params type"
+        raise PromptValidationError(
+            f"{where}: placeholder(s) {', '.join('$' + m for m in missing)} have no matching field "
+            f"on {owner} (fields: {', '.join(fields) or 'none'})"
+        )
+
+
+def format_value(value: object) -> str:
+    """How a field value appears in text: strings verbatim, the rest as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, enum.Enum):
+        return format_value(value.value)
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
+    from ..serde import dump
+
+    return json.dumps(dump(value), ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+
+
+@attrs.frozen
+class CompiledTemplate:
+    """A dedented template plus the placeholders it uses, prepared once."""
+
+    source: str
+    _template: string.Template = attrs.field(init=False, repr=False)
+    identifiers: tuple[str, ...] = attrs.field(init=False)
+    _static: str | None = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        tmpl = string.Template(textwrap.dedent(self.source))
+        object.__setattr__(self, "_template", tmpl)
+        identifiers = tuple(tmpl.get_identifiers())
+        object.__setattr__(self, "identifiers", identifiers)
+        # A template without placeholders renders the same every time.
+        object.__setattr__(self, "_static", None if identifiers else tmpl.substitute({}).strip())
+
+    def render(self, params: object | None) -> str:
+        """Fill placeholders from ``params`` fields and trim surrounding blank space."""
+        if self._static is not None:
+            return self._static
+        values = {name: format_value(getattr(params, name)) for name in self.identifiers}
+        return self._template.substitute(values).strip()

@@ -1,0 +1,109 @@
+"""Provider-neutral tool schemas, tool overrides applied, computed once per template.
+
+Building a schema and hashing its canonical JSON is the costly part of a
+render, and both only change when a tool override changes, so a template keeps
+them in a cache keyed by tool name and override content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypeVar, cast
+
+import attrs
+
+from ..canonical import content_hash
+from ..jsontypes import JSONObject, JSONValue
+from ..tools import AnyTool, Tool
+from .overrides import ToolOverride
+
+__all__ = ["OverriddenTool", "ToolSchemaCache", "ToolSchemaEntry", "patch_param_descriptions"]
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+def patch_param_descriptions(parameters: JSONObject, descriptions: Mapping[str, str]) -> JSONObject:
+    """A copy of ``parameters`` with ``descriptions`` set on top-level properties.
+
+    Only the levels that change are copied, so the (shared, cached) input schema
+    is never mutated.
+    """
+    if not descriptions:
+        return parameters
+    properties = cast("dict[str, JSONValue]", parameters.get("properties", {}))
+    patched_properties: dict[str, JSONValue] = dict(properties)
+    for name, text in descriptions.items():
+        current = cast("dict[str, JSONValue]", properties[name])
+        patched_properties[name] = {**current, "description": text}
+    return {**parameters, "properties": patched_properties}
+
+
+@attrs.frozen
+class OverriddenTool(Tool[P, R]):
+    """A tool whose description or parameter descriptions come from an override.
+
+    It behaves as the original tool (same handler and types) while its
+    ``parameters_schema()`` and ``spec()`` carry the overridden descriptions, so
+    adapters that read the tool see what the rendered prompt advertises.
+    """
+
+    param_descriptions: Mapping[str, str] = attrs.field(
+        factory=dict[str, str], kw_only=True, eq=False, hash=False
+    )
+
+    def parameters_schema(self, *, strict: bool = False) -> JSONObject:
+        return patch_param_descriptions(super().parameters_schema(strict=strict), self.param_descriptions)
+
+
+def _override_tool(tool: AnyTool, override: ToolOverride) -> AnyTool:
+    return OverriddenTool(
+        name=tool.name,
+        description=override.description if override.description is not None else tool.description,
+        handler=tool.handler,
+        params_type=tool.params_type,
+        result_type=tool.result_type,
+        examples=tool.examples,
+        accepts_overrides=tool.accepts_overrides,
+        param_descriptions=override.param_descriptions,
+    )
+
+
+@attrs.frozen
+class ToolSchemaEntry:
+    """One tool as advertised: the tool to offer (overrides applied), its schema and hash."""
+
+    tool: AnyTool | None
+    schema: JSONObject
+    hash: str
+
+
+@attrs.define
+class ToolSchemaCache:
+    """Memo of :class:`ToolSchemaEntry` per (tool name, override); counts hits for benchmarks."""
+
+    _entries: dict[tuple[str, object], ToolSchemaEntry] = attrs.field(
+        factory=dict[tuple[str, object], ToolSchemaEntry]
+    )
+    hits: int = 0
+    misses: int = 0
+
+    def entry(self, tool: AnyTool, override: ToolOverride | None = None) -> ToolSchemaEntry:
+        """Schema and hash for ``tool`` with ``override`` applied (``None``: as declared).
+
+        ``entry.tool`` is ``None`` when the declared tool is offered unchanged.
+        """
+        fingerprint: object = None
+        if override is not None:
+            fingerprint = (override.description, tuple(sorted(override.param_descriptions.items())))
+        key = (tool.name, fingerprint)
+        cached = self._entries.get(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        offered = _override_tool(tool, override) if override is not None else None
+        schema: JSONObject = (offered or tool).spec()
+        made = ToolSchemaEntry(tool=offered, schema=schema, hash=content_hash(schema))
+        self._entries[key] = made
+        return made

@@ -1,10 +1,13 @@
-"""The runtime layer: the provider-adapter contract and the shared tool dispatcher."""
+"""The runtime layer: the provider-adapter contract, the shared tool dispatcher and the evaluation loop."""
 
 from __future__ import annotations
 
 from .adapter import ForceTool, ModelRequest, ProviderAdapter, ToolChoice
 from .dispatcher import ToolDispatcher, ToolExecution
+from .loop import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, evaluate
+from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .redaction import Redactor, default_redact
+from .response import PromptResponse
 
 __all__ = [
     "ForceTool",
@@ -15,4 +18,12 @@ __all__ = [
     "ToolDispatcher",
     "ToolExecution",
     "default_redact",
+    "DEFAULT_MAX_EXPANSIONS",
+    "DEFAULT_MAX_TURNS",
+    "ModelTurnCompleted",
+    "OutputRejected",
+    "PromptResponse",
+    "SectionsExpanded",
+    "ToolResultCommitted",
+    "evaluate",
 ]

@@ -1,0 +1,411 @@
+"""The evaluation loop: run a prompt with tools against a model until it answers.
+
+One loop drives every adapter. Each turn it compiles the transcript, asks
+the adapter for one reply, commits that reply, and runs the requested tool
+calls in order through the shared :class:`ToolDispatcher`, committing each
+result. It stops on a final answer, or raises when the turn cap, the
+deadline or the budget says so. Every step is committed as it happens, so an
+error leaves the transcript with everything up to the failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from ..budget import Budget, BudgetTracker
+from ..errors import (
+    ConfigurationError,
+    MaxTurnsExceededError,
+    OutputParseError,
+    PromptRenderError,
+    VisibilityExpansionRequired,
+)
+from ..events import PromptExecuted, PromptRendered
+from ..messages import AssistantTurn, ToolCall, Usage
+from . import loop_messages
+from .adapter import ForceTool, ModelRequest
+from .dispatcher import ToolDispatcher, ToolExecution
+from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .response import PromptResponse
+
+if TYPE_CHECKING:
+    from ..deadlines import Deadline
+    from ..prompt import Prompt, RenderedPrompt
+    from ..resources import ResourceRegistry
+    from ..session import Session
+    from ..store import Store
+    from ..transcript.transcript import Transcript
+    from .adapter import ProviderAdapter, ToolChoice
+
+__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "evaluate"]
+
+logger = logging.getLogger(__name__)
+
+OutputT = TypeVar("OutputT")
+
+DEFAULT_MAX_TURNS = 16
+DEFAULT_MAX_EXPANSIONS = 4
+
+
+def evaluate(
+    prompt: Prompt[OutputT],
+    *,
+    adapter: ProviderAdapter,
+    session: Session,
+    input: str | None = None,
+    store: Store | None = None,
+    transcript: Transcript | None = None,
+    deadline: Deadline | None = None,
+    budget: Budget | BudgetTracker | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    tool_choice: ToolChoice = "auto",
+    output_retries: int = 1,
+    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
+    resources: ResourceRegistry | None = None,
+    max_output_tokens: int | None = None,
+) -> PromptResponse[OutputT]:
+    """Run ``prompt`` on ``adapter`` until the model gives a final answer.
+
+    The conversation is recorded in ``transcript`` (default: the transcript
+    of ``session``'s id in ``store``, itself defaulting to a private
+    in-memory SQLite store). ``tool_choice`` applies to the first model call
+    only; later calls use ``"auto"`` so a forced tool cannot loop forever.
+    A final answer that does not parse as the prompt's output type gets up
+    to ``output_retries`` corrective turns before :class:`OutputParseError`.
+    ``budget`` may be a :class:`BudgetTracker` shared with other work.
+
+    Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
+    without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
+    when a limit is reached before a model call, and adapter errors as the
+    typed :class:`~weakprompt.errors.AdapterError` subclasses.
+    """
+    _check_limits(max_turns, output_retries, max_expansions)
+    tracker = BudgetTracker(budget) if isinstance(budget, Budget) else budget
+    if transcript is None:
+        if store is None:
+            from ..store import Store
+
+            store = Store.open("sqlite://", clock=session.clock)
+        transcript = store.transcript(session.session_id, token_counter=adapter.token_counter)
+    elif store is not None and transcript.store is not store:
+        raise ConfigurationError("evaluate: the transcript given belongs to another store than store=")
+    run = _Evaluation(
+        prompt,
+        adapter=adapter,
+        session=session,
+        transcript=transcript,
+        deadline=deadline,
+        tracker=tracker,
+        resources=resources,
+        output_retries=output_retries,
+        max_expansions=max_expansions,
+        max_output_tokens=max_output_tokens,
+    )
+    try:
+        return run.run(input, max_turns=max_turns, first_choice=tool_choice)
+    except Exception as exc:
+        exc.add_note(
+            f"weakprompt: evaluation of {run.name!r} stopped after {run.turns} model call(s); "
+            f"everything before is in transcript session {transcript.session_id!r} "
+            f"(head {run.head or 'none'})"
+        )
+        raise
+
+
+def _check_limits(max_turns: int, output_retries: int, max_expansions: int) -> None:
+    for name, value, least in (
+        ("max_turns", max_turns, 1),
+        ("output_retries", output_retries, 0),
+        ("max_expansions", max_expansions, 0),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError(f"evaluate: {name} must be an int >= {least}, got {value!r}")
+
+
+def _check_choice(choice: ToolChoice, names: tuple[str, ...]) -> None:
+    if isinstance(choice, ForceTool):
+        if choice.name not in names:
+            raise ConfigurationError(
+                f"evaluate: tool_choice forces tool {choice.name!r}, which the prompt does not offer "
+                f"(tools: {', '.join(names) or 'none'})"
+            )
+    elif choice not in ("auto", "required", "none"):
+        raise ConfigurationError(
+            f"evaluate: tool_choice must be 'auto', 'required', 'none' or ForceTool(name), got {choice!r}"
+        )
+    elif choice == "required" and not names:
+        raise ConfigurationError("evaluate: tool_choice='required' but the prompt offers no tools")
+
+
+class _Evaluation(Generic[OutputT]):
+    """The mutable state of one running evaluation (never shared)."""
+
+    def __init__(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        adapter: ProviderAdapter,
+        session: Session,
+        transcript: Transcript,
+        deadline: Deadline | None,
+        tracker: BudgetTracker | None,
+        resources: ResourceRegistry | None,
+        output_retries: int,
+        max_expansions: int,
+        max_output_tokens: int | None,
+    ) -> None:
+        self.prompt = prompt
+        self.name = prompt.template.display_name
+        self.adapter = adapter
+        self.adapter_name = adapter.name
+        self.session = session
+        self.transcript = transcript
+        self.deadline = deadline
+        self.tracker = tracker
+        self.resources = resources
+        self.output_retries = output_retries
+        self.max_expansions = max_expansions
+        self.max_output_tokens = max_output_tokens
+        self.usage = Usage()
+        self.turns = 0
+        self.retries_used = 0
+        self.head: str | None = None
+        self.system_commit: str | None = None
+        self.executions: list[ToolExecution] = []
+        self.expanded: list[str] = []
+        self.rendered: RenderedPrompt[OutputT]
+        self.dispatcher: ToolDispatcher
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def run(self, input: str | None, *, max_turns: int, first_choice: ToolChoice) -> PromptResponse[OutputT]:
+        rendered = self.prompt.render(self.session)
+        _check_choice(first_choice, rendered.tool_names)
+        self._adopt(self.prompt, rendered)
+        self._commit_system(rendered.text)
+        if input is not None:
+            self.head = self.transcript.user(input).hash
+        choice: ToolChoice = first_choice
+        while True:
+            if self.turns >= max_turns:
+                raise MaxTurnsExceededError(max_turns)
+            if self.deadline is not None:
+                self.deadline.check()
+            if self.tracker is not None:
+                self.tracker.check()
+            reply = self._call_model(choice)
+            choice = "auto"
+            if reply.tool_calls:
+                self._run_tools(reply.tool_calls)
+                continue
+            if self.rendered.output_type is None:
+                return self._finish(reply, None)
+            try:
+                output = self.rendered.parse_output(reply.text)
+            except OutputParseError as exc:
+                self._reject_output(reply.text, exc, turns_left=self.turns < max_turns)
+                continue
+            return self._finish(reply, output)
+
+    def _call_model(self, choice: ToolChoice) -> AssistantTurn:
+        rendered = self.rendered
+        request = ModelRequest(
+            context=self.transcript.compile(),
+            tools=rendered.tools,
+            tool_choice=choice,
+            output_schema=rendered.output_schema,
+            output_name=rendered.output_name,
+            max_output_tokens=self.max_output_tokens,
+        )
+        reply = self.adapter.complete(request)
+        self.turns += 1
+        usage = reply.usage
+        if usage.model_calls == 0:  # the loop knows one call was made even if the adapter did not say
+            usage = usage + _ONE_CALL
+        self.usage = self.usage + usage
+        if self.tracker is not None:
+            self.tracker.record(usage)
+        commit = self.transcript.assistant(reply.text, tool_calls=reply.tool_calls, usage=usage)
+        self.head = commit.hash
+        self._publish(
+            ModelTurnCompleted(
+                prompt_name=self.name,
+                adapter=self.adapter_name,
+                model=self.adapter.model,
+                turn=self.turns,
+                text=reply.text,
+                tool_calls=reply.tool_calls,
+                usage=usage,
+                finish_reason=reply.finish_reason,
+                commit_hash=commit.hash,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+        return reply
+
+    def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
+        for call in calls:
+            try:
+                execution = self.dispatcher.execute(call)
+            except VisibilityExpansionRequired as request:
+                self._commit_result(call, *self._expand(request))
+                continue
+            self.executions.append(execution)
+            self._commit_result(call, execution.message, not execution.result.success)
+
+    def _commit_result(self, call: ToolCall, content: str, failed: bool) -> None:
+        commit = self.transcript.tool_result(call.id, call.name, content, is_error=failed)
+        self.head = commit.hash
+        self._publish(
+            ToolResultCommitted(
+                prompt_name=self.name,
+                turn=self.turns,
+                call=call,
+                content=content,
+                is_error=failed,
+                commit_hash=commit.hash,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+
+    def _reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
+        """Give the model a corrective turn, or re-raise when none is allowed."""
+        retrying = turns_left and self.retries_used < self.output_retries
+        self._publish(
+            OutputRejected(
+                prompt_name=self.name,
+                turn=self.turns,
+                text=text,
+                errors=str(error),
+                retrying=retrying,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+        if not retrying:
+            if self.retries_used:
+                error.add_note(f"the model already had {self.retries_used} corrective turn(s)")
+            elif not turns_left:
+                error.add_note("no model call was left under max_turns for a corrective turn")
+            raise error
+        self.retries_used += 1
+        correction = loop_messages.output_correction(
+            str(error), self.rendered.output_name, self.rendered.output_schema
+        )
+        self.head = self.transcript.user(correction).hash
+
+    # -- progressive disclosure -----------------------------------------------------------------
+
+    def _expand(self, request: VisibilityExpansionRequired) -> tuple[str, bool]:
+        """Re-render with the requested sections open; returns the tool result text and failure flag."""
+        if len(self.expanded) >= self.max_expansions:
+            return loop_messages.expansion_limit(self.max_expansions), True
+        try:
+            prompt = self.prompt.with_expanded(request.section_keys)
+            rendered = prompt.render(self.session)
+        except PromptRenderError as exc:
+            return loop_messages.expansion_refused(str(exc)), True
+        self._adopt(prompt, rendered)
+        self._commit_system(rendered.text)
+        self.expanded.extend(request.section_keys)
+        self._publish(
+            SectionsExpanded(
+                prompt_name=self.name,
+                section_keys=request.section_keys,
+                reason=request.reason,
+                tool_names=rendered.tool_names,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+        return loop_messages.sections_opened(request.section_keys, rendered.tool_names), False
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _adopt(self, prompt: Prompt[OutputT], rendered: RenderedPrompt[OutputT]) -> None:
+        """Make ``rendered`` the current render: event, dispatcher, active tool set."""
+        self.prompt = prompt
+        self.rendered = rendered
+        self.dispatcher = ToolDispatcher(
+            rendered.tools,
+            session=self.session,
+            prompt=prompt,
+            rendered_prompt=rendered,
+            adapter=self.adapter,
+            deadline=self.deadline,
+            budget_tracker=self.tracker,
+            resources=self.resources,
+            prompt_name=self.name,
+        )
+        self.transcript.set_tools(rendered.tool_schemas)
+        self._publish(
+            PromptRendered(
+                prompt_ns=rendered.ns,
+                prompt_key=rendered.key,
+                prompt_name=prompt.template.name,
+                text=rendered.text,
+                tool_names=rendered.tool_names,
+                tool_hashes=rendered.tool_hashes,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+
+    def _commit_system(self, text: str) -> None:
+        """Put ``text`` first in the conversation: append it, or edit the existing system message."""
+        target = self.system_commit
+        if target is None:
+            commits = self.transcript.compile_view().commits
+            if commits and commits[0].role == "system":
+                target = commits[0].hash
+                if commits[0].content.content == text:
+                    self.system_commit = target
+                    return
+        commit = self.transcript.system(text, edit=target)
+        self.system_commit = commit.edit_target or commit.hash
+        self.head = commit.hash
+
+    def _publish(self, event: object) -> None:
+        outcome = self.session.dispatcher.dispatch(event)
+        for failure in outcome.errors:
+            logger.error(
+                "subscriber %s raised on %s during evaluation of %r",
+                failure.handler,
+                type(event).__name__,
+                self.name,
+                exc_info=failure.exception,
+            )
+
+    def _finish(self, reply: AssistantTurn, output: OutputT | None) -> PromptResponse[OutputT]:
+        self._publish(
+            PromptExecuted(
+                prompt_name=self.name,
+                adapter=self.adapter_name,
+                text=reply.text,
+                output=output if output is not None else reply.text,
+                usage=self.usage,
+                turns=self.turns,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+        return PromptResponse(
+            text=reply.text,
+            output=output,
+            usage=self.usage,
+            turns=self.turns,
+            head=self.head,
+            session_id=self.session.session_id,
+            transcript_id=self.transcript.session_id,
+            tool_executions=tuple(self.executions),
+            rendered=self.rendered,
+            finish_reason=reply.finish_reason,
+            expanded_sections=tuple(self.expanded),
+            output_retries_used=self.retries_used,
+        )
+
+
+_ONE_CALL = Usage(model_calls=1)

@@ -1,0 +1,56 @@
+"""What one evaluation hands back to its caller."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+import attrs
+
+from ..messages import FinishReason, Usage
+
+if TYPE_CHECKING:
+    from ..prompt import RenderedPrompt
+    from .dispatcher import ToolExecution
+
+__all__ = ["PromptResponse"]
+
+OutputT = TypeVar("OutputT")
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class PromptResponse(Generic[OutputT]):
+    """The final answer of an evaluation and how it was reached.
+
+    ``output`` is the parsed structured answer when the prompt declares an
+    output type, else ``None``; ``text`` is always the model's last reply.
+    ``head`` is the transcript's last commit hash, so the whole conversation
+    can be read back from the store with ``session_id``.
+    """
+
+    text: str
+    output: OutputT | None
+    usage: Usage
+    turns: int
+    """Model calls made by this evaluation (final answer included)."""
+    head: str | None
+    session_id: str
+    transcript_id: str
+    """Session id of the transcript the conversation was recorded in (usually ``session_id``)."""
+    tool_executions: tuple[ToolExecution, ...]
+    """Every tool call the dispatcher ran, in order (``open_sections`` requests excluded)."""
+    rendered: RenderedPrompt[OutputT]
+    """The last render the model saw (after any section expansions)."""
+    finish_reason: FinishReason = "stop"
+    expanded_sections: tuple[str, ...] = ()
+    """Summarized sections the model opened during the evaluation, in order."""
+    output_retries_used: int = 0
+
+    @property
+    def tool_calls(self) -> int:
+        """How many tool calls were executed."""
+        return len(self.tool_executions)
+
+    @property
+    def failed_tool_calls(self) -> int:
+        """How many of them returned a failed result."""
+        return sum(1 for execution in self.tool_executions if not execution.success)

@@ -1,0 +1,101 @@
+"""Finding the user's prompt (or adapter) from a ``path/to/module.py:name`` reference.
+
+A reference names a file or an importable module, then an attribute. The
+attribute may be the thing itself or a zero-argument factory returning it,
+so a module can build its prompt lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import uuid
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..prompt import Prompt
+
+__all__ = ["load_attribute", "load_prompt", "resolve_prompt", "split_reference"]
+
+
+def split_reference(reference: str) -> tuple[str, str]:
+    """``"pkg/mod.py:name"`` -> ``("pkg/mod.py", "name")``; the last colon separates them."""
+    module, sep, attribute = reference.rpartition(":")
+    if not sep or not module or not attribute.isidentifier():
+        raise ConfigurationError(
+            f"{reference!r} is not a reference of the form path/to/module.py:name or package.module:name"
+        )
+    return module, attribute
+
+
+def _import_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise ConfigurationError(f"no such file: {path}")
+    name = f"_weakprompt_cli_{path.stem}_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigurationError(f"cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the file runs
+    # The file's own folder is importable, as it would be when run as a script.
+    folder = str(path.resolve().parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        if added:
+            sys.path.remove(folder)
+    return module
+
+
+def load_attribute(reference: str) -> object:
+    """Import the module part of ``reference`` and return its attribute."""
+    module_ref, attribute = split_reference(reference)
+    if module_ref.endswith(".py") or "/" in module_ref or "\\" in module_ref:
+        module = _import_file(Path(module_ref))
+    else:
+        try:
+            module = importlib.import_module(module_ref)
+        except ImportError as exc:
+            raise ConfigurationError(f"cannot import module {module_ref!r}: {exc}") from exc
+    if not hasattr(module, attribute):
+        public = sorted(n for n in vars(module) if not n.startswith("_"))
+        raise ConfigurationError(
+            f"{module_ref} has no attribute {attribute!r} (it defines: {', '.join(public) or 'nothing'})"
+        )
+    return getattr(module, attribute)
+
+
+def resolve_prompt(value: object, *, what: str = "the reference") -> Prompt[object]:
+    """A ``Prompt`` from a Prompt, a PromptTemplate, or a zero-argument factory of either.
+
+    The output type of a prompt found in a user's module is not known
+    statically, hence ``Prompt[object]``.
+    """
+    from ..prompt import Prompt, PromptTemplate
+
+    if isinstance(value, Prompt):
+        return cast("Prompt[object]", value)
+    if isinstance(value, PromptTemplate):
+        return Prompt(cast("PromptTemplate[object]", value))
+    if callable(value) and not isinstance(value, type):
+        return resolve_prompt(value(), what=f"the value returned by {what}")
+    raise ConfigurationError(
+        f"{what} is a {type(value).__name__}; expected a Prompt, a PromptTemplate, "
+        "or a function with no arguments returning one"
+    )
+
+
+def load_prompt(reference: str) -> Prompt[object]:
+    """The prompt named by ``reference`` (see :func:`resolve_prompt`)."""
+    return resolve_prompt(load_attribute(reference), what=reference)

@@ -18,7 +18,15 @@ def test_open_memory_store_creates_latest_schema() -> None:
         assert store.schema_version == LATEST_VERSION
         with store.read() as conn:
             names = set(inspect(conn).get_table_names())
-        assert {"weakprompt_schema", "blobs", "commits", "tool_definitions", "commit_tools"} <= names
+        assert {
+            "weakprompt_schema",
+            "blobs",
+            "commits",
+            "tool_definitions",
+            "tool_sets",
+            "tool_set_members",
+            "commit_tools",
+        } == names
 
 
 def test_memory_store_is_shared_between_transcripts_and_threads() -> None:
@@ -64,9 +72,7 @@ def test_versions_are_recorded_once_per_step(tmp_path: Path) -> None:
 def test_foreign_keys_are_enforced(tmp_path: Path) -> None:
     with Store.open(tmp_path / "fk.db") as store:
         with pytest.raises(StoreError, match="FOREIGN KEY"), store.write() as conn:
-            conn.execute(
-                tables.commit_tools.insert().values(commit_hash="x" * 64, tool_hash="y" * 64, position=0)
-            )
+            conn.execute(tables.commit_tools.insert().values(commit_hash="x" * 64, tool_set_hash="y" * 64))
 
 
 def test_migrations_are_numbered_one_to_latest() -> None:
@@ -87,7 +93,10 @@ def test_migrated_schema_matches_live_table_definitions(tmp_path: Path) -> None:
                 tuple(c.parent.name for c in [fk]) for fk in table.foreign_keys
             }
         assert {i["name"] for i in inspector.get_indexes("tool_definitions")} == {"ix_tool_definitions_name"}
-        assert {i["name"] for i in inspector.get_indexes("commit_tools")} == {"ix_commit_tools_tool"}
+        assert {i["name"] for i in inspector.get_indexes("commit_tools")} == {"ix_commit_tools_tool_set_hash"}
+        assert {i["name"] for i in inspector.get_indexes("tool_set_members")} == {"ix_tool_set_members_tool"}
+        ddl = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'tool_set_members'").scalar()
+        assert ddl.strip().endswith("WITHOUT ROWID")
 
 
 def test_close_and_context_manager() -> None:

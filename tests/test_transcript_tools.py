@@ -128,6 +128,7 @@ def test_commit_without_tools_has_no_links(t: Transcript, store: Store) -> None:
     assert t.get_commit_tools(info.hash) == []
     assert rows(store, "commit_tools") == 0
     assert rows(store, "tool_definitions") == 0
+    assert rows(store, "tool_sets") == 0
 
 
 def test_same_schema_on_two_commits_is_one_row_and_two_links(t: Transcript, store: Store) -> None:
@@ -141,8 +142,21 @@ def test_same_schema_on_two_commits_is_one_row_and_two_links(t: Transcript, stor
 def test_dedup_is_store_wide_across_sessions(store: Store) -> None:
     store.transcript("one").user("a", tools=[WEATHER, SEARCH])
     store.transcript("two").user("b", tools=[SEARCH, WEATHER])
+    store.transcript("three").user("c", tools=[WEATHER, SEARCH])
     assert rows(store, "tool_definitions") == 2
-    assert rows(store, "commit_tools") == 4
+    assert rows(store, "tool_sets") == 2  # order matters: two distinct sets
+    assert rows(store, "tool_set_members") == 4
+    assert rows(store, "commit_tools") == 3
+
+
+def test_a_shared_tool_set_is_stored_once_however_many_turns_use_it(t: Transcript, store: Store) -> None:
+    t.set_tools([WEATHER, SEARCH, CALC])
+    for i in range(30):
+        t.user(f"turn {i}")
+    assert rows(store, "tool_definitions") == 3
+    assert rows(store, "tool_sets") == 1
+    assert rows(store, "tool_set_members") == 3
+    assert rows(store, "commit_tools") == 30
 
 
 def test_same_name_different_schema_is_two_versions(t: Transcript, store: Store) -> None:

@@ -91,11 +91,11 @@ def _v1_transcript(conn: Connection) -> None:
 
 
 def _v2_tool_tracking(conn: Connection) -> None:
-    """Tool schemas stored once by content hash, linked to commits by position."""
+    """Tool schemas and ordered tool sets, each stored once by content hash; one link per commit."""
     md = MetaData()
     # Referenced only so the foreign keys render; created by version 1.
     Table("commits", md, Column("hash", String(64), primary_key=True))
-    definitions = Table(
+    Table(
         "tool_definitions",
         md,
         Column("content_hash", String(64), primary_key=True),
@@ -103,21 +103,37 @@ def _v2_tool_tracking(conn: Connection) -> None:
         Column("schema_json", Text, nullable=False),
         Column("created_at", String(40), nullable=False),
     )
-    links = Table(
+    Table(
+        "tool_sets",
+        md,
+        Column("set_hash", String(64), primary_key=True),
+        Column("tool_count", Integer, nullable=False),
+        Column("created_at", String(40), nullable=False),
+    )
+    Table(
+        "tool_set_members",
+        md,
+        Column("set_hash", String(64), ForeignKey("tool_sets.set_hash"), primary_key=True),
+        Column("position", Integer, primary_key=True, autoincrement=False),
+        Column("tool_hash", String(64), ForeignKey("tool_definitions.content_hash"), nullable=False),
+        Index("ix_tool_set_members_tool", "tool_hash"),
+        sqlite_with_rowid=False,
+    )
+    Table(
         "commit_tools",
         md,
         Column("commit_hash", String(64), ForeignKey("commits.hash"), primary_key=True),
-        Column("position", Integer, primary_key=True, autoincrement=False),
-        Column("tool_hash", String(64), ForeignKey("tool_definitions.content_hash"), nullable=False),
-        Index("ix_commit_tools_tool", "tool_hash"),
+        Column("tool_set_hash", String(64), ForeignKey("tool_sets.set_hash"), nullable=False, index=True),
     )
-    definitions.create(conn)
-    links.create(conn)
+    new = [t for t in md.sorted_tables if t.name != "commits"]
+    md.create_all(conn, tables=new)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
-    Migration(2, "tool tracking: tool_definitions and commit_tools", _v2_tool_tracking),
+    Migration(
+        2, "tool tracking: tool_definitions, tool_sets, tool_set_members, commit_tools", _v2_tool_tracking
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

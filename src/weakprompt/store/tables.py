@@ -29,6 +29,8 @@ __all__ = [
     "metadata",
     "schema_versions",
     "tool_definitions",
+    "tool_set_members",
+    "tool_sets",
 ]
 
 HASH_LENGTH = 64
@@ -81,11 +83,29 @@ tool_definitions = Table(
     Column("created_at", String(40), nullable=False),
 )
 
+tool_sets = Table(
+    "tool_sets",
+    metadata,
+    Column("set_hash", String(HASH_LENGTH), primary_key=True),
+    Column("tool_count", Integer, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+
+tool_set_members = Table(
+    "tool_set_members",
+    metadata,
+    Column("set_hash", String(HASH_LENGTH), ForeignKey("tool_sets.set_hash"), primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("tool_hash", String(HASH_LENGTH), ForeignKey("tool_definitions.content_hash"), nullable=False),
+    Index("ix_tool_set_members_tool", "tool_hash"),
+    sqlite_with_rowid=False,
+)
+
 commit_tools = Table(
     "commit_tools",
     metadata,
     Column("commit_hash", String(HASH_LENGTH), ForeignKey("commits.hash"), primary_key=True),
-    Column("position", Integer, primary_key=True, autoincrement=False),
-    Column("tool_hash", String(HASH_LENGTH), ForeignKey("tool_definitions.content_hash"), nullable=False),
-    Index("ix_commit_tools_tool", "tool_hash"),
+    Column(
+        "tool_set_hash", String(HASH_LENGTH), ForeignKey("tool_sets.set_hash"), nullable=False, index=True
+    ),
 )

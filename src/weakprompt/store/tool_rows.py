@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import attrs
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Select, select
 
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
@@ -18,8 +18,9 @@ __all__ = [
     "fetch_definitions_by_name",
     "fetch_links",
     "fetch_session_links",
-    "link_tools",
+    "link_tool_set",
     "put_definition",
+    "put_tool_set",
 ]
 
 
@@ -47,13 +48,24 @@ def put_definition(
     )
 
 
-def link_tools(conn: Connection, commit_hash: str, tool_hashes: Sequence[str]) -> None:
-    if not tool_hashes:
+def put_tool_set(conn: Connection, set_hash: str, tool_hashes: Sequence[str], created_at: datetime) -> None:
+    """Store an ordered tool set once; its members must already be stored."""
+    c = tables.tool_sets.c
+    if conn.execute(select(c.set_hash).where(c.set_hash == set_hash)).first() is not None:
         return
     conn.execute(
-        tables.commit_tools.insert(),
-        [{"commit_hash": commit_hash, "tool_hash": h, "position": i} for i, h in enumerate(tool_hashes)],
+        tables.tool_sets.insert().values(
+            set_hash=set_hash, tool_count=len(tool_hashes), created_at=created_at.isoformat()
+        )
     )
+    conn.execute(
+        tables.tool_set_members.insert(),
+        [{"set_hash": set_hash, "position": i, "tool_hash": h} for i, h in enumerate(tool_hashes)],
+    )
+
+
+def link_tool_set(conn: Connection, commit_hash: str, set_hash: str) -> None:
+    conn.execute(tables.commit_tools.insert().values(commit_hash=commit_hash, tool_set_hash=set_hash))
 
 
 def _definition(
@@ -93,35 +105,47 @@ def fetch_definitions_by_name(conn: Connection, name: str) -> list[ToolDefinitio
     return [_definition(*row) for row in conn.execute(query)]
 
 
-def fetch_links(conn: Connection, commit_hashes: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Tool hashes per commit, in position order; commits without links are absent."""
-    c = tables.commit_tools.c
-    wanted = list(dict.fromkeys(commit_hashes))
-    links: dict[str, list[str]] = {}
+def _links(conn: Connection, query: Select[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Rows of (commit_hash, set_hash) -> tool hashes per commit, in the query's order."""
+    sets: dict[str, str] = {}
+    for commit_hash, set_hash in conn.execute(query):
+        sets[str(commit_hash)] = str(set_hash)
+    members = _set_members(conn, set(sets.values()))
+    return {commit: members[set_hash] for commit, set_hash in sets.items()}
+
+
+def _set_members(conn: Connection, set_hashes: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    c = tables.tool_set_members.c
+    wanted = list(set_hashes)
+    found: dict[str, list[str]] = {h: [] for h in wanted}
     for start in range(0, len(wanted), 500):
         query = (
-            select(c.commit_hash, c.tool_hash)
-            .where(c.commit_hash.in_(wanted[start : start + 500]))
-            .order_by(c.commit_hash, c.position)
+            select(c.set_hash, c.tool_hash)
+            .where(c.set_hash.in_(wanted[start : start + 500]))
+            .order_by(c.set_hash, c.position)
         )
-        for commit_hash, tool_hash in conn.execute(query):
-            links.setdefault(str(commit_hash), []).append(str(tool_hash))
-    return {k: tuple(v) for k, v in links.items()}
+        for set_hash, tool_hash in conn.execute(query):
+            found[str(set_hash)].append(str(tool_hash))
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def fetch_links(conn: Connection, commit_hash: str) -> tuple[str, ...]:
+    """Tool hashes linked to one commit, in position order (empty when none)."""
+    c = tables.commit_tools.c
+    query = select(c.commit_hash, c.tool_set_hash).where(c.commit_hash == commit_hash)
+    return _links(conn, query).get(commit_hash, ())
 
 
 def fetch_session_links(
     conn: Connection, session_id: str, *, after_seq: int = -1
 ) -> dict[str, tuple[str, ...]]:
-    """Tool hashes per commit for a session's commits with ``seq > after_seq``."""
+    """Tool hashes per linked commit of a session with ``seq > after_seq``, oldest commit first."""
     links_c = tables.commit_tools.c
     commits_c = tables.commits.c
     query = (
-        select(links_c.commit_hash, links_c.tool_hash)
+        select(links_c.commit_hash, links_c.tool_set_hash)
         .join(tables.commits, commits_c.hash == links_c.commit_hash)
         .where(commits_c.session_id == session_id, commits_c.seq > after_seq)
-        .order_by(commits_c.seq, links_c.position)
+        .order_by(commits_c.seq)
     )
-    links: dict[str, list[str]] = {}
-    for commit_hash, tool_hash in conn.execute(query):
-        links.setdefault(str(commit_hash), []).append(str(tool_hash))
-    return {k: tuple(v) for k, v in links.items()}
+    return _links(conn, query)

@@ -19,12 +19,24 @@ from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
 from .tool_shapes import tool_schema_name
 
-__all__ = ["PreparedTool", "ToolSetChange", "diff_tool_sets", "hash_tool_schema", "prepare_tools"]
+__all__ = [
+    "PreparedTool",
+    "ToolSetChange",
+    "diff_tool_sets",
+    "hash_tool_schema",
+    "hash_tool_set",
+    "prepare_tools",
+]
 
 
 def hash_tool_schema(schema: Mapping[str, JSONValue]) -> str:
     """sha256 hex of the schema's canonical JSON; TranscriptError if it is not JSON."""
     return _prepare(schema, index=0).content_hash
+
+
+def hash_tool_set(tool_hashes: Sequence[str]) -> str:
+    """Identity of an ordered tool set: order matters, as it does to providers."""
+    return hashlib.sha256(canonical_json(list(tool_hashes)).encode("utf-8")).hexdigest()
 
 
 @attrs.frozen

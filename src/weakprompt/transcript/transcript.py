@@ -28,8 +28,9 @@ from ..store.tool_rows import (
     fetch_definitions_by_name,
     fetch_links,
     fetch_session_links,
-    link_tools,
+    link_tool_set,
     put_definition,
+    put_tool_set,
 )
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from .compiled import CompiledContext
@@ -46,7 +47,7 @@ from .records import (
     metadata_text,
     usage_metadata,
 )
-from .tool_tracking import PreparedTool, ToolSetChange, diff_tool_sets, prepare_tools
+from .tool_tracking import PreparedTool, ToolSetChange, diff_tool_sets, hash_tool_set, prepare_tools
 
 __all__ = ["ACTIVE_TOOLS", "ToolsArgument", "Transcript"]
 
@@ -272,9 +273,13 @@ class Transcript:
                 )
                 put_blob(conn, blob_hash, canonical, now)
                 insert_commit(conn, row)
-                for tool in {t.content_hash: t for t in linked}.values():
-                    put_definition(conn, tool.content_hash, tool.name, tool.canonical, now)
-                link_tools(conn, digest, [t.content_hash for t in linked])
+                if linked:
+                    for tool in {t.content_hash: t for t in linked}.values():
+                        put_definition(conn, tool.content_hash, tool.name, tool.canonical, now)
+                    tool_hashes = [t.content_hash for t in linked]
+                    set_hash = hash_tool_set(tool_hashes)
+                    put_tool_set(conn, set_hash, tool_hashes, now)
+                    link_tool_set(conn, digest, set_hash)
             info = commit_info(row)
             for tool in linked:
                 self._tool_cache.setdefault(
@@ -340,7 +345,7 @@ class Transcript:
         """The schemas linked to one commit of this session, in order ([] when none)."""
         with self._store.read() as conn:
             self._require_commit(conn, commit)
-            hashes = fetch_links(conn, [commit]).get(commit, ())
+            hashes = fetch_links(conn, commit)
             return [self._tool_schemas(conn, hashes)[i] for i in range(len(hashes))]
 
     def tool_versions(self, name: str) -> list[ToolDefinition]:

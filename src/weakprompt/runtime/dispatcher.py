@@ -96,16 +96,22 @@ class ToolDispatcher:
             registry[tool.name] = tool
         self._tools = registry
         self._session = session
-        self._prompt = prompt
-        self._rendered_prompt = rendered_prompt
-        self._adapter = adapter
         self._adapter_name = adapter.name if adapter is not None else ""
         self._deadline = deadline
-        self._budget_tracker = budget_tracker
         self._resources = resources
         self._redact = redact
         self._clock = clock if clock is not None else session.clock
         self._prompt_name = prompt_name
+        # Every field is fixed for the dispatcher's lifetime, so one frozen context serves all calls.
+        self._context = ToolContext(
+            session=session,
+            prompt=prompt,
+            rendered_prompt=rendered_prompt,
+            adapter=adapter,
+            deadline=deadline,
+            budget_tracker=budget_tracker,
+            resources=resources,
+        )
 
     @property
     def tools(self) -> Mapping[str, AnyTool]:
@@ -152,7 +158,7 @@ class ToolDispatcher:
         """The arguments as JSON, or a failed result explaining why they are not usable."""
         value: object
         if isinstance(raw, str):
-            if not raw.strip():
+            if not raw or raw.isspace():
                 return {}  # some providers send "" for a call without arguments
             try:
                 value = json.loads(raw)
@@ -162,12 +168,14 @@ class ToolDispatcher:
                 return ToolResult.error(
                     f"Arguments for tool {tool.name!r} are nested too deeply to decode. Send one JSON object."
                 )
+            if type(value) is dict:
+                return value  # pyright: ignore[reportUnknownVariableType]  # freshly decoded: ours to hand on
         else:
             value = raw
         if not isinstance(value, Mapping):
             fields = self._field_names(tool)
             return ToolResult.error(tool_messages.not_an_object(tool.name, value, fields))
-        return dict(value)  # pyright: ignore[reportUnknownArgumentType]
+        return dict(value)  # pyright: ignore[reportUnknownArgumentType]  # a copy the caller cannot change
 
     @staticmethod
     def _field_names(tool: AnyTool) -> tuple[str, ...]:
@@ -175,15 +183,7 @@ class ToolDispatcher:
         return tuple(properties) if isinstance(properties, dict) else ()
 
     def _run(self, tool: AnyTool, call: ToolCall, params: object, started: datetime) -> ToolExecution:
-        context = ToolContext(
-            session=self._session,
-            prompt=self._prompt,
-            rendered_prompt=self._rendered_prompt,
-            adapter=self._adapter,
-            deadline=self._deadline,
-            budget_tracker=self._budget_tracker,
-            resources=self._resources,
-        )
+        context = self._context
         session_snapshot = self._session.snapshot()
         resource_snapshot = self._resources.snapshot() if self._resources is not None else None
         escalate: BaseException | None = None

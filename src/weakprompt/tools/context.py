@@ -22,7 +22,7 @@ __all__ = ["ToolContext"]
 class ToolContext:
     """Everything a handler may use during one call.
 
-    The dispatcher builds a fresh context per call. Handlers that change
+    One context serves every call of a dispatcher. Handlers that change
     state do it through ``session`` (or a snapshotable resource) so the
     dispatcher can roll the change back when the call fails.
     """

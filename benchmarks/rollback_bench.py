@@ -9,15 +9,22 @@ Cases, one process, one run, for state payloads of ~1 KB, ~100 KB, ~10 MB
 - weakprompt: ``session.snapshot()`` followed by ``session.restore(snap)``;
 - the same for an ``InMemoryFilesystem`` holding the payload as files;
 - the naive alternative (peer measured here): ``copy.deepcopy`` of the slice
-  table as the snapshot (10 MB is measured with fewer calls).
+  table as the snapshot (10 MB is measured with a single call per repeat).
+
+The sizes are timed in turn within each round (see ``interleaved``), so load
+from other processes on a shared machine affects them alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import json
+import statistics
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,34 +90,70 @@ def build_filesystem(payload_bytes: int) -> InMemoryFilesystem:
     return fs
 
 
+def interleaved(cases: dict[str, Callable[[], object]], *, number: int, repeats: int) -> dict[str, Stats]:
+    """Time every case once per round, round after round.
+
+    The machine is shared, so load drifts during a run; measuring the sizes
+    in turn within each round exposes them to the same drift, which keeps
+    their ratio honest.
+    """
+    for fn in cases.values():
+        fn()
+    samples: dict[str, list[float]] = {label: [] for label in cases}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for label, fn in cases.items():
+                start = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                samples[label].append((time.perf_counter() - start) / number * 1e6)
+    finally:
+        if enabled:
+            gc.enable()
+    out: dict[str, Stats] = {}
+    for label, values in samples.items():
+        q = statistics.quantiles(values, n=4)
+        out[label] = Stats(statistics.median(values), q[0], q[2], repeats)
+    return out
+
+
 def main(quick: bool) -> dict[str, Any]:
-    repeats = 5 if quick else 9
-    number = 2_000 if quick else 20_000
+    repeats = 15 if quick else 41
+    number = 1_000 if quick else 5_000
 
-    rows: list[dict[str, object]] = []
-    session_stats: dict[str, Stats] = {}
-    fs_stats: dict[str, Stats] = {}
-    deepcopy_stats: dict[str, Stats] = {}
-    for label, size in SIZES.items():
-        session = build_session(size)
+    sessions = {label: build_session(size) for label, size in SIZES.items()}
+    filesystems = {label: build_filesystem(size) for label, size in SIZES.items()}
+    for session in sessions.values():
         expected = session.state()
-        snap = session.snapshot()
-        # the measured operation: one snapshot plus one restore
-        stats = measure(lambda s=session: s.restore(s.snapshot()), number=number, repeats=repeats)
-        session.restore(snap)
+        session.restore(session.snapshot())
         assert session.state() == expected
-        session_stats[label] = stats
 
-        fs = build_filesystem(size)
-        fs_stats[label] = measure(lambda f=fs: f.restore(f.snapshot()), number=number, repeats=repeats)
+    session_stats = interleaved(
+        {label: (lambda s=s: s.restore(s.snapshot())) for label, s in sessions.items()},
+        number=number,
+        repeats=repeats,
+    )
+    fs_stats = interleaved(
+        {label: (lambda f=f: f.restore(f.snapshot())) for label, f in filesystems.items()},
+        number=number,
+        repeats=repeats,
+    )
 
+    # The naive alternative: deep-copy the state as the snapshot. 10 MB takes
+    # seconds per copy, so it gets a single call (one in --quick, three otherwise).
+    deepcopy_stats: dict[str, Stats] = {}
+    for label, session in sessions.items():
         table = dict(session.state())
-        deep_number = max(1, number // (10 if size < 1_000_000 else 10_000))
-        deep_repeats = repeats if size < 1_000_000 else 3
+        big = SIZES[label] >= 1_000_000
         deepcopy_stats[label] = measure(
-            lambda t=table: copy.deepcopy(t), number=deep_number, repeats=deep_repeats
+            lambda t=table: copy.deepcopy(t),
+            number=1 if big else max(1, number // 20),
+            repeats=(1 if quick else 3) if big else 5,
         )
 
+    rows: list[dict[str, object]] = []
     base = session_stats["1 KB"]
     for label in SIZES:
         rows.append(

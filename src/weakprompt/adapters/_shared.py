@@ -1,0 +1,139 @@
+"""Request checks and schema helpers every adapter shares.
+
+Kept free of any SDK so the checks run (and fail clearly) before a network
+call or a model load.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ..canonical import canonical_json
+from ..errors import ConfigurationError
+from ..jsontypes import JSONObject, JSONValue
+from ..runtime.adapter import ForceTool, ModelRequest
+
+if TYPE_CHECKING:
+    from ..tools import AnyTool
+
+__all__ = [
+    "check_tool_choice",
+    "reject_ignored_settings",
+    "forced_tool_name",
+    "is_strict_schema",
+    "json_answer_instruction",
+    "output_schema_name",
+    "parameters_schema",
+]
+
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def forced_tool_name(request: ModelRequest) -> str | None:
+    """The tool the request forces, if any."""
+    choice = request.tool_choice
+    return choice.name if isinstance(choice, ForceTool) else None
+
+
+def check_tool_choice(request: ModelRequest, provider: str) -> None:
+    """Reject a tool choice no provider could honour, naming what is wrong.
+
+    Forcing a tool needs that tool in the request; "required" needs at least
+    one tool. "auto" and "none" are always fine (with no tools they mean the
+    same thing).
+    """
+    names = [tool.name for tool in request.tools]
+    forced = forced_tool_name(request)
+    if forced is not None and forced not in names:
+        available = ", ".join(names) if names else "none"
+        raise ConfigurationError(
+            f"{provider}: tool_choice forces tool {forced!r}, which is not in the request "
+            f"(tools sent: {available})"
+        )
+    if request.tool_choice == "required" and not names:
+        raise ConfigurationError(f"{provider}: tool_choice='required' but the request has no tools")
+
+
+def output_schema_name(name: str | None) -> str:
+    """A schema name providers accept: ``[A-Za-z0-9_-]{1,64}``, never empty."""
+    cleaned = _NAME_UNSAFE.sub("_", name or "").strip("_")[:64]
+    return cleaned or "output"
+
+
+def is_strict_schema(schema: Mapping[str, JSONValue]) -> bool:
+    """True when every object in ``schema`` closes its properties and requires all.
+
+    That is the shape OpenAI's strict structured outputs insist on; anything
+    else is sent non-strict rather than rejected by the provider.
+    """
+    return _strict_node(schema)
+
+
+def _strict_node(node: JSONValue | Mapping[str, JSONValue]) -> bool:
+    if isinstance(node, list):
+        return all(_strict_node(item) for item in node)
+    if not isinstance(node, Mapping):
+        return True
+    properties = node.get("properties")
+    is_object = node.get("type") == "object" or isinstance(properties, Mapping)
+    if is_object:
+        if node.get("additionalProperties") is not False:
+            return False
+        keys = set(properties) if isinstance(properties, Mapping) else set[str]()
+        required = node.get("required", [])
+        if not isinstance(required, list) or set(map(str, required)) != keys:
+            return False
+    return all(_strict_node(child) for child in _subschemas(node))
+
+
+def _subschemas(node: Mapping[str, JSONValue]) -> Sequence[JSONValue]:
+    children: list[JSONValue] = []
+    for key in ("properties", "$defs", "definitions"):
+        group = node.get(key)
+        if isinstance(group, Mapping):
+            children.extend(group.values())
+    for key in ("items", "additionalProperties", "not"):
+        child = node.get(key)
+        if isinstance(child, dict | list):
+            children.append(child)
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        group = node.get(key)
+        if isinstance(group, list):
+            children.extend(group)
+    return children
+
+
+def json_answer_instruction(schema: JSONObject) -> str:
+    """System-prompt text asking for a JSON answer, for providers without a schema mode."""
+    return (
+        "Give your final answer as one JSON object and nothing else (no prose, no code fence). "
+        f"It must match this JSON Schema: {canonical_json(schema)}"
+    )
+
+
+def reject_ignored_settings(adapter: str, **settings: object) -> None:
+    """Client settings passed alongside a ready client would be silently dropped: refuse."""
+    given = [label for label, value in settings.items() if value is not None]
+    if given:
+        raise ConfigurationError(
+            f"{adapter}: {', '.join(given)} would be ignored because a client was given; "
+            "configure the client instead"
+        )
+
+
+def parameters_schema(tool: AnyTool, *, strict: bool) -> tuple[JSONObject, bool]:
+    """``(schema, strict)``: the strict schema when asked and the params type has one.
+
+    A type outside the strict subset (an ``Any`` field, say) is sent with its
+    ordinary schema and no strict flag rather than failing the whole request.
+    """
+    from ..serde import StrictSchemaError
+
+    if strict:
+        try:
+            return tool.parameters_schema(strict=True), True
+        except StrictSchemaError:
+            pass
+    return tool.parameters_schema(), False

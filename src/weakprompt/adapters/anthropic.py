@@ -1,0 +1,240 @@
+"""Anthropic Messages API through the official ``anthropic`` SDK.
+
+The transcript's wire conversion supplies ``system`` and the messages
+(tool results as ``tool_result`` blocks, ``is_error`` on failed ones); this
+module adds tools, tool choice, the token limit and structured output, and
+reads ``text`` / ``tool_use`` blocks back into a neutral turn.
+
+The SDK is imported when an adapter is built, never when this module loads.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, cast
+
+from ..errors import ConfigurationError
+from ..jsontypes import JSONObject
+from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
+from ..runtime.adapter import ForceTool, ModelRequest, ToolChoice
+from ..tokens import TokenCounter
+from ._shared import (
+    check_tool_choice,
+    is_strict_schema,
+    json_answer_instruction,
+    parameters_schema,
+    reject_ignored_settings,
+)
+from .error_mapping import from_anthropic_error
+
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic.types import (
+        Message as AnthropicMessage,
+    )
+    from anthropic.types import (
+        MessageParam,
+        TextBlockParam,
+        ToolChoiceParam,
+        ToolParam,
+    )
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+    from ..tools import AnyTool
+
+__all__ = ["AnthropicAdapter", "tool_choice_param", "turn_from_message"]
+
+_STOP_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+
+
+class AnthropicAdapter:
+    """A :class:`~weakprompt.runtime.ProviderAdapter` for the Messages API.
+
+    ``max_tokens`` is the reply limit used when the request sets none (the
+    API requires one). Structured output uses the API's JSON-schema output
+    format when the schema is closed (every object lists all its properties
+    as required and forbids extras) and otherwise asks for JSON in the system
+    prompt; the loop parses and validates the answer either way.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: anthropic.Anthropic | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 1024,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        context_window: int | None = None,
+        strict_tools: bool = False,
+        name: str = "anthropic",
+    ) -> None:
+        if not model:
+            raise ConfigurationError("AnthropicAdapter: model must be a non-empty model name")
+        if max_tokens < 1:
+            raise ConfigurationError(f"AnthropicAdapter: max_tokens must be at least 1, got {max_tokens}")
+        self._model = model
+        self._name = name
+        self._max_tokens = max_tokens
+        self._context_window = context_window
+        self._strict_tools = strict_tools
+        if client is not None:
+            reject_ignored_settings(
+                "AnthropicAdapter",
+                api_key=api_key,
+                base_url=base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+            self._client = client
+        else:
+            self._client = _build_client(
+                api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+            )
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def context_window(self) -> int | None:
+        return self._context_window
+
+    @property
+    def token_counter(self) -> TokenCounter | None:
+        return None
+
+    @property
+    def client(self) -> anthropic.Anthropic:
+        return self._client
+
+    def build_params(self, request: ModelRequest) -> MessageCreateParamsNonStreaming:
+        """The keyword arguments for ``messages.create`` (no network)."""
+        check_tool_choice(request, self._name)
+        wire = request.context.to_anthropic_params()
+        params: MessageCreateParamsNonStreaming = {
+            "model": self._model,
+            "max_tokens": request.max_output_tokens or self._max_tokens,
+            "messages": cast("list[MessageParam]", wire["messages"]),
+        }
+        system = cast("str | list[TextBlockParam] | None", wire.get("system"))
+        schema = request.output_schema
+        if schema is not None:
+            if is_strict_schema(schema):
+                params["output_config"] = {"format": {"type": "json_schema", "schema": _plain(schema)}}
+            else:
+                system = _append_system(system, json_answer_instruction(schema))
+        if system:
+            params["system"] = system
+        if request.tools:
+            params["tools"] = [self._tool_param(tool) for tool in request.tools]
+            params["tool_choice"] = tool_choice_param(request.tool_choice)
+        return params
+
+    def complete(self, request: ModelRequest) -> AssistantTurn:
+        import anthropic
+
+        params = self.build_params(request)
+        try:
+            message = self._client.messages.create(**params)
+        except anthropic.AnthropicError as exc:
+            raise from_anthropic_error(exc, provider=self._name) from exc
+        return turn_from_message(message)
+
+    def _tool_param(self, tool: AnyTool) -> ToolParam:
+        """Strict when asked and possible; a type with no strict schema is sent non-strict."""
+        schema, strict = parameters_schema(tool, strict=self._strict_tools)
+        param: ToolParam = {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": _plain(schema),
+        }
+        if strict:
+            param["strict"] = True
+        return param
+
+
+def tool_choice_param(choice: ToolChoice) -> ToolChoiceParam:
+    """Neutral tool choice -> the Messages API ``tool_choice`` block."""
+    if isinstance(choice, ForceTool):
+        return {"type": "tool", "name": choice.name}
+    if choice == "required":
+        return {"type": "any"}
+    if choice == "none":
+        return {"type": "none"}
+    return {"type": "auto"}
+
+
+def turn_from_message(message: AnthropicMessage) -> AssistantTurn:
+    """Read a Messages API reply as a neutral turn.
+
+    Text blocks are joined in order; each ``tool_use`` block becomes a call
+    whose arguments are the JSON text of its ``input``. Other block kinds
+    (thinking, server tools) are not part of the neutral turn.
+    """
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            calls.append(ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input)))
+    finish = _STOP_REASONS.get(message.stop_reason or "", "other")
+    return AssistantTurn(
+        text="".join(texts), tool_calls=tuple(calls), usage=_usage(message), finish_reason=finish
+    )
+
+
+def _usage(message: AnthropicMessage) -> Usage:
+    usage = message.usage
+    cache_read = usage.cache_read_input_tokens or 0
+    cache_write = usage.cache_creation_input_tokens or 0
+    return Usage(
+        input_tokens=usage.input_tokens + cache_read + cache_write,
+        output_tokens=usage.output_tokens,
+        cached_input_tokens=cache_read,
+        model_calls=1,
+    )
+
+
+def _plain(schema: JSONObject) -> dict[str, object]:
+    return dict[str, object](schema)
+
+
+def _append_system(system: str | list[TextBlockParam] | None, extra: str) -> str | list[TextBlockParam]:
+    if isinstance(system, list):
+        return [*system, {"type": "text", "text": extra}]
+    return f"{system}\n\n{extra}" if system else extra
+
+
+def _build_client(
+    *, api_key: str | None, base_url: str | None, max_retries: int | None, timeout: float | None
+) -> anthropic.Anthropic:
+    try:
+        import anthropic
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ConfigurationError(
+            "AnthropicAdapter needs the anthropic SDK: pip install 'weakprompt[anthropic]'"
+        ) from exc
+    try:
+        return anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
+            timeout=anthropic.NOT_GIVEN if timeout is None else timeout,
+        )
+    except anthropic.AnthropicError as exc:
+        raise ConfigurationError(f"AnthropicAdapter: cannot build the anthropic client: {exc}") from exc

@@ -1,0 +1,114 @@
+"""Provider SDK exceptions -> weakprompt's typed adapter errors.
+
+Callers catch :class:`~weakprompt.errors.AuthenticationError`,
+:class:`~weakprompt.errors.RateLimitError`, :class:`~weakprompt.errors.ContextLengthError`
+or :class:`~weakprompt.errors.ProviderError` whatever the provider, and still
+read the provider's own message and HTTP status. The SDKs have already retried
+(their own ``max_retries``) by the time an exception reaches this module.
+
+The SDKs are imported inside the functions: an exception from an SDK means the
+SDK is already loaded, and importing this module must stay free of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, cast
+
+from ..errors import (
+    AdapterError,
+    AuthenticationError,
+    ContextLengthError,
+    ProviderError,
+    RateLimitError,
+)
+
+if TYPE_CHECKING:
+    import anthropic
+    import openai
+
+__all__ = ["classify_status", "from_anthropic_error", "from_openai_error"]
+
+# Wording providers (and OpenAI-compatible servers) use for an over-long prompt.
+_CONTEXT_WORDS = re.compile(
+    r"context[ _]length|context window|maximum context|prompt is too long|too many tokens"
+    r"|exceeds the (?:model'?s )?(?:maximum|context)",
+    re.IGNORECASE,
+)
+_MAX_TEXT = 1000  # a proxy's HTML error page is not worth more than this
+_CONTEXT_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
+
+
+def classify_status(status: int | None, message: str, code: str | None = None) -> type[AdapterError]:
+    """Which typed error a provider failure becomes.
+
+    401/403 -> authentication, 429 -> rate limit, 413 or a 400 that talks
+    about the context window -> context length, anything else -> provider.
+    """
+    if status in (401, 403):
+        return AuthenticationError
+    if status == 429:
+        return RateLimitError
+    if status == 413:
+        return ContextLengthError
+    if status == 400 and (code in _CONTEXT_CODES or _CONTEXT_WORDS.search(message)):
+        return ContextLengthError
+    return ProviderError
+
+
+def _error_fields(body: object) -> tuple[str | None, str | None, str | None]:
+    """(message, type, code) from an error body, nested ``{"error": {...}}``, flat, or plain text."""
+    if isinstance(body, str):
+        text = body.strip()
+        return (text[:_MAX_TEXT] if text else None), None, None
+    if not isinstance(body, Mapping):
+        return None, None, None
+    fields = cast("Mapping[str, object]", body)
+    inner = fields.get("error")
+    if isinstance(inner, Mapping):
+        fields = cast("Mapping[str, object]", inner)
+    message, kind, code = fields.get("message"), fields.get("type"), fields.get("code")
+    return (
+        message if isinstance(message, str) else None,
+        kind if isinstance(kind, str) else None,
+        code if isinstance(code, str) else None,
+    )
+
+
+def _build(
+    provider: str, status: int | None, body: object, fallback: str, code: str | None = None
+) -> AdapterError:
+    message, kind, body_code = _error_fields(body)
+    text = message or fallback
+    code = code or body_code
+    error_type = classify_status(status, text, code)
+    label = f"{provider} error"
+    if status is not None:
+        label += f" {status}"
+    if kind or code:
+        label += f" ({kind or code})"
+    return error_type(f"{label}: {text}", provider=provider, status_code=status)
+
+
+def from_openai_error(exc: openai.OpenAIError, *, provider: str = "openai") -> AdapterError:
+    """Translate any exception the ``openai`` SDK raised during a request."""
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        return _build(provider, exc.status_code, exc.body, exc.message, exc.code)
+    if isinstance(exc, openai.APIError):
+        # Connection failures and timeouts (after retries) have no status.
+        return ProviderError(f"{provider} error: {exc.message}", provider=provider)
+    return ProviderError(f"{provider} error: {exc}", provider=provider)
+
+
+def from_anthropic_error(exc: anthropic.AnthropicError, *, provider: str = "anthropic") -> AdapterError:
+    """Translate any exception the ``anthropic`` SDK raised during a request."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return _build(provider, exc.status_code, exc.body, exc.message)
+    if isinstance(exc, anthropic.APIError):
+        return ProviderError(f"{provider} error: {exc.message}", provider=provider)
+    return ProviderError(f"{provider} error: {exc}", provider=provider)

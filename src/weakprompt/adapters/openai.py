@@ -1,0 +1,248 @@
+"""OpenAI Chat Completions through the official ``openai`` SDK.
+
+Works with OpenAI itself and with any server that speaks the same API
+(``base_url``): vLLM, llama.cpp's server, Ollama... Messages come from the
+transcript's own wire conversion; this module only adds the request options
+(tools, tool choice, response format) and reads the reply back.
+
+The SDK is imported when an adapter is built, never when this module loads.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Literal, cast
+
+from ..errors import ConfigurationError, ProviderError
+from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
+from ..runtime.adapter import ForceTool, ModelRequest, ToolChoice
+from ..tokens import TokenCounter
+from ._shared import (
+    check_tool_choice,
+    is_strict_schema,
+    output_schema_name,
+    parameters_schema,
+    reject_ignored_settings,
+)
+from .error_mapping import from_openai_error
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import (
+        ChatCompletion,
+        ChatCompletionFunctionToolParam,
+        ChatCompletionMessageParam,
+        ChatCompletionToolChoiceOptionParam,
+    )
+    from openai.types.chat.completion_create_params import (
+        CompletionCreateParamsNonStreaming,
+        ResponseFormat,
+    )
+
+    from ..tools import AnyTool
+
+__all__ = ["OpenAIAdapter", "turn_from_chat_completion"]
+
+MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+# OpenAI-compatible local servers rarely check keys, but the SDK insists on one.
+_PLACEHOLDER_KEY = "not-needed"
+
+
+class OpenAIAdapter:
+    """A :class:`~weakprompt.runtime.ProviderAdapter` for Chat Completions.
+
+    Pass a ready ``client`` (``openai.OpenAI``) or let the adapter build one
+    from ``base_url`` / ``api_key`` / ``max_retries`` / ``timeout``; giving
+    both is a configuration error because the extra settings would be ignored.
+    With ``strict_tools`` every tool is sent with its strict schema and
+    ``"strict": true``, so the provider guarantees arguments that parse.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: openai.OpenAI | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        strict_tools: bool = True,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        context_window: int | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        max_tokens_field: MaxTokensField = "max_completion_tokens",
+        name: str = "openai",
+    ) -> None:
+        if not model:
+            raise ConfigurationError("OpenAIAdapter: model must be a non-empty model name")
+        self._model = model
+        self._name = name
+        self._strict_tools = strict_tools
+        self._context_window = context_window
+        self._temperature = temperature
+        self._seed = seed
+        self._max_tokens_field: MaxTokensField = max_tokens_field
+        if client is not None:
+            reject_ignored_settings(
+                "OpenAIAdapter", base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
+            )
+            self._client = client
+        else:
+            self._client = _build_client(
+                base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
+            )
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def context_window(self) -> int | None:
+        return self._context_window
+
+    @property
+    def token_counter(self) -> TokenCounter | None:
+        return None
+
+    @property
+    def client(self) -> openai.OpenAI:
+        return self._client
+
+    def build_params(self, request: ModelRequest) -> CompletionCreateParamsNonStreaming:
+        """The keyword arguments for ``chat.completions.create`` (no network)."""
+        check_tool_choice(request, self._name)
+        wire = request.context.to_openai_params()
+        params: CompletionCreateParamsNonStreaming = {
+            "model": self._model,
+            "messages": cast("list[ChatCompletionMessageParam]", wire["messages"]),
+        }
+        if request.tools:
+            params["tools"] = [self._tool_param(tool) for tool in request.tools]
+            params["tool_choice"] = tool_choice_param(request.tool_choice)
+        if request.output_schema is not None:
+            params["response_format"] = _response_format(request)
+        if request.max_output_tokens is not None:
+            params[self._max_tokens_field] = request.max_output_tokens
+        if self._temperature is not None:
+            params["temperature"] = self._temperature
+        if self._seed is not None:
+            params["seed"] = self._seed
+        return params
+
+    def complete(self, request: ModelRequest) -> AssistantTurn:
+        import openai
+
+        params = self.build_params(request)
+        try:
+            completion = self._client.chat.completions.create(**params)
+        except openai.OpenAIError as exc:
+            raise from_openai_error(exc, provider=self._name) from exc
+        return turn_from_chat_completion(completion, provider=self._name)
+
+    def _tool_param(self, tool: AnyTool) -> ChatCompletionFunctionToolParam:
+        """Strict when asked and possible; a type with no strict schema is sent non-strict."""
+        schema, strict = parameters_schema(tool, strict=self._strict_tools)
+        param: ChatCompletionFunctionToolParam = {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": dict[str, object](schema),
+            },
+        }
+        if strict:
+            param["function"]["strict"] = True
+        return param
+
+
+def tool_choice_param(choice: ToolChoice) -> ChatCompletionToolChoiceOptionParam:
+    """Neutral tool choice -> the Chat Completions ``tool_choice`` value."""
+    if isinstance(choice, ForceTool):
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice
+
+
+def _response_format(request: ModelRequest) -> ResponseFormat:
+    schema = request.output_schema
+    assert schema is not None
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": output_schema_name(request.output_name),
+            "schema": dict[str, object](schema),
+            "strict": is_strict_schema(schema),
+        },
+    }
+
+
+def turn_from_chat_completion(completion: ChatCompletion, *, provider: str = "openai") -> AssistantTurn:
+    """Read the first choice of a completion as a neutral turn.
+
+    Tool-call arguments stay the raw JSON string the model produced (the
+    dispatcher reports malformed JSON to the model); a refusal becomes the
+    text with finish reason ``content_filter``.
+    """
+    if not completion.choices:
+        raise ProviderError(f"{provider} returned a completion with no choices", provider=provider)
+    choice = completion.choices[0]
+    message = choice.message
+    calls = tuple(
+        ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments)
+        for call in message.tool_calls or ()
+        if call.type == "function"
+    )
+    finish: FinishReason = _FINISH_REASONS.get(choice.finish_reason, "other")
+    text = message.content or ""
+    if message.refusal and not text:
+        text, finish = message.refusal, "content_filter"
+    return AssistantTurn(text=text, tool_calls=calls, usage=_usage(completion), finish_reason=finish)
+
+
+def _usage(completion: ChatCompletion) -> Usage:
+    usage = completion.usage
+    if usage is None:
+        return Usage(model_calls=1)
+    details = usage.prompt_tokens_details
+    cached = details.cached_tokens if details is not None and details.cached_tokens else 0
+    return Usage(
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        cached_input_tokens=cached,
+        model_calls=1,
+    )
+
+
+def _build_client(
+    *, base_url: str | None, api_key: str | None, max_retries: int | None, timeout: float | None
+) -> openai.OpenAI:
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ConfigurationError(
+            "OpenAIAdapter needs the openai SDK: pip install 'weakprompt[openai]'"
+        ) from exc
+    if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
+        api_key = _PLACEHOLDER_KEY
+    try:
+        return openai.OpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=openai.DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
+            timeout=openai.NOT_GIVEN if timeout is None else timeout,
+        )
+    except openai.OpenAIError as exc:
+        raise ConfigurationError(f"OpenAIAdapter: cannot build the openai client: {exc}") from exc

@@ -1,0 +1,289 @@
+"""LocalAdapter's translation layer, driven by a stand-in for ``llama_cpp.Llama``.
+
+The real model is exercised in test_adapters_local_model.py; here the reply
+dicts are scripted so every mapping rule can be checked exactly.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters_support import (
+    ANSWER_TURN,
+    FIRST_PROMPT,
+    SECOND_PROMPT,
+    TOOL_TURN,
+    TOOLS,
+    USER,
+    decode_openai_messages,
+    get_weather,
+    make_request,
+    normalized,
+    openai_completion_body,
+)
+from weakprompt.adapters import _llama
+from weakprompt.adapters.local import LocalAdapter, local_messages, turn_from_llama_reply
+from weakprompt.errors import ConfigurationError, ContextLengthError, ProviderError
+from weakprompt.messages import Usage
+from weakprompt.runtime.adapter import ForceTool, ProviderAdapter
+
+
+class FakeLlama:
+    """Answers create_chat_completion from a script; tokenizes on whitespace."""
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies = list(replies)
+        self.calls: list[dict[str, Any]] = []
+        self.metadata = {"tokenizer.chat_template": "{{ messages }}"}
+
+    def create_chat_completion(self, **kwargs: Any) -> Any:
+        self.calls.append(copy.deepcopy(kwargs))
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return copy.deepcopy(reply)
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        assert (add_bos, special) == (False, False)
+        return [len(word) for word in text.split()]
+
+    def n_ctx(self) -> int:
+        return 512
+
+
+def reply_for(turn: Any) -> dict[str, Any]:
+    return openai_completion_body(turn)
+
+
+def test_text_answer_and_adapter_properties() -> None:
+    fake = FakeLlama(reply_for(ANSWER_TURN))
+    adapter = LocalAdapter(llama=fake, seed=3, max_tokens=64)
+
+    turn = adapter.complete(make_request(FIRST_PROMPT))
+
+    assert turn == ANSWER_TURN
+    (call,) = fake.calls
+    assert (call["temperature"], call["seed"], call["max_tokens"], call["stream"]) == (0.0, 3, 64, False)
+    assert "tools" not in call and "response_format" not in call
+    assert isinstance(adapter, ProviderAdapter)
+    assert (adapter.name, adapter.model, adapter.context_window) == ("local", "FakeLlama", 512)
+    assert adapter.loaded_model.llama is fake
+    assert adapter.loaded_model.chat_template == "{{ messages }}"
+
+
+def test_token_counter_uses_the_model_tokenizer() -> None:
+    counter = LocalAdapter(llama=FakeLlama()).token_counter
+    assert counter is not None and counter.exact
+    assert counter.count("one two three") == 3
+    assert counter.count("") == 0
+
+
+def test_forced_tool_is_sent_with_its_schema_and_a_named_choice() -> None:
+    fake = FakeLlama(reply_for(TOOL_TURN))
+
+    LocalAdapter(llama=fake).complete(make_request([USER], tools=TOOLS, tool_choice=ForceTool("get_weather")))
+
+    (call,) = fake.calls
+    assert call["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
+    assert call["tools"][0] == {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": get_weather.description,
+            "parameters": get_weather.parameters_schema(),
+        },
+    }
+
+
+def test_required_with_one_tool_forces_it() -> None:
+    fake = FakeLlama(reply_for(TOOL_TURN))
+    LocalAdapter(llama=fake).complete(make_request([USER], tools=[get_weather], tool_choice="required"))
+    assert fake.calls[0]["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
+
+
+def test_none_sends_no_tools() -> None:
+    fake = FakeLlama(reply_for(ANSWER_TURN))
+    LocalAdapter(llama=fake).complete(make_request([USER], tools=TOOLS, tool_choice="none"))
+    assert "tools" not in fake.calls[0] and "tool_choice" not in fake.calls[0]
+
+
+def test_structured_output_constrains_the_reply_with_the_schema() -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    fake = FakeLlama(reply_for(ANSWER_TURN), reply_for(TOOL_TURN))
+    adapter = LocalAdapter(llama=fake)
+
+    adapter.complete(make_request([USER], output_schema=schema, max_output_tokens=20))
+    adapter.complete(
+        make_request([USER], tools=TOOLS, tool_choice=ForceTool("get_weather"), output_schema=schema)
+    )
+
+    assert fake.calls[0]["response_format"] == {"type": "json_object", "schema": schema}
+    assert fake.calls[0]["max_tokens"] == 20
+    assert "response_format" not in fake.calls[1]  # the tool grammar wins on a forced call
+
+
+def test_tool_call_ids_are_deterministic_and_depend_on_the_conversation() -> None:
+    first = LocalAdapter(llama=FakeLlama(reply_for(TOOL_TURN), reply_for(TOOL_TURN), reply_for(TOOL_TURN)))
+    request = make_request([USER], tools=TOOLS, tool_choice=ForceTool("get_weather"))
+
+    a = first.complete(request)
+    b = first.complete(request)
+    c = first.complete(make_request(FIRST_PROMPT, tools=TOOLS, tool_choice=ForceTool("get_weather")))
+
+    assert a == b
+    assert a.tool_calls[0].id.startswith("call_")
+    assert a.tool_calls[0].id != c.tool_calls[0].id
+    assert (a.tool_calls[0].name, a.tool_calls[0].arguments) == ("get_weather", '{"city":"Paris"}')
+
+
+def test_round_trip_of_the_scripted_conversation() -> None:
+    fake = FakeLlama(reply_for(TOOL_TURN), reply_for(ANSWER_TURN))
+    adapter = LocalAdapter(llama=fake)
+
+    first = adapter.complete(make_request(FIRST_PROMPT, tools=TOOLS, tool_choice=ForceTool("get_weather")))
+    second = adapter.complete(make_request(SECOND_PROMPT, tools=TOOLS))
+
+    assert [(c.name, c.arguments) for c in first.tool_calls] == [("get_weather", '{"city":"Paris"}')]
+    assert (first.text, first.usage, first.finish_reason) == ("", TOOL_TURN.usage, "tool_calls")
+    assert second == ANSWER_TURN
+    sent = [decode_openai_messages(call["messages"]) for call in fake.calls]
+    assert normalized(sent[0]) == normalized(FIRST_PROMPT)
+    assert normalized(sent[1]) == normalized(SECOND_PROMPT)
+    assert all(isinstance(m["content"], str) for call in fake.calls for m in call["messages"])
+
+
+def test_null_content_becomes_an_empty_string_for_chat_templates() -> None:
+    wire = {
+        "messages": [
+            {"role": "assistant", "content": None, "tool_calls": []},
+            {"role": "user"},
+            "not a message",
+        ]
+    }
+    assert local_messages(wire) == [
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "user", "content": ""},
+    ]
+    assert local_messages({}) == []
+
+
+def test_reply_reading_tolerates_loose_shapes() -> None:
+    reply = {
+        "choices": [
+            {
+                "message": {
+                    "content": None,
+                    "tool_calls": [
+                        {"function": {"name": "get_weather", "arguments": None}},
+                        {"no_function": True},
+                    ],
+                },
+                "finish_reason": None,
+            }
+        ]
+    }
+    turn = turn_from_llama_reply(reply)
+    assert turn.text == ""
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [("get_weather", "{}")]
+    assert (turn.finish_reason, turn.usage) == ("other", Usage(model_calls=1))
+
+
+def test_reply_with_length_finish_and_partial_usage() -> None:
+    reply = {
+        "choices": [{"message": "oops", "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": "many"},
+    }
+    turn = turn_from_llama_reply(reply)
+    assert turn.finish_reason == "length"
+    assert turn.usage == Usage(input_tokens=7, output_tokens=0, model_calls=1)
+
+
+@pytest.mark.parametrize("reply", [{}, {"choices": []}, {"choices": ["x"]}])
+def test_reply_without_choices_is_a_provider_error(reply: dict[str, Any]) -> None:
+    with pytest.raises(ProviderError, match="no choices"):
+        LocalAdapter(llama=FakeLlama(reply)).complete(make_request([USER]))
+
+
+def test_over_long_prompt_is_a_context_length_error() -> None:
+    error = ValueError("Requested tokens (900) exceed context window of 512")
+    with pytest.raises(ContextLengthError, match="exceed context window") as info:
+        LocalAdapter(llama=FakeLlama(error), name="tiny").complete(make_request([USER]))
+    assert info.value.provider == "tiny"
+
+
+def test_other_model_failures_are_provider_errors() -> None:
+    with pytest.raises(ProviderError, match="decode failed"):
+        LocalAdapter(llama=FakeLlama(RuntimeError("llama_decode returned -1: decode failed"))).complete(
+            make_request([USER])
+        )
+
+
+def test_a_non_dict_reply_is_a_provider_error() -> None:
+    with pytest.raises(ProviderError, match="expected a dict"):
+        LocalAdapter(llama=FakeLlama(["stream", "chunks"])).complete(make_request([USER]))
+
+
+def test_bad_tool_choice_fails_before_generation() -> None:
+    fake = FakeLlama()
+    with pytest.raises(ConfigurationError, match="'missing'"):
+        LocalAdapter(llama=fake).complete(make_request([USER], tools=TOOLS, tool_choice=ForceTool("missing")))
+    assert fake.calls == []
+
+
+# ---------------------------------------------------------------- construction and model files
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"n_ctx": 8}, "n_ctx"),
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"model_path": "x.gguf"}, "either model_path or llama"),
+    ],
+)
+def test_bad_settings_are_refused(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        LocalAdapter(llama=FakeLlama(), **options)
+
+
+def test_missing_model_file_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="model file not found"):
+        LocalAdapter(tmp_path / "absent.gguf")
+
+
+def test_default_model_path_needs_the_package() -> None:
+    with pytest.raises(ConfigurationError, match="weakprompt\\[local\\]"):
+        _llama.default_model_path("no_such_model_package_xyz")
+
+
+def test_default_model_path_needs_a_gguf_in_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "empty_model_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigurationError, match=r"holds no \.gguf file"):
+        _llama.default_model_path("empty_model_pkg")
+
+
+def test_default_model_path_finds_the_first_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "tiny_model_pkg"
+    (package / "weights").mkdir(parents=True)
+    (package / "__init__.py").write_text("raise RuntimeError('must not be imported')")
+    (package / "weights" / "b.gguf").write_bytes(b"")
+    (package / "weights" / "a.gguf").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _llama.default_model_path("tiny_model_pkg") == package / "weights" / "a.gguf"
+
+
+@pytest.mark.real_model  # needs llama.cpp itself, though no model weights
+def test_a_file_that_is_not_a_model_is_a_configuration_error(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"not a gguf file at all")
+    with pytest.raises(ConfigurationError, match="cannot load model"):
+        LocalAdapter(bogus, progress=False)

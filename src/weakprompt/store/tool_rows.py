@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 import attrs
 from sqlalchemy import Connection, Select, select
@@ -105,11 +106,11 @@ def fetch_definitions_by_name(conn: Connection, name: str) -> list[ToolDefinitio
     return [_definition(*row) for row in conn.execute(query)]
 
 
-def _links(conn: Connection, query: Select[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+def _links(conn: Connection, query: Select[Any, Any]) -> dict[str, tuple[str, ...]]:
     """Rows of (commit_hash, set_hash) -> tool hashes per commit, in the query's order."""
     sets: dict[str, str] = {}
-    for commit_hash, set_hash in conn.execute(query):
-        sets[str(commit_hash)] = str(set_hash)
+    for row in conn.execute(query):
+        sets[str(row[0])] = str(row[1])
     members = _set_members(conn, set(sets.values()))
     return {commit: members[set_hash] for commit, set_hash in sets.items()}
 

@@ -115,7 +115,7 @@ class _ReducerHandler:
     must leave no trace in STATE slices.
     """
 
-    __slots__ = ("event_type", "name", "reducer", "session", "slice_type", "unwrap")
+    __slots__ = ("active", "event_type", "is_log", "name", "reducer", "session", "slice_type", "unwrap")
 
     def __init__(
         self,
@@ -125,12 +125,18 @@ class _ReducerHandler:
         reducer: _AnyReducer,
         *,
         unwrap: bool,
+        is_log: bool,
     ) -> None:
         self.session = session
         self.slice_type = slice_type
         self.event_type = event_type
         self.reducer = reducer
         self.unwrap = unwrap
+        # A slice's policy never changes once set, so it can be fixed here.
+        self.is_log = is_log
+        # Cleared when the reducer is replaced or the session closes, so an
+        # event already on its way to this handler is not applied.
+        self.active = True
         reducer_name = getattr(reducer, "__qualname__", None) or repr(reducer)
         source = f"ToolInvoked value {event_type.__name__}" if unwrap else event_type.__name__
         self.name = (
@@ -313,11 +319,14 @@ class Session:
             if self._closed:
                 raise ConfigurationError(f"session {self._session_id} is closed")
             self.set_policy(slice_key, policy)
-            handlers = [_ReducerHandler(self, slice_key, event_key, any_reducer, unwrap=False)]
+            is_log = policy is SlicePolicy.LOG
+            handlers = [_ReducerHandler(self, slice_key, event_key, any_reducer, unwrap=False, is_log=is_log)]
             # A reducer on ToolInvoked or one of its bases already sees the event
             # itself; feeding it the value too would apply one call twice.
             if not issubclass(ToolInvoked, event_key):
-                handlers.append(_ReducerHandler(self, slice_key, event_key, any_reducer, unwrap=True))
+                handlers.append(
+                    _ReducerHandler(self, slice_key, event_key, any_reducer, unwrap=True, is_log=is_log)
+                )
             self._unsubscribe((slice_key, event_key))
             self._handlers[(slice_key, event_key)] = tuple(handlers)
             for handler in handlers:
@@ -327,15 +336,16 @@ class Session:
 
     def _unsubscribe(self, key: tuple[type[object], type[object]]) -> None:
         for handler in self._handlers.pop(key, ()):
+            handler.active = False
             self._dispatcher.unsubscribe(ToolInvoked if handler.unwrap else handler.event_type, handler)
 
     def _reduce(self, handler: _ReducerHandler, event: object) -> None:
         """Apply one reducer atomically; on any error the slice is untouched."""
         slice_type = handler.slice_type
         with self._lock:
-            if self._handlers.get((slice_type, handler.event_type), ()).count(handler) == 0:
+            if not handler.active:
                 return  # replaced or closed while the event was in flight
-            log = self._log_slice(slice_type) if slice_type in self._log_types else None
+            log = self._log_slice(slice_type) if handler.is_log else None
             if log is not None and handler.reducer is append:
                 log.extend((event,))  # the common case, O(1)
                 return

@@ -84,7 +84,7 @@ _json = st.recursive(
 
 @given(st.dictionaries(st.text(max_size=6), _json, max_size=5))
 def test_hash_is_independent_of_insertion_order(extra: dict[str, Any]) -> None:
-    schema = {"name": "t", **extra}
+    schema = {**extra, "name": "t"}
     reversed_schema = dict(reversed(list(schema.items())))
     assert hash_tool_schema(schema) == hash_tool_schema(reversed_schema)
 
@@ -97,6 +97,9 @@ def test_non_json_schema_is_an_error_naming_the_tool(t: Transcript, store: Store
         t.user("x", tools=[bad])
     with pytest.raises(TranscriptError, match="tool 'broken_tool'"):
         hash_tool_schema(bad)
+    with pytest.raises(TranscriptError, match="tool #0 schema is not JSON"):
+        hash_tool_schema({"parameters": {1j: 2}})
+    assert len(hash_tool_schema({"no": "name needed to hash"})) == 64
     assert rows(store, "commits") == 0
     assert t.get_tools() == []
 

@@ -30,13 +30,29 @@ __all__ = [
 
 
 def hash_tool_schema(schema: Mapping[str, JSONValue]) -> str:
-    """sha256 hex of the schema's canonical JSON; TranscriptError if it is not JSON."""
-    return _prepare(schema, index=0).content_hash
+    """sha256 hex of the schema's canonical JSON; TranscriptError (naming the tool) if it is not JSON."""
+    return _digest(_canonical(schema, _label(schema, 0)))
+
+
+def _label(schema: Mapping[str, JSONValue], index: int) -> str:
+    name = tool_schema_name(schema)
+    return f"tool {name!r} (#{index})" if name else f"tool #{index}"
+
+
+def _canonical(schema: Mapping[str, JSONValue], label: str) -> str:
+    try:
+        return canonical_json(schema)
+    except (TypeError, ValueError) as exc:
+        raise TranscriptError(f"{label} schema is not JSON-serialisable: {exc}") from exc
+
+
+def _digest(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def hash_tool_set(tool_hashes: Sequence[str]) -> str:
     """Identity of an ordered tool set: order matters, as it does to providers."""
-    return hashlib.sha256(canonical_json(list(tool_hashes)).encode("utf-8")).hexdigest()
+    return _digest(canonical_json(list(tool_hashes)))
 
 
 @attrs.frozen
@@ -54,17 +70,13 @@ def _prepare(schema: object, *, index: int) -> PreparedTool:
         raise TranscriptError(f"tool #{index} must be a JSON object (dict), got {type(schema).__name__}")
     mapping: Mapping[str, JSONValue] = schema  # pyright: ignore[reportUnknownVariableType]
     name = tool_schema_name(mapping)
-    label = f"tool {name!r} (#{index})" if name else f"tool #{index}"
+    label = _label(mapping, index)
     if name is None:
         raise TranscriptError(f"{label} has no name: expected 'name' or 'function.name'")
-    try:
-        canonical = canonical_json(mapping)
-    except (TypeError, ValueError) as exc:
-        raise TranscriptError(f"{label} schema is not JSON-serialisable: {exc}") from exc
+    canonical = _canonical(mapping, label)
     # Round-trip so what is kept in memory is exactly what the database returns.
     stored: JSONObject = json.loads(canonical)
-    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-    return PreparedTool(content_hash=digest, name=name, canonical=canonical, schema=stored)
+    return PreparedTool(content_hash=_digest(canonical), name=name, canonical=canonical, schema=stored)
 
 
 def prepare_tools(tools: Sequence[Mapping[str, JSONValue]]) -> tuple[PreparedTool, ...]:

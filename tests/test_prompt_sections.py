@@ -207,3 +207,20 @@ def test_predicate_with_default_capture_gets_params_only() -> None:
     )
     assert section.is_enabled(Greeting("a"), object())  # type: ignore[arg-type]
     assert not section.is_enabled(Greeting("b"), object())  # type: ignore[arg-type]
+
+
+def test_field_values_format_once_and_behave_as_a_mapping() -> None:
+    from weakprompt.prompt.template import FieldValues, format_value
+
+    values = FieldValues(Greeting("Al", 2))
+    assert len(values) == 0
+    assert values["count"] == "2"
+    assert values["count"] is values["count"]
+    assert list(values) == ["count"] and len(values) == 1
+    with pytest.raises(KeyError):
+        values["missing"]
+    with pytest.raises(KeyError):
+        FieldValues(None)["name"]
+    assert format_value(1.5) == "1.5"
+    assert format_value(float("inf")) == "Infinity"
+    assert format_value(False) == "false"

@@ -236,7 +236,7 @@ def test_custom_section_subclass_renders() -> None:
         def override_source(self) -> str:
             return self.text
 
-        def render_body(self, params: None, *, override: object = None) -> str:
+        def render_body(self, params: None, *, override: object = None, values: object = None) -> str:
             return self.text.upper()
 
     from weakprompt.prompt import Prompt

@@ -19,7 +19,7 @@ from .keys import SectionPath, format_path
 from .overrides import PromptOverrides, ToolOverride
 from .rendered import RenderedPrompt, RenderedSection
 from .section import AnySection, Visibility
-from .template import CompiledTemplate
+from .template import CompiledTemplate, FieldValues
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -130,6 +130,7 @@ class _Walk:
     hashes: list[str] = attrs.field(factory=list[str])
     rendered: list[RenderedSection] = attrs.field(factory=list[RenderedSection])
     summarized: list[str] = attrs.field(factory=list[str])
+    values: dict[int, FieldValues] = attrs.field(factory=dict[int, FieldValues])
 
     def params_for(self, section: AnySection, path: SectionPath) -> object | None:
         params_type = section.params_type
@@ -152,36 +153,47 @@ class _Walk:
         self.schemas.append(entry.schema)
         self.hashes.append(entry.hash)
 
-    def walk(self, sections: tuple[AnySection, ...], parent: SectionPath, numbering: tuple[int, ...]) -> None:
+    def values_for(self, params: object | None) -> FieldValues:
+        """Formatted fields of ``params``, shared by every section bound to the same object."""
+        key = id(params)
+        values = self.values.get(key)
+        if values is None:
+            values = self.values[key] = FieldValues(params)
+        return values
+
+    def walk(self, sections: tuple[AnySection, ...], parent: SectionPath, prefix: str, depth: int) -> None:
         count = 0
+        hashes = "#" * min(depth + 2, _MAX_HEADING)
         for section in sections:
-            path = (*parent, section.key)
             if section.enabled is False:
                 continue
+            path = (*parent, section.key)
             params = self.params_for(section, path)
             if not section.is_enabled(params, self.session):
                 continue
             count += 1
-            number_parts = (*numbering, count)
-            number = ".".join(str(n) for n in number_parts)
-            heading = f"{'#' * min(len(number_parts) + 1, _MAX_HEADING)} {number}. {section.title}"
+            number = f"{prefix}{count}"
+            heading = f"{hashes} {number}. {section.title}"
+            values = self.values_for(params)
             collapsed = section.visibility is Visibility.SUMMARY and section.key not in self.expanded
             self.rendered.append(
                 RenderedSection(path=path, number=number, title=section.title, summarized=collapsed)
             )
             if collapsed:
                 self.summarized.append(section.key)
-                summary = section.render_summary(params)
+                summary = section.render_summary(params, values)
                 self.blocks.append(f"{heading}\n\n{summary}\n\n{expansion_hint(section.key)}")
                 continue
-            body = section.render_body(params, override=self.overrides.sections.get(path))
+            override = self.overrides.sections.get(path) if self.overrides.sections else None
+            body = section.render_body(params, override=override, values=values)
             self.blocks.append(f"{heading}\n\n{body}" if body else heading)
             for tool in section.tools:
                 self.offer(tool)
                 examples = self.template.examples_text(tool.name)
                 if examples:
                     self.blocks.append(examples)
-            self.walk(section.children, path, number_parts)
+            if section.children:
+                self.walk(section.children, path, f"{number}.", depth + 1)
 
 
 def render_template(
@@ -200,7 +212,7 @@ def render_template(
         expanded=expanded,
         overrides=resolve_overrides(template, overrides),
     )
-    walk.walk(template.sections, (), ())
+    walk.walk(template.sections, (), "", 0)
     if walk.summarized:
         walk.offer(open_sections_tool(walk.summarized))
     return RenderedPrompt(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import enum
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
 
 import attrs
@@ -150,8 +150,18 @@ class Section(abc.ABC, Generic[P]):
         """The body text an override replaces and whose hash the descriptor records."""
 
     @abc.abstractmethod
-    def render_body(self, params: P | None, *, override: CompiledTemplate | None = None) -> str:
-        """The body text for ``params`` (``override`` replaces the template when given)."""
+    def render_body(
+        self,
+        params: P | None,
+        *,
+        override: CompiledTemplate | None = None,
+        values: Mapping[str, str] | None = None,
+    ) -> str:
+        """The body text for ``params``.
+
+        ``override`` replaces the template when given; ``values`` are the params'
+        fields already formatted (shared by the sections of one render).
+        """
 
     # -- shared behaviour ----------------------------------------------------------
 
@@ -164,11 +174,11 @@ class Section(abc.ABC, Generic[P]):
             return bool(cast("Callable[[P | None, Session | None], bool]", enabled)(params, session))
         return bool(cast("Callable[[P | None], bool]", enabled)(params))
 
-    def render_summary(self, params: P | None) -> str:
+    def render_summary(self, params: P | None, values: Mapping[str, str] | None = None) -> str:
         """The summary text shown while the section is collapsed."""
         if self._summary_template is None:
             raise PromptValidationError(f"section {self.key!r} has no summary")
-        return self._summary_template.render(params)
+        return self._summary_template.render(params, values)
 
     def validate_override(self, body: str) -> CompiledTemplate:
         """Compile an override body, raising if it uses placeholders this section lacks."""
@@ -200,5 +210,11 @@ class MarkdownSection(Section[P]):
     def override_source(self) -> str:
         return self.template
 
-    def render_body(self, params: P | None, *, override: CompiledTemplate | None = None) -> str:
-        return (override or self._compiled).render(params)
+    def render_body(
+        self,
+        params: P | None,
+        *,
+        override: CompiledTemplate | None = None,
+        values: Mapping[str, str] | None = None,
+    ) -> str:
+        return (override or self._compiled).render(params, values)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import math
 import string
 import textwrap
+from collections.abc import Iterator, Mapping
 
 import attrs
 
@@ -23,6 +25,7 @@ __all__ = [
     "is_params_type",
     "placeholders",
     "CompiledTemplate",
+    "FieldValues",
 ]
 
 
@@ -72,13 +75,47 @@ def format_value(value: object) -> str:
     """How a field value appears in text: strings verbatim, the rest as compact JSON."""
     if isinstance(value, str):
         return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
     if isinstance(value, enum.Enum):
         return format_value(value.value)
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or isinstance(value, float):
         return json.dumps(value)
     from ..serde import dump
 
     return json.dumps(dump(value), ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+
+
+class FieldValues(Mapping[str, str]):
+    """The formatted fields of one params object, each formatted at most once.
+
+    A render creates one per params object, so sections sharing params do not
+    format the same values again.
+    """
+
+    __slots__ = ("_cache", "_params")
+
+    def __init__(self, params: object | None) -> None:
+        self._params = params
+        self._cache: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> str:
+        cached = self._cache.get(name)
+        if cached is None:
+            if self._params is None or not hasattr(self._params, name):
+                raise KeyError(name)
+            cached = self._cache[name] = format_value(getattr(self._params, name))
+        return cached
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cache)
+
+    def __len__(self) -> int:
+        return len(self._cache)
 
 
 @attrs.frozen
@@ -98,9 +135,12 @@ class CompiledTemplate:
         # A template without placeholders renders the same every time.
         object.__setattr__(self, "_static", None if identifiers else tmpl.substitute({}).strip())
 
-    def render(self, params: object | None) -> str:
-        """Fill placeholders from ``params`` fields and trim surrounding blank space."""
+    def render(self, params: object | None, values: Mapping[str, str] | None = None) -> str:
+        """Fill placeholders from ``params`` fields and trim surrounding blank space.
+
+        ``values`` (a :class:`FieldValues` of ``params``) lets callers share
+        formatted values between templates.
+        """
         if self._static is not None:
             return self._static
-        values = {name: format_value(getattr(params, name)) for name in self.identifiers}
-        return self._template.substitute(values).strip()
+        return self._template.substitute(values if values is not None else FieldValues(params)).strip()

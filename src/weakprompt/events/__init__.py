@@ -13,7 +13,7 @@ from ._dispatcher import (
     EventHandlerError,
     HandlerFailure,
 )
-from ._types import PromptExecuted, PromptRendered, ToolInvoked, new_event_id
+from ._types import PromptExecuted, PromptRendered, ToolInvoked, ToolOutputExtracted, new_event_id
 
 __all__ = [
     "DispatchResult",
@@ -24,5 +24,6 @@ __all__ = [
     "PromptExecuted",
     "PromptRendered",
     "ToolInvoked",
+    "ToolOutputExtracted",
     "new_event_id",
 ]

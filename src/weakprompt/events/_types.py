@@ -18,7 +18,7 @@ from ..messages import Usage
 if TYPE_CHECKING:
     from ..tools import ToolResult
 
-__all__ = ["PromptExecuted", "PromptRendered", "ToolInvoked", "new_event_id"]
+__all__ = ["PromptExecuted", "PromptRendered", "ToolInvoked", "ToolOutputExtracted", "new_event_id"]
 
 
 _VERSION_MASK = ~(0xF000 << 64) & ~(0xC000 << 48)
@@ -106,5 +106,25 @@ class PromptExecuted:
     usage: Usage
     turns: int
     session_id: str | None
+    created_at: datetime
+    event_id: str = attrs.field(factory=new_event_id)
+
+
+@attrs.frozen(kw_only=True)
+class ToolOutputExtracted:
+    """The ``tool_output`` tool answered a request about one stored output.
+
+    ``strategy`` is the strategy whose text reached the model (``truncate``
+    after a fallback); ``fallback_reason`` says why the chosen strategy
+    failed, or is ``None`` when it worked. ``usage`` adds up the extraction's
+    own model calls, so subscribers can count what extraction costs.
+    """
+
+    session_id: str | None
+    handle: str
+    tool_name: str
+    strategy: str
+    fallback_reason: str | None
+    usage: Usage
     created_at: datetime
     event_id: str = attrs.field(factory=new_event_id)

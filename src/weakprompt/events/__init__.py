@@ -13,7 +13,14 @@ from ._dispatcher import (
     EventHandlerError,
     HandlerFailure,
 )
-from ._types import PromptExecuted, PromptRendered, ToolInvoked, ToolOutputExtracted, new_event_id
+from ._types import (
+    PromptExecuted,
+    PromptRendered,
+    ToolInvoked,
+    ToolOutputExtracted,
+    ToolResultSummarized,
+    new_event_id,
+)
 
 __all__ = [
     "DispatchResult",
@@ -25,5 +32,6 @@ __all__ = [
     "PromptRendered",
     "ToolInvoked",
     "ToolOutputExtracted",
+    "ToolResultSummarized",
     "new_event_id",
 ]

@@ -18,7 +18,14 @@ from ..messages import Usage
 if TYPE_CHECKING:
     from ..tools import ToolResult
 
-__all__ = ["PromptExecuted", "PromptRendered", "ToolInvoked", "ToolOutputExtracted", "new_event_id"]
+__all__ = [
+    "PromptExecuted",
+    "PromptRendered",
+    "ToolInvoked",
+    "ToolOutputExtracted",
+    "ToolResultSummarized",
+    "new_event_id",
+]
 
 
 _VERSION_MASK = ~(0xF000 << 64) & ~(0xC000 << 48)
@@ -126,5 +133,32 @@ class ToolOutputExtracted:
     strategy: str
     fallback_reason: str | None
     usage: Usage
+    created_at: datetime
+    event_id: str = attrs.field(factory=new_event_id)
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultSummarized:
+    """A tool result was condensed by a summarizer model before (or after) it was committed.
+
+    ``summarized_from`` is the content hash of the stored original message,
+    so the full text stays retrievable. ``error`` is set when the summarizer
+    failed: the original was then kept and ``summary_tokens`` equals
+    ``original_tokens``. ``usage`` is the summarizer's own model calls.
+    ``triggered_by`` names the hook or operation that asked for the summary;
+    ``commit_hash`` is the commit that now holds the result.
+    """
+
+    session_id: str | None
+    tool_call_id: str
+    tool_name: str
+    triggered_by: str
+    summarizer: str
+    original_tokens: int
+    summary_tokens: int
+    summarized_from: str
+    commit_hash: str
+    usage: Usage
+    error: str | None
     created_at: datetime
     event_id: str = attrs.field(factory=new_event_id)

@@ -162,6 +162,16 @@ TEMPLATE: PromptTemplate[Finding] = PromptTemplate(
 )
 
 
+DEFAULT_QUESTION = "How tall is the Eiffel Tower?"
+
+
+def build_prompt(question: str = DEFAULT_QUESTION) -> Prompt[Finding]:
+    """The bound prompt; also usable from the CLI:
+    ``weakprompt run examples/research_agent.py:build_prompt --force-tool search_notes``.
+    """
+    return Prompt(TEMPLATE).bind(Question(question))
+
+
 def _print_live(session: Session) -> None:
     def on_turn(event: ModelTurnCompleted) -> None:
         print(
@@ -204,7 +214,7 @@ def _print_transcript(store: Store, session_id: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--question", default="How tall is the Eiffel Tower?")
+    parser.add_argument("--question", default=DEFAULT_QUESTION)
     parser.add_argument("--db", default="sqlite://", help="where to keep the transcript (default: memory)")
     args = parser.parse_args(argv)
 
@@ -215,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     turns: list[ModelTurnCompleted] = []
     session.dispatcher.subscribe(ModelTurnCompleted, turns.append)
     store = Store.open(args.db)
-    prompt = Prompt(TEMPLATE).bind(Question(args.question))
+    prompt = build_prompt(args.question)
 
     print(f"question: {args.question}")
     print("loading the local model (SmolLM2-135M-Instruct)...")

@@ -26,8 +26,7 @@ from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, t
 from weakprompt.contrib.planning import Plan, PlanningStrategy, PlanningToolsSection
 from weakprompt.errors import WeakpromptError
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ForceTool, ProviderAdapter, ToolChoice
-from weakprompt.runtime.loop import evaluate
+from weakprompt.runtime import ForceTool, ProviderAdapter, ToolChoice, evaluate
 from weakprompt.session import Session
 
 TASK = "Plan how to get the flat ready for guests tonight: tidy, shop for dinner, cook."

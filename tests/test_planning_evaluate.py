@@ -7,8 +7,7 @@ import pytest
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.contrib.planning import Plan, PlanningStrategy, PlanningToolsSection, PlanStep
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ForceTool
-from weakprompt.runtime.loop import evaluate
+from weakprompt.runtime import ForceTool, evaluate
 from weakprompt.session import Session
 
 

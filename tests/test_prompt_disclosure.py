@@ -139,3 +139,23 @@ def test_summary_sections_with_full_visibility_render_fully() -> None:
     rendered = Prompt(template).render()
     assert "long text" in rendered.text
     assert rendered.tools == ()
+
+
+def test_through_the_real_dispatcher_expansion_is_raised_and_unknown_keys_fail_softly() -> None:
+    import json
+
+    from weakprompt.messages import ToolCall
+    from weakprompt.runtime import ToolDispatcher
+
+    prompt = make_prompt()
+    rendered = prompt.render()
+    dispatcher = ToolDispatcher(rendered.tools, session=Session(), prompt=prompt, rendered_prompt=rendered)
+    good = json.dumps({"section_keys": ["advanced"], "reason": "need the manual"})
+    with pytest.raises(VisibilityExpansionRequired) as info:
+        dispatcher.execute(ToolCall(id="c1", name=OPEN_SECTIONS_TOOL, arguments=good))
+    assert info.value.section_keys == ("advanced",)
+
+    bad = json.dumps({"section_keys": ["basics"], "reason": "curious"})
+    execution = dispatcher.execute(ToolCall(id="c2", name=OPEN_SECTIONS_TOOL, arguments=bad))
+    assert not execution.result.success
+    assert "unknown section key(s): basics" in execution.result.message

@@ -9,15 +9,24 @@ from __future__ import annotations
 import json
 import re
 import typing
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import OutputParseError, PromptValidationError
 from ..jsontypes import JSONObject, JSONValue
 from .template import is_params_type
 
-__all__ = ["extract_json", "output_schema", "parse_output", "validate_output_type"]
+__all__ = ["OutputT", "extract_json", "output_schema", "parse_output", "validate_output_type"]
 
 T = TypeVar("T")
+
+if TYPE_CHECKING:
+    # A prompt built without ``output_type`` is a ``PromptTemplate[None]`` for the type
+    # checker (PEP 696 default); at runtime the plain stdlib TypeVar is enough.
+    from typing_extensions import TypeVar as DefaultTypeVar
+
+    OutputT = DefaultTypeVar("OutputT", default=None)
+else:
+    OutputT = TypeVar("OutputT")
 
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[A-Za-z0-9_-]*)[ \t]*\r?\n(?P<body>.*?)```", re.DOTALL)
 

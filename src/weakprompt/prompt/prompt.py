@@ -14,6 +14,7 @@ import attrs
 
 from ..errors import PromptRenderError
 from .keys import normalize_key
+from .output import OutputT
 from .render import render_template
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Prompt"]
 
-OutputT = TypeVar("OutputT")
 T = TypeVar("T")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic
 
 import attrs
 
@@ -17,7 +17,7 @@ from ..errors import PromptValidationError
 from .descriptor import PromptDescriptor, SectionDescriptor, ToolDescriptor, section_hash, tool_hash
 from .disclosure import OPEN_SECTIONS_TOOL
 from .keys import SectionPath, format_path, normalize_key
-from .output import output_schema, validate_output_type
+from .output import OutputT, output_schema, validate_output_type
 from .overrides import validate_ns
 from .section import AnySection, Section
 from .tool_schemas import ToolSchemaCache
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from ..tools import AnyTool
 
 __all__ = ["PromptTemplate", "SectionNode"]
-
-OutputT = TypeVar("OutputT")
 
 
 @attrs.frozen

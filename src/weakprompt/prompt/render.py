@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -16,6 +16,7 @@ from ..errors import PromptRenderError, PromptValidationError
 from .descriptor import section_hash
 from .disclosure import expansion_hint, open_sections_tool
 from .keys import SectionPath, format_path
+from .output import OutputT
 from .overrides import PromptOverrides, ToolOverride
 from .rendered import RenderedPrompt, RenderedSection
 from .section import AnySection, Visibility
@@ -31,7 +32,6 @@ __all__ = ["ResolvedOverrides", "render_template", "resolve_overrides"]
 
 logger = logging.getLogger("weakprompt.prompt")
 
-OutputT = TypeVar("OutputT")
 
 _MAX_HEADING = 6
 

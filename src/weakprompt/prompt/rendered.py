@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic
 
 import attrs
 
 from ..errors import OutputParseError
 from .keys import SectionPath, format_path
-from .output import parse_output
+from .output import OutputT, parse_output
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from .descriptor import PromptDescriptor
 
 __all__ = ["RenderedPrompt", "RenderedSection"]
-
-OutputT = TypeVar("OutputT")
 
 
 @attrs.frozen

@@ -31,7 +31,14 @@ __all__ = [
     "Visibility",
 ]
 
-P = TypeVar("P")
+if TYPE_CHECKING:
+    # A section built without params is a ``Section[None]`` for the type checker (PEP 696
+    # default), matching the ``None`` its predicates receive at runtime.
+    from typing_extensions import TypeVar as DefaultTypeVar
+
+    P = DefaultTypeVar("P", default=None)
+else:
+    P = TypeVar("P")
 
 EnabledPredicate: TypeAlias = bool | Callable[[P], bool] | Callable[[P, Session | None], bool]
 """``True``/``False``, ``fn(params)`` or ``fn(params, session)``.

@@ -18,6 +18,7 @@ from ._types import (
     PromptRendered,
     ToolInvoked,
     ToolOutputExtracted,
+    ToolResultStored,
     ToolResultSummarized,
     new_event_id,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "PromptRendered",
     "ToolInvoked",
     "ToolOutputExtracted",
+    "ToolResultStored",
     "ToolResultSummarized",
     "new_event_id",
 ]

@@ -23,6 +23,7 @@ __all__ = [
     "PromptRendered",
     "ToolInvoked",
     "ToolOutputExtracted",
+    "ToolResultStored",
     "ToolResultSummarized",
     "new_event_id",
 ]
@@ -160,5 +161,26 @@ class ToolResultSummarized:
     commit_hash: str
     usage: Usage
     error: str | None
+    created_at: datetime
+    event_id: str = attrs.field(factory=new_event_id)
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultStored:
+    """A tool result was written to the tool-output store.
+
+    ``oversized`` says the model was shown the handle message instead of
+    the output itself. ``deduplicated`` says the payload was already stored
+    (same bytes), so only the small per-call row was written. ``handle`` is
+    the same for every call of the session that returned the same bytes.
+    """
+
+    session_id: str
+    tool_call_id: str
+    tool_name: str
+    handle: str
+    size_bytes: int
+    oversized: bool
+    deduplicated: bool
     created_at: datetime
     event_id: str = attrs.field(factory=new_event_id)

@@ -35,7 +35,25 @@ _LAZY: dict[str, str] = {
     "evaluate": "weakprompt.runtime",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = [
+    "__version__",
+    "ForceTool",
+    "MarkdownSection",
+    "Prompt",
+    "PromptResponse",
+    "PromptTemplate",
+    "RenderedPrompt",
+    "Session",
+    "Store",
+    "Tool",
+    "ToolContext",
+    "ToolDispatcher",
+    "ToolExample",
+    "ToolResult",
+    "Transcript",
+    "evaluate",
+    "tool",
+]
 
 if TYPE_CHECKING:
     from .prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NewType
 
 import attrs
 import pytest
@@ -352,3 +352,30 @@ def test_strings_pass_through_unchanged(text: str) -> None:
     assert parse(str, text) == text
     with pytest.raises(SerdeError):
         parse(int, text)
+
+
+UserId = NewType("UserId", int)
+
+
+def test_newtype_maps_to_its_underlying_type() -> None:
+    assert parse(UserId, 3) == 3
+    with pytest.raises(SerdeError):
+        parse(UserId, "3")
+
+
+def test_unhashable_annotations_parse_without_caching() -> None:
+    odd = Annotated[int, {"unhashable": []}]
+    assert parse(odd, 4) == 4
+    assert parse(odd, 5) == 5
+    with pytest.raises(SerdeError):
+        parse(odd, "x")
+
+
+def test_literal_with_null_and_constrained_optional() -> None:
+    assert parse(Literal["a", None], None) is None
+    assert parse(Literal["a", None], "a") == "a"
+    bounded = Annotated[int | None, Meta(ge=0)]
+    assert parse(bounded, None) is None
+    assert parse(bounded, 0) == 0
+    with pytest.raises(SerdeError):
+        parse(bounded, -1)

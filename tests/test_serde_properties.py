@@ -54,13 +54,13 @@ def test_strict_schemas_follow_the_strict_rules(shape: type, data: st.DataObject
     assert errors == []
 
 
-@given(shapes(with_formats=False), st.data())
+@given(shapes(with_formats=False, with_unions=True), st.data())
 def test_schema_accepts_exactly_what_parse_accepts(shape: type, data: st.DataObject) -> None:
     value = data.draw(fuzzy_json_for(shape))
     assert _validator(shape).is_valid(value) == _parses(shape, value), value
 
 
-@given(shapes(with_formats=False), st.data())
+@given(shapes(with_formats=False, with_unions=True), st.data())
 def test_parse_is_total_and_reports_issue_paths(shape: type, data: st.DataObject) -> None:
     value = data.draw(fuzzy_json_for(shape))
     try:

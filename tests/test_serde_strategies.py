@@ -81,11 +81,17 @@ def _make_class(field_types: list[object]) -> type:
     return dataclasses.make_dataclass(f"Shape{next(_counter)}", fields, frozen=True)
 
 
-def _extend(children: st.SearchStrategy[object], *, with_dicts: bool = True) -> st.SearchStrategy[object]:
-    dicts = [children.map(lambda tp: dict[str, tp])] if with_dicts else []  # type: ignore[valid-type]
+def _extend(
+    children: st.SearchStrategy[object], *, with_dicts: bool = True, with_unions: bool = False
+) -> st.SearchStrategy[object]:
+    extra = [children.map(lambda tp: dict[str, tp])] if with_dicts else []  # type: ignore[valid-type]
+    if with_unions:
+        # General unions can be ambiguous for round trips (str | Path), so only
+        # the schema/parse agreement test asks for them.
+        extra.append(st.lists(children, min_size=2, max_size=3).map(lambda tps: Union[tuple(tps)]))  # noqa: UP007
     return st.one_of(
         children.map(lambda tp: list[tp]),  # type: ignore[valid-type]
-        *dicts,
+        *extra,
         children.map(lambda tp: tuple[tp, ...]),  # type: ignore[valid-type]
         st.lists(children, min_size=1, max_size=3).map(lambda tps: tuple[tuple(tps)]),  # type: ignore[misc]
         children.map(lambda tp: typing.Optional[tp]),  # noqa: UP045
@@ -93,29 +99,29 @@ def _extend(children: st.SearchStrategy[object], *, with_dicts: bool = True) -> 
     )
 
 
-_FIELD_TYPES = {
-    (formats, dicts): st.recursive(
-        scalar_types(with_formats=formats),
-        functools.partial(_extend, with_dicts=dicts),
+@functools.cache
+def field_types(
+    *, with_formats: bool = True, with_dicts: bool = True, with_unions: bool = False
+) -> st.SearchStrategy[object]:
+    return st.recursive(
+        scalar_types(with_formats=with_formats),
+        functools.partial(_extend, with_dicts=with_dicts, with_unions=with_unions),
         max_leaves=5,
     )
-    for formats in (True, False)
-    for dicts in (True, False)
-}
-
-
-def field_types(*, with_formats: bool = True, with_dicts: bool = True) -> st.SearchStrategy[object]:
-    return _FIELD_TYPES[with_formats, with_dicts]
 
 
 @st.composite
 def shapes(
-    draw: st.DrawFn, *, with_formats: bool = True, with_dicts: bool = True, allow_defaults: bool = True
+    draw: st.DrawFn,
+    *,
+    with_formats: bool = True,
+    with_dicts: bool = True,
+    with_unions: bool = False,
+    allow_defaults: bool = True,
 ) -> type:
     """A random dataclass type; some trailing fields get defaults."""
-    kinds = draw(
-        st.lists(field_types(with_formats=with_formats, with_dicts=with_dicts), min_size=0, max_size=5)
-    )
+    kinds_strategy = field_types(with_formats=with_formats, with_dicts=with_dicts, with_unions=with_unions)
+    kinds = draw(st.lists(kinds_strategy, min_size=0, max_size=5))
     defaults_from = len(kinds) - draw(st.integers(0, len(kinds))) if allow_defaults else len(kinds)
     fields: list[tuple[str, object, dataclasses.Field[object]] | tuple[str, object]] = []
     for index, tp in enumerate(kinds):

@@ -217,3 +217,33 @@ def test_strict_mode_refuses_free_form_objects() -> None:
         schema(HasDict, strict=True)
     with pytest.raises(StrictSchemaError, match="root"):
         schema(list[int], strict=True)
+
+
+@dataclasses.dataclass
+class Chain:
+    label: str
+    links: list[Annotated[Chain, Meta(description="A linked chain.")]]
+
+
+def test_strict_described_self_reference_is_inlined_once_then_wrapped() -> None:
+    strict = schema(Chain, strict=True)
+    assert strict_violations(strict) == []
+    props = strict["properties"]
+    assert isinstance(props, dict)
+    links = props["links"]
+    assert isinstance(links, dict)
+    inlined = links["items"]
+    assert isinstance(inlined, dict)
+    assert inlined["description"] == "A linked chain."
+    inner_props = inlined["properties"]
+    assert isinstance(inner_props, dict)
+    inner_links = inner_props["links"]
+    assert isinstance(inner_links, dict)
+    assert inner_links["items"] == {"anyOf": [{"$ref": "#"}], "description": "A linked chain."}
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(strict)
+    deep = {"label": "a", "links": [{"label": "b", "links": [{"label": "c", "links": []}]}]}
+    assert validator.is_valid(deep)
+    wrong = {"label": "a", "links": [{"label": "b", "links": [{"label": 1, "links": []}]}]}
+    assert not validator.is_valid(wrong)

@@ -110,6 +110,8 @@ class _Builder:
     def _bare(self, tp: object, origin: object, meta: Meta | None) -> Node:
         if tp is Any or tp is object:
             return AnyNode()
+        if isinstance(tp, typing.NewType):
+            return self.node(tp.__supertype__, None)  # parse builds the underlying type
         if tp is None or tp is type(None):
             return NoneNode()
         if tp is bool:

@@ -99,8 +99,13 @@ def _chart(spec: dict[str, Any]) -> str | None:
         values = [spec["bars"][k] for k in labels]
         bars = ax.bar(labels, values, color=["#2b6cb0" if i == 0 else "#a0aec0" for i in range(len(labels))])
         for bar, value in zip(bars, values, strict=True):
-            ax.annotate(f"{value:.3g}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                        ha="center", va="bottom", fontsize=8)
+            ax.annotate(
+                f"{value:.3g}",
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+            )
         if spec.get("logy"):
             ax.set_yscale("log")
         plt.setp(ax.get_xticklabels(), rotation=15, ha="right")
@@ -136,7 +141,12 @@ def main() -> int:
         " ratios compare against a floor or a peer measured in the same process and run.",
         "",
     ]
-    goal_lines: list[str] = ["## Goals from the issues", "", "| benchmark | goal | value | met |", "|---|---|---|---|"]
+    goal_lines: list[str] = [
+        "## Goals from the issues",
+        "",
+        "| benchmark | goal | value | met |",
+        "|---|---|---|---|",
+    ]
     sections: list[str] = []
     failures = 0
     for script in scripts:
@@ -156,7 +166,7 @@ def main() -> int:
         peers = result.get("peers") or {}
         if peers:
             sections += ["Peers: " + ", ".join(f"{k} ({v})" for k, v in peers.items()), ""]
-        sections += _table(result.get("rows", [])) + [""]
+        sections += [*_table(result.get("rows", [])), ""]
         for chart in result.get("charts", []):
             png = _chart(chart)
             if png:
@@ -167,7 +177,7 @@ def main() -> int:
         for goal in result.get("goals", []):
             met = "yes" if goal.get("met") else "**no**"
             goal_lines.append(f"| {name} | {goal['goal']} | {goal.get('value', '')} | {met} |")
-    report += goal_lines + [""] + sections
+    report += [*goal_lines, "", *sections]
     (RESULTS / "REPORT.md").write_text("\n".join(report) + "\n")
     print(f"wrote {RESULTS / 'REPORT.md'}")
     return 1 if failures else 0

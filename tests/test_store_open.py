@@ -213,3 +213,32 @@ def test_database_errors_during_use_become_store_errors(tmp_path: Path) -> None:
     with Store.open(tmp_path / "e.db") as store:
         with pytest.raises(StoreError, match="no such table"), store.read() as conn:
             conn.execute(text("SELECT * FROM nope"))
+
+
+def test_portable_insert_ignore_keeps_the_first_row() -> None:
+    from weakprompt.store.sql import insert_ignore_portable
+
+    with Store.open() as store, store.write() as conn:
+        row = {"hash": "h" * 64, "content": "1", "size_bytes": 1, "created_at": "first"}
+        insert_ignore_portable(conn, tables.blobs, [row, {**row, "created_at": "second"}])
+        insert_ignore_portable(conn, tables.blobs, [{**row, "created_at": "third"}])
+        assert conn.execute(tables.blobs.select()).mappings().all() == [row]
+
+
+def test_insert_ignore_keeps_the_first_row() -> None:
+    from weakprompt.store.sql import insert_ignore
+
+    with Store.open() as store, store.write() as conn:
+        row = {"hash": "h" * 64, "content": "1", "size_bytes": 1, "created_at": "first"}
+        insert_ignore(conn, tables.blobs, [row])
+        insert_ignore(conn, tables.blobs, [{**row, "created_at": "second"}])
+        insert_ignore(conn, tables.blobs, [])
+        assert conn.execute(tables.blobs.select()).mappings().all() == [row]
+
+
+def test_postgres_insert_ignore_statement_is_built_without_a_server() -> None:
+    from weakprompt.store.sql import _statement
+
+    statement = _statement("postgresql", tables.blobs)
+    assert statement is not None and _statement("postgresql", tables.blobs) is statement
+    assert _statement("mysql", tables.blobs) is None

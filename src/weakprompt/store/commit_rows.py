@@ -6,11 +6,11 @@ import json
 from datetime import datetime
 
 import attrs
-from sqlalchemy import Connection, RowMapping, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, RowMapping, bindparam, select
 
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
+from .sql import insert_ignore
 
 __all__ = [
     "CommitRow",
@@ -43,49 +43,52 @@ class CommitRow:
 
 def put_blob(conn: Connection, blob_hash: str, canonical: str, created_at: datetime) -> None:
     """Store a blob once; a hash already present is left as it is."""
-    exists = conn.execute(select(tables.blobs.c.hash).where(tables.blobs.c.hash == blob_hash)).first()
-    if exists is not None:
-        return
-    try:
-        with conn.begin_nested():
-            conn.execute(
-                tables.blobs.insert().values(
-                    hash=blob_hash,
-                    content=canonical,
-                    size_bytes=len(canonical.encode("utf-8")),
-                    created_at=created_at.isoformat(),
-                )
-            )
-    except IntegrityError:  # pragma: no cover - another writer stored it between select and insert
-        pass
+    row = {
+        "hash": blob_hash,
+        "content": canonical,
+        "size_bytes": len(canonical.encode("utf-8")),
+        "created_at": created_at.isoformat(),
+    }
+    insert_ignore(conn, tables.blobs, [row])
+
+
+_INSERT_COMMIT = tables.commits.insert()
 
 
 def insert_commit(conn: Connection, row: CommitRow) -> None:
     conn.execute(
-        tables.commits.insert().values(
-            hash=row.hash,
-            session_id=row.session_id,
-            seq=row.seq,
-            parent_hash=row.parent_hash,
-            operation=row.operation,
-            edit_target=row.edit_target,
-            role=row.role,
-            blob_hash=row.blob_hash,
-            message=row.message,
-            metadata_json=json.dumps(row.metadata, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
-            token_count=row.token_count,
-            created_at=row.created_at.isoformat(),
-        )
+        _INSERT_COMMIT,
+        {
+            "hash": row.hash,
+            "session_id": row.session_id,
+            "seq": row.seq,
+            "parent_hash": row.parent_hash,
+            "operation": row.operation,
+            "edit_target": row.edit_target,
+            "role": row.role,
+            "blob_hash": row.blob_hash,
+            "message": row.message,
+            "metadata_json": json.dumps(
+                row.metadata, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            ),
+            "token_count": row.token_count,
+            "created_at": row.created_at.isoformat(),
+        },
     )
+
+
+_HEAD = (
+    select(tables.commits.c.hash, tables.commits.c.seq)
+    .where(tables.commits.c.session_id == bindparam("session_id"))
+    .order_by(tables.commits.c.seq.desc())
+    .limit(1)
+)
 
 
 def session_head(conn: Connection, session_id: str) -> tuple[str, int] | None:
     """``(hash, seq)`` of the newest commit of the session, or None if it has none."""
-    c = tables.commits.c
-    row = conn.execute(
-        select(c.hash, c.seq).where(c.session_id == session_id).order_by(c.seq.desc()).limit(1)
-    ).first()
-    return None if row is None else (str(row.hash), int(row.seq))
+    row = conn.execute(_HEAD, {"session_id": session_id}).first()
+    return None if row is None else (str(row[0]), int(row[1]))
 
 
 _COMMIT_COLUMNS = (
@@ -105,12 +108,18 @@ _COMMIT_COLUMNS = (
 )
 
 
-def _select_commits():  # pyright infers the Select type
-    return select(*_COMMIT_COLUMNS).join(tables.blobs, tables.blobs.c.hash == tables.commits.c.blob_hash)
+_SELECT_COMMITS = select(*_COMMIT_COLUMNS).join(
+    tables.blobs, tables.blobs.c.hash == tables.commits.c.blob_hash
+)
+_COMMIT_BY_HASH = _SELECT_COMMITS.where(tables.commits.c.hash == bindparam("hash"))
+_COMMITS_AFTER = _SELECT_COMMITS.where(
+    tables.commits.c.session_id == bindparam("session_id"), tables.commits.c.seq > bindparam("after_seq")
+).order_by(tables.commits.c.seq)
 
 
 def _to_row(m: RowMapping) -> CommitRow:
-    metadata: JSONValue = json.loads(str(m["metadata_json"]))
+    raw_metadata = str(m["metadata_json"])
+    metadata: JSONValue = {} if raw_metadata == "{}" else json.loads(raw_metadata)
     return CommitRow(
         hash=str(m["hash"]),
         session_id=str(m["session_id"]),
@@ -129,12 +138,11 @@ def _to_row(m: RowMapping) -> CommitRow:
 
 
 def fetch_commit(conn: Connection, commit_hash: str) -> CommitRow | None:
-    row = conn.execute(_select_commits().where(tables.commits.c.hash == commit_hash)).mappings().first()
+    row = conn.execute(_COMMIT_BY_HASH, {"hash": commit_hash}).mappings().first()
     return None if row is None else _to_row(row)
 
 
 def fetch_commits(conn: Connection, session_id: str, *, after_seq: int = -1) -> list[CommitRow]:
     """The session's commits with ``seq > after_seq``, oldest first (uses the (session, seq) index)."""
-    c = tables.commits.c
-    query = _select_commits().where(c.session_id == session_id, c.seq > after_seq).order_by(c.seq)
-    return [_to_row(r) for r in conn.execute(query).mappings()]
+    rows = conn.execute(_COMMITS_AFTER, {"session_id": session_id, "after_seq": after_seq})
+    return [_to_row(r) for r in rows.mappings().all()]

@@ -19,12 +19,15 @@ from collections.abc import Callable, Sequence
 
 import attrs
 from sqlalchemy import (
+    BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     Connection,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -129,11 +132,50 @@ def _v2_tool_tracking(conn: Connection) -> None:
     md.create_all(conn, tables=new)
 
 
+def _v3_tool_outputs(conn: Connection) -> None:
+    """Stored tool outputs: compressed payloads by content hash, one row per stored call."""
+    md = MetaData()
+    Table(
+        "tool_output_blobs",
+        md,
+        Column("hash", String(64), primary_key=True),
+        Column("data", LargeBinary, nullable=False),
+        Column("encoding", String(16), nullable=False),
+        Column("size_bytes", BigInteger, nullable=False),
+        Column("stored_bytes", BigInteger, nullable=False),
+        Column("created_at", String(40), nullable=False),
+    )
+    Table(
+        "tool_outputs",
+        md,
+        Column("session_id", String(255), primary_key=True),
+        Column("seq", Integer, primary_key=True, autoincrement=False),
+        Column("tool_call_id", String(255), nullable=False),
+        Column("handle", String(36), nullable=False),
+        Column("blob_hash", String(64), ForeignKey("tool_output_blobs.hash"), nullable=False),
+        Column("tool_name", String(255), nullable=False),
+        Column("arguments", Text, nullable=False),
+        Column("size_bytes", BigInteger, nullable=False),
+        Column("lines", BigInteger, nullable=False),
+        Column("tokens", BigInteger, nullable=False),
+        Column("is_error", Boolean, nullable=False),
+        Column("oversized", Boolean, nullable=False),
+        Column("summary", Text, nullable=False),
+        Column("preview", Text, nullable=False),
+        Column("created_at", String(40), nullable=False),
+        Index("ix_tool_outputs_call", "session_id", "tool_call_id"),
+        Index("ix_tool_outputs_handle", "session_id", "handle"),
+        Index("ix_tool_outputs_blob", "blob_hash"),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
     Migration(
         2, "tool tracking: tool_definitions, tool_sets, tool_set_members, commit_tools", _v2_tool_tracking
     ),
+    Migration(3, "tool outputs: tool_output_blobs, tool_outputs", _v3_tool_outputs),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

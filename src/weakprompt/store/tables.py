@@ -9,11 +9,14 @@ that a database built by the migrations matches these definitions.
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -29,6 +32,8 @@ __all__ = [
     "metadata",
     "schema_versions",
     "tool_definitions",
+    "tool_output_blobs",
+    "tool_outputs",
     "tool_set_members",
     "tool_sets",
 ]
@@ -108,4 +113,38 @@ commit_tools = Table(
     Column(
         "tool_set_hash", String(HASH_LENGTH), ForeignKey("tool_sets.set_hash"), nullable=False, index=True
     ),
+)
+
+tool_output_blobs = Table(
+    "tool_output_blobs",
+    metadata,
+    Column("hash", String(HASH_LENGTH), primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+    Column("encoding", String(16), nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
+    Column("stored_bytes", BigInteger, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+
+tool_outputs = Table(
+    "tool_outputs",
+    metadata,
+    Column("session_id", String(255), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("tool_call_id", String(255), nullable=False),
+    Column("handle", String(36), nullable=False),
+    Column("blob_hash", String(HASH_LENGTH), ForeignKey("tool_output_blobs.hash"), nullable=False),
+    Column("tool_name", String(255), nullable=False),
+    Column("arguments", Text, nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
+    Column("lines", BigInteger, nullable=False),
+    Column("tokens", BigInteger, nullable=False),
+    Column("is_error", Boolean, nullable=False),
+    Column("oversized", Boolean, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("preview", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Index("ix_tool_outputs_call", "session_id", "tool_call_id"),
+    Index("ix_tool_outputs_handle", "session_id", "handle"),
+    Index("ix_tool_outputs_blob", "blob_hash"),
 )

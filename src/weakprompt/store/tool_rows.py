@@ -8,10 +8,11 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-from sqlalchemy import Connection, Select, select
+from sqlalchemy import Connection, Select, bindparam, select
 
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
+from .sql import insert_ignore
 
 __all__ = [
     "ToolDefinition",
@@ -20,8 +21,9 @@ __all__ = [
     "fetch_links",
     "fetch_session_links",
     "link_tool_set",
-    "put_definition",
+    "put_definitions",
     "put_tool_set",
+    "tool_set_exists",
 ]
 
 
@@ -35,38 +37,37 @@ class ToolDefinition:
     created_at: datetime
 
 
-def put_definition(
-    conn: Connection, content_hash: str, name: str, canonical: str, created_at: datetime
+def put_definitions(
+    conn: Connection, definitions: Sequence[tuple[str, str, str]], created_at: datetime
 ) -> None:
-    """Store a schema once; an existing hash is left untouched (its first created_at stays)."""
-    c = tables.tool_definitions.c
-    if conn.execute(select(c.content_hash).where(c.content_hash == content_hash)).first() is not None:
-        return
-    conn.execute(
-        tables.tool_definitions.insert().values(
-            content_hash=content_hash, name=name, schema_json=canonical, created_at=created_at.isoformat()
-        )
-    )
+    """Store ``(content_hash, name, canonical_json)`` schemas once; a stored hash keeps its created_at."""
+    rows = [
+        {"content_hash": h, "name": name, "schema_json": canonical, "created_at": created_at.isoformat()}
+        for h, name, canonical in definitions
+    ]
+    insert_ignore(conn, tables.tool_definitions, rows)
+
+
+_SET_EXISTS = select(tables.tool_sets.c.set_hash).where(tables.tool_sets.c.set_hash == bindparam("set_hash"))
+
+
+def tool_set_exists(conn: Connection, set_hash: str) -> bool:
+    return conn.execute(_SET_EXISTS, {"set_hash": set_hash}).first() is not None
 
 
 def put_tool_set(conn: Connection, set_hash: str, tool_hashes: Sequence[str], created_at: datetime) -> None:
-    """Store an ordered tool set once; its members must already be stored."""
-    c = tables.tool_sets.c
-    if conn.execute(select(c.set_hash).where(c.set_hash == set_hash)).first() is not None:
-        return
-    conn.execute(
-        tables.tool_sets.insert().values(
-            set_hash=set_hash, tool_count=len(tool_hashes), created_at=created_at.isoformat()
-        )
-    )
-    conn.execute(
-        tables.tool_set_members.insert(),
-        [{"set_hash": set_hash, "position": i, "tool_hash": h} for i, h in enumerate(tool_hashes)],
-    )
+    """Store an ordered tool set once; its member definitions must already be stored."""
+    inserted = {"set_hash": set_hash, "tool_count": len(tool_hashes), "created_at": created_at.isoformat()}
+    insert_ignore(conn, tables.tool_sets, [inserted])
+    members = [{"set_hash": set_hash, "position": i, "tool_hash": h} for i, h in enumerate(tool_hashes)]
+    insert_ignore(conn, tables.tool_set_members, members)
+
+
+_LINK = tables.commit_tools.insert()
 
 
 def link_tool_set(conn: Connection, commit_hash: str, set_hash: str) -> None:
-    conn.execute(tables.commit_tools.insert().values(commit_hash=commit_hash, tool_set_hash=set_hash))
+    conn.execute(_LINK, {"commit_hash": commit_hash, "tool_set_hash": set_hash})
 
 
 def _definition(

@@ -29,8 +29,9 @@ from ..store.tool_rows import (
     fetch_links,
     fetch_session_links,
     link_tool_set,
-    put_definition,
+    put_definitions,
     put_tool_set,
+    tool_set_exists,
 )
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from .compiled import CompiledContext
@@ -90,6 +91,8 @@ class Transcript:
         self._state = CompileState()
         self._compiled: CompiledContext | None = None
         self._tool_cache: dict[str, tuple[JSONObject, int]] = {}
+        # Tool sets are immutable and shared store-wide, so once seen stored they stay stored.
+        self._stored_sets: set[str] = set()
 
     # -- identity -----------------------------------------------------------------------------------
 
@@ -274,13 +277,16 @@ class Transcript:
                 put_blob(conn, blob_hash, canonical, now)
                 insert_commit(conn, row)
                 if linked:
-                    for tool in {t.content_hash: t for t in linked}.values():
-                        put_definition(conn, tool.content_hash, tool.name, tool.canonical, now)
                     tool_hashes = [t.content_hash for t in linked]
                     set_hash = hash_tool_set(tool_hashes)
-                    put_tool_set(conn, set_hash, tool_hashes, now)
+                    if set_hash not in self._stored_sets and not tool_set_exists(conn, set_hash):
+                        unique = {t.content_hash: t for t in linked}.values()
+                        put_definitions(conn, [(t.content_hash, t.name, t.canonical) for t in unique], now)
+                        put_tool_set(conn, set_hash, tool_hashes, now)
                     link_tool_set(conn, digest, set_hash)
             info = commit_info(row)
+            if linked:
+                self._stored_sets.add(hash_tool_set([t.content_hash for t in linked]))
             for tool in linked:
                 self._tool_cache.setdefault(
                     tool.content_hash, (tool.schema, self._counter.count(tool.canonical))

@@ -1,0 +1,215 @@
+"""SQL for stored tool outputs: plain rows in and out, no policy.
+
+Payloads live once per content hash in ``tool_output_blobs`` (compressed);
+``tool_outputs`` has one small row per stored call, ordered per session by
+``seq``. A session's rows can be deleted, and payloads no row refers to any
+more are deleted with them.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from datetime import datetime
+
+import attrs
+from sqlalchemy import Connection, RowMapping, delete, exists, func, select
+
+from ..errors import StoreError
+from . import tables
+from .sql import insert_ignore
+
+__all__ = [
+    "ZLIB_ENCODING",
+    "OutputRow",
+    "blob_exists",
+    "compress",
+    "delete_orphan_blobs",
+    "delete_outputs",
+    "fetch_blob",
+    "find_by_call",
+    "find_by_handle",
+    "has_oversized",
+    "insert_output",
+    "known_call_ids",
+    "list_outputs",
+    "next_output_seq",
+    "put_output_blob",
+]
+
+ZLIB_ENCODING = "zlib"
+
+_outputs = tables.tool_outputs
+_blobs = tables.tool_output_blobs
+
+
+@attrs.frozen(kw_only=True)
+class OutputRow:
+    """One ``tool_outputs`` row."""
+
+    session_id: str
+    seq: int
+    tool_call_id: str
+    handle: str
+    blob_hash: str
+    tool_name: str
+    arguments: str
+    size_bytes: int
+    lines: int
+    tokens: int
+    is_error: bool
+    oversized: bool
+    summary: str
+    preview: str
+    created_at: datetime
+
+
+def compress(data: bytes) -> bytes:
+    return zlib.compress(data, 6)
+
+
+def blob_exists(conn: Connection, blob_hash: str) -> bool:
+    return conn.execute(select(exists().where(_blobs.c.hash == blob_hash))).scalar() is True
+
+
+def put_output_blob(
+    conn: Connection, blob_hash: str, compressed: bytes, size_bytes: int, created_at: datetime
+) -> None:
+    """Store one compressed payload; a hash already present is left as it is."""
+    row = {
+        "hash": blob_hash,
+        "data": compressed,
+        "encoding": ZLIB_ENCODING,
+        "size_bytes": size_bytes,
+        "stored_bytes": len(compressed),
+        "created_at": created_at.isoformat(),
+    }
+    insert_ignore(conn, _blobs, [row])
+
+
+def fetch_blob(conn: Connection, blob_hash: str) -> bytes:
+    """The payload stored under ``blob_hash``, decompressed and checked against its size."""
+    row = conn.execute(
+        select(_blobs.c.data, _blobs.c.encoding, _blobs.c.size_bytes).where(_blobs.c.hash == blob_hash)
+    ).first()
+    if row is None:
+        raise StoreError(f"stored tool output {blob_hash[:12]} is missing its payload: the store is damaged")
+    data, encoding, size = bytes(row[0]), str(row[1]), int(row[2])
+    if encoding != ZLIB_ENCODING:
+        raise StoreError(f"stored tool output {blob_hash[:12]} uses unknown encoding {encoding!r}")
+    try:
+        payload = zlib.decompress(data)
+    except zlib.error as exc:
+        raise StoreError(f"stored tool output {blob_hash[:12]} cannot be decompressed: {exc}") from exc
+    if len(payload) != size:
+        raise StoreError(
+            f"stored tool output {blob_hash[:12]} has {len(payload)} bytes, the store recorded {size}"
+        )
+    return payload
+
+
+def next_output_seq(conn: Connection, session_id: str) -> int:
+    last = conn.execute(select(func.max(_outputs.c.seq)).where(_outputs.c.session_id == session_id)).scalar()
+    return 0 if last is None else int(last) + 1
+
+
+def insert_output(conn: Connection, row: OutputRow) -> None:
+    values = attrs.asdict(row)
+    values["created_at"] = row.created_at.isoformat()
+    conn.execute(_outputs.insert(), [values])
+
+
+def _row(mapping: RowMapping) -> OutputRow:
+    return OutputRow(
+        session_id=str(mapping["session_id"]),
+        seq=int(mapping["seq"]),
+        tool_call_id=str(mapping["tool_call_id"]),
+        handle=str(mapping["handle"]),
+        blob_hash=str(mapping["blob_hash"]),
+        tool_name=str(mapping["tool_name"]),
+        arguments=str(mapping["arguments"]),
+        size_bytes=int(mapping["size_bytes"]),
+        lines=int(mapping["lines"]),
+        tokens=int(mapping["tokens"]),
+        is_error=bool(mapping["is_error"]),
+        oversized=bool(mapping["oversized"]),
+        summary=str(mapping["summary"]),
+        preview=str(mapping["preview"]),
+        created_at=datetime.fromisoformat(str(mapping["created_at"])),
+    )
+
+
+def find_by_call(conn: Connection, session_id: str, tool_call_id: str) -> OutputRow | None:
+    """The newest row of ``tool_call_id`` in the session (ids are meant to be unique; the last wins)."""
+    query = (
+        select(_outputs)
+        .where(_outputs.c.session_id == session_id, _outputs.c.tool_call_id == tool_call_id)
+        .order_by(_outputs.c.seq.desc())
+        .limit(1)
+    )
+    found = conn.execute(query).mappings().first()
+    return None if found is None else _row(found)
+
+
+def find_by_handle(conn: Connection, session_id: str, handle: str) -> OutputRow | None:
+    """The first call of the session that stored the output behind ``handle``."""
+    query = (
+        select(_outputs)
+        .where(_outputs.c.session_id == session_id, _outputs.c.handle == handle)
+        .order_by(_outputs.c.seq)
+        .limit(1)
+    )
+    found = conn.execute(query).mappings().first()
+    return None if found is None else _row(found)
+
+
+def list_outputs(conn: Connection, session_id: str) -> list[OutputRow]:
+    query = select(_outputs).where(_outputs.c.session_id == session_id).order_by(_outputs.c.seq)
+    return [_row(m) for m in conn.execute(query).mappings()]
+
+
+def has_oversized(conn: Connection, session_id: str) -> bool:
+    condition = (_outputs.c.session_id == session_id) & _outputs.c.oversized.is_(True)
+    return conn.execute(select(exists().where(condition))).scalar() is True
+
+
+def known_call_ids(conn: Connection, session_id: str, limit: int) -> list[str]:
+    """Up to ``limit`` tool_call_ids of the session, newest first, without repeats."""
+    query = (
+        select(_outputs.c.tool_call_id, func.max(_outputs.c.seq).label("last"))
+        .where(_outputs.c.session_id == session_id)
+        .group_by(_outputs.c.tool_call_id)
+        .order_by(func.max(_outputs.c.seq).desc())
+        .limit(limit)
+    )
+    return [str(r[0]) for r in conn.execute(query)]
+
+
+def delete_outputs(conn: Connection, session_id: str, seqs: Iterable[int] | None = None) -> set[str]:
+    """Delete the session's rows (all, or those with the given ``seqs``); returns their payload hashes."""
+    condition = _outputs.c.session_id == session_id
+    if seqs is not None:
+        wanted = sorted(set(seqs))
+        if not wanted:
+            return set()
+        condition = condition & _outputs.c.seq.in_(wanted)
+    hashes = {str(h) for h in conn.execute(select(_outputs.c.blob_hash).where(condition)).scalars()}
+    conn.execute(delete(_outputs).where(condition))
+    return hashes
+
+
+def delete_orphan_blobs(conn: Connection, hashes: Iterable[str]) -> int:
+    """Delete those payloads no row refers to any more; returns how many went."""
+    candidates = sorted(set(hashes))
+    if not candidates:
+        return 0
+    used = {
+        str(h)
+        for h in conn.execute(
+            select(_outputs.c.blob_hash).where(_outputs.c.blob_hash.in_(candidates)).distinct()
+        ).scalars()
+    }
+    orphans = [h for h in candidates if h not in used]
+    if orphans:
+        conn.execute(delete(_blobs).where(_blobs.c.hash.in_(orphans)))
+    return len(orphans)

@@ -1,0 +1,50 @@
+"""Keeping the original of a rewritten tool result, addressable by its content hash.
+
+When a hook edits or summarizes a result before it is committed, the text
+the tool really returned never becomes a commit. It is stored as a blob
+instead, in the same form a commit stores its message, so its hash is the
+hash the unmodified commit would have had, and
+:meth:`Transcript.get_blob` returns it as a :class:`Message`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from sqlalchemy import select
+
+from ..canonical import canonical_json, content_hash
+from ..errors import TranscriptError
+from ..messages import Message
+from ..store import tables
+from ..store.commit_rows import put_blob
+from ..store.store import Store
+from .records import message_from_payload, message_payload
+
+__all__ = ["load_message_blob", "store_message_blob"]
+
+
+def store_message_blob(store: Store, message: Message, now: datetime) -> str:
+    """Store ``message`` as a content-addressed blob (once) and return its hash.
+
+    Written in its own transaction: if the commit that refers to it then
+    fails, an unreferenced blob is all that remains, which is harmless.
+    """
+    payload = message_payload(message)
+    digest = content_hash(payload)
+    with store.write() as conn:
+        put_blob(conn, digest, canonical_json(payload), now)
+    return digest
+
+
+def load_message_blob(store: Store, blob_hash: str) -> Message:
+    """The message stored under ``blob_hash``; TranscriptError when there is none."""
+    if not isinstance(blob_hash, str) or not blob_hash:
+        raise TranscriptError(f"a blob hash must be a non-empty string, got {blob_hash!r}")
+    query = select(tables.blobs.c.content).where(tables.blobs.c.hash == blob_hash)
+    with store.read() as conn:
+        row = conn.execute(query).first()
+    if row is None:
+        raise TranscriptError(f"no stored blob {blob_hash!r}")
+    return message_from_payload(json.loads(str(row[0])), {})

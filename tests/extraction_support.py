@@ -60,7 +60,9 @@ def answer(text: str) -> AssistantTurn:
 
 def log_lines(count: int, needle_at: int | None = None, needle: str = "NEEDLE secret=4711") -> bytes:
     """``count`` ordinary log lines; line ``needle_at`` (1-based) holds the needle."""
-    lines = [f"2026-01-01T00:00:{i % 60:02d} INFO worker-{i % 7} processed batch {i}" for i in range(1, count + 1)]
+    lines = [
+        f"2026-01-01T00:00:{i % 60:02d} INFO worker-{i % 7} processed batch {i}" for i in range(1, count + 1)
+    ]
     if needle_at is not None:
         lines[needle_at - 1] = f"2026-01-01T00:00:00 ERROR {needle}"
     return ("\n".join(lines) + "\n").encode()
@@ -68,7 +70,11 @@ def log_lines(count: int, needle_at: int | None = None, needle: str = "NEEDLE se
 
 def source(data: bytes, *, handle: str = "h-1", session_id: str | None = None) -> ExtractionSource:
     return ExtractionSource(
-        handle=handle, tool_name="fetch_logs", arguments='{"service": "api"}', data=data, session_id=session_id
+        handle=handle,
+        tool_name="fetch_logs",
+        arguments='{"service": "api"}',
+        data=data,
+        session_id=session_id,
     )
 
 
@@ -86,7 +92,9 @@ def grep_then_read_agent(pattern: str = "NEEDLE") -> Callable[[ModelRequest], As
             if hit is None:
                 return wrapped(request, "NO RELEVANT DATA FOUND\nThe grep found nothing.")
             offset = int(hit.group(1))
-            return tool_call_turn(tool_call("read", {"handle": handle.group(1), "offset": offset, "limit": 1}))
+            return tool_call_turn(
+                tool_call("read", {"handle": handle.group(1), "offset": offset, "limit": 1})
+            )
         assert last.role == "tool" and last.name == "read", last
         line = last.content.splitlines()[1]
         return wrapped(request, f"Found it at {line}")
@@ -94,5 +102,7 @@ def grep_then_read_agent(pattern: str = "NEEDLE") -> Callable[[ModelRequest], As
     return reply
 
 
-def adapter(fn: Callable[[ModelRequest], AssistantTurn | str], *, window: int | None = None) -> FunctionAdapter:
+def adapter(
+    fn: Callable[[ModelRequest], AssistantTurn | str], *, window: int | None = None
+) -> FunctionAdapter:
     return FunctionAdapter(fn, name="extractor", model="test-extractor", context_window=window)

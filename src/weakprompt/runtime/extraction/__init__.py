@@ -35,6 +35,7 @@ from .tool_output_tool import (
     FixedSchemaTool,
     SourceLookup,
     ToolOutputParams,
+    context_extractor,
     make_tool_output_tool,
 )
 from .truncate import MIN_TRUNCATE_BYTES, truncate_text
@@ -74,6 +75,7 @@ __all__ = [
     "chunk_count",
     "chunk_spans",
     "compile_pattern",
+    "context_extractor",
     "count_lines",
     "decode_text",
     "document_stats",

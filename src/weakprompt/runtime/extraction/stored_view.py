@@ -177,8 +177,7 @@ class StoredOutputView:
         for hit in hits:
             first = max(0, hit.line - around, previous + 1)
             last = min(len(self.lines) - 1, hit.line + around)
-            if previous >= 0 and first > previous + 1 and not reply.add("--"):
-                break
+            separate = previous >= 0 and first > previous + 1
             for index in range(first, last + 1):
                 match = by_line.get(index)
                 text = self.lines[index]
@@ -186,6 +185,8 @@ class StoredOutputView:
                     line = f"{index + 1}: {_clip(text, match.start - width // 4, width)}"
                 else:
                     line = f"{index + 1}- {_clip(text, 0, width)}"
+                if separate:  # a gap since the last group shown
+                    line, separate = f"--\n{line}", False
                 if not reply.add(line):
                     break
                 previous = index

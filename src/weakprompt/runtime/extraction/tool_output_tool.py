@@ -17,12 +17,13 @@ from typing import TypeVar
 
 import attrs
 
+from ...errors import ConfigurationError
 from ...events import ToolOutputExtracted
 from ...jsontypes import JSONObject, JSONValue
 from ...serde import StrictSchemaError
 from ...tools import Tool, ToolContext, ToolResult
 from ..redaction import default_redact
-from .config import EXTRACTION_MODES, ExtractionMode
+from .config import EXTRACTION_MODES, ExtractionConfig, ExtractionMode
 from .extractor import ExtractionResult, Extractor
 from .replies import failure_reply, not_found_reply, success_reply
 from .source import ExtractionSource
@@ -34,6 +35,7 @@ __all__ = [
     "FixedSchemaTool",
     "SourceLookup",
     "ToolOutputParams",
+    "context_extractor",
     "make_tool_output_tool",
 ]
 
@@ -137,6 +139,23 @@ def _publish(context: ToolContext, source: ExtractionSource, result: ExtractionR
             source.handle,
             exc_info=failure.exception,
         )
+
+
+def context_extractor(config: ExtractionConfig | None = None) -> Callable[[ToolContext], Extractor]:
+    """An ``extractor_factory`` that extracts with the evaluation's own model and clock.
+
+    Raises :class:`ConfigurationError` (turned into a failure reply by the
+    tool) when the context carries no adapter.
+    """
+
+    def build(context: ToolContext) -> Extractor:
+        if context.adapter is None:
+            raise ConfigurationError(
+                "tool_output needs an extraction model, and this tool context has no adapter"
+            )
+        return Extractor(context.adapter, config=config, clock=context.session.clock)
+
+    return build
 
 
 def make_tool_output_tool(

@@ -84,7 +84,8 @@ def truncate_text(data: bytes, max_bytes: int, *, preface: str = "") -> str:
     tail = _tail(encoded, budget - budget // 2)
     middle = encoded[len(head) : total - len(tail)]
     cut, cut_lines = len(middle), middle.count(b"\n")
-    return (
-        f"{lead}{_warning(total, cut, cut_lines)}\n"
-        f"{head.decode('utf-8')}\n{_marker(cut, cut_lines)}\n{tail.decode('utf-8')}"
-    )
+    head_text = head.decode("utf-8")
+    if head_text and not head_text.endswith("\n"):
+        head_text += "\n"
+    warning, marker = _warning(total, cut, cut_lines), _marker(cut, cut_lines)
+    return f"{lead}{warning}\n{head_text}{marker}\n{tail.decode('utf-8')}"

@@ -416,27 +416,35 @@ class Transcript:
 
         Cached by head: after N new commits only those N are read and folded in.
         """
+        if options is None or not options.transforms:
+            with self._lock:
+                return self._base_context()
         return self.compile_view(options=options).context
 
     def compile_view(self, *, options: CompileOptions | None = None) -> CompileView:
         """Like :meth:`compile`, with the commit behind each message."""
         with self._lock:
-            with self._store.read() as conn:
-                self._refresh(conn)
-                context = self._compiled
-                if context is None:
-                    entries = self._tool_entries(conn, self._state.tool_hashes)
-                    context = CompiledContext(
-                        messages=tuple(c.content for c in self._state.slots),
-                        tools=tuple(schema for schema, _ in entries),
-                        token_count=self._state.message_tokens + sum(tokens for _, tokens in entries),
-                        commit_hashes=tuple(c.hash for c in self._state.slots),
-                    )
-                    self._compiled = context
+            context = self._base_context()
             view = CompileView(context=context, commits=tuple(self._state.slots), token_counter=self._counter)
         for transform in (options or CompileOptions()).transforms:
             view = transform(view)
         return view
+
+    def _base_context(self) -> CompiledContext:
+        """The cached plain view at the stored head (caller holds the lock)."""
+        with self._store.read() as conn:
+            self._refresh(conn)
+            context = self._compiled
+            if context is None:
+                entries = self._tool_entries(conn, self._state.tool_hashes)
+                context = CompiledContext(
+                    messages=tuple(c.content for c in self._state.slots),
+                    tools=tuple(schema for schema, _ in entries),
+                    token_count=self._state.message_tokens + sum(tokens for _, tokens in entries),
+                    commit_hashes=tuple(c.hash for c in self._state.slots),
+                )
+                self._compiled = context
+        return context
 
     def _refresh(self, conn: Connection) -> None:
         """Bring the compile state up to the stored head (caller holds the lock)."""

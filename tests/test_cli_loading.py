@@ -96,3 +96,28 @@ def test_live_printer_shortens_and_shows_raw_arguments() -> None:
     assert format_arguments(call.arguments) == '{"broken": '
     assert format_arguments({"a": 1}) == '{"a":1}'
     assert shorten("short") == "short"
+
+
+def test_a_path_python_cannot_import_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("value = 1\n")
+    with pytest.raises(ConfigurationError, match=r"cannot import .*notes\.txt as a Python module"):
+        load_attribute(f"{path}:value")
+
+
+def test_transcript_show_prints_commits_without_linked_tools(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from weakprompt.cli import cli
+    from weakprompt.store import Store
+
+    db = tmp_path / "plain.db"
+    store = Store.open(db)
+    transcript = store.transcript("plain")
+    transcript.user("hello")
+    transcript.assistant("hi there")
+    store.close()
+    result = CliRunner().invoke(cli, ["transcript", "show", "--db", str(db), "--session", "plain"])
+    assert result.exit_code == 0, result.output
+    assert "#0 user" in result.output and "#1 assistant" in result.output
+    assert "tools:" not in result.output

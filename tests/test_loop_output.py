@@ -77,3 +77,12 @@ def test_no_corrective_turn_when_max_turns_is_used_up() -> None:
         evaluate(arithmetic_prompt(output=True), adapter=adapter, session=Session(), max_turns=1)
     assert any("max_turns" in note for note in info.value.__notes__)
     assert len(adapter.requests) == 1
+
+
+def test_the_correction_text_without_a_schema_still_names_the_errors() -> None:
+    from weakprompt.runtime.loop_messages import output_correction
+
+    text = output_correction("$.value: expected integer", None, None)
+    assert "$.value: expected integer" in text
+    assert "JSON Schema" not in text
+    assert "required output," in text

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 import attrs
-from sqlalchemy import Connection, RowMapping, delete, exists, func, select
+from sqlalchemy import Connection, RowMapping, delete, exists, func, select, update
 
 from ..errors import StoreError
 from . import tables
@@ -33,6 +33,7 @@ __all__ = [
     "insert_output",
     "known_call_ids",
     "list_outputs",
+    "mark_oversized",
     "next_output_seq",
     "put_output_blob",
 ]
@@ -41,6 +42,7 @@ ZLIB_ENCODING = "zlib"
 
 _outputs = tables.tool_outputs
 _blobs = tables.tool_output_blobs
+_BATCH = 500  # bound parameters per IN (...) list
 
 
 @attrs.frozen(kw_only=True)
@@ -111,6 +113,11 @@ def fetch_blob(conn: Connection, blob_hash: str) -> bytes:
 def next_output_seq(conn: Connection, session_id: str) -> int:
     last = conn.execute(select(func.max(_outputs.c.seq)).where(_outputs.c.session_id == session_id)).scalar()
     return 0 if last is None else int(last) + 1
+
+
+def mark_oversized(conn: Connection, session_id: str, seq: int) -> None:
+    condition = (_outputs.c.session_id == session_id) & (_outputs.c.seq == seq)
+    conn.execute(update(_outputs).where(condition).values(oversized=True))
 
 
 def insert_output(conn: Connection, row: OutputRow) -> None:
@@ -185,31 +192,43 @@ def known_call_ids(conn: Connection, session_id: str, limit: int) -> list[str]:
     return [str(r[0]) for r in conn.execute(query)]
 
 
-def delete_outputs(conn: Connection, session_id: str, seqs: Iterable[int] | None = None) -> set[str]:
-    """Delete the session's rows (all, or those with the given ``seqs``); returns their payload hashes."""
-    condition = _outputs.c.session_id == session_id
-    if seqs is not None:
+def delete_outputs(
+    conn: Connection, session_id: str, seqs: Iterable[int] | None = None
+) -> tuple[int, set[str]]:
+    """Delete the session's rows (all, or those with the given ``seqs``).
+
+    Returns how many rows went and the payload hashes they referred to.
+    """
+    session = _outputs.c.session_id == session_id
+    if seqs is None:
+        batches = [session]
+    else:
         wanted = sorted(set(seqs))
-        if not wanted:
-            return set()
-        condition = condition & _outputs.c.seq.in_(wanted)
-    hashes = {str(h) for h in conn.execute(select(_outputs.c.blob_hash).where(condition)).scalars()}
-    conn.execute(delete(_outputs).where(condition))
-    return hashes
+        batches = [
+            session & _outputs.c.seq.in_(wanted[i : i + _BATCH]) for i in range(0, len(wanted), _BATCH)
+        ]
+    removed = 0
+    hashes: set[str] = set()
+    for condition in batches:
+        hashes.update(str(h) for h in conn.execute(select(_outputs.c.blob_hash).where(condition)).scalars())
+        removed += conn.execute(delete(_outputs).where(condition)).rowcount
+    return removed, hashes
 
 
 def delete_orphan_blobs(conn: Connection, hashes: Iterable[str]) -> int:
     """Delete those payloads no row refers to any more; returns how many went."""
     candidates = sorted(set(hashes))
-    if not candidates:
-        return 0
-    used = {
-        str(h)
-        for h in conn.execute(
-            select(_outputs.c.blob_hash).where(_outputs.c.blob_hash.in_(candidates)).distinct()
-        ).scalars()
-    }
-    orphans = [h for h in candidates if h not in used]
-    if orphans:
-        conn.execute(delete(_blobs).where(_blobs.c.hash.in_(orphans)))
-    return len(orphans)
+    removed = 0
+    for start in range(0, len(candidates), _BATCH):
+        batch = candidates[start : start + _BATCH]
+        used = {
+            str(h)
+            for h in conn.execute(
+                select(_outputs.c.blob_hash).where(_outputs.c.blob_hash.in_(batch)).distinct()
+            ).scalars()
+        }
+        orphans = [h for h in batch if h not in used]
+        if orphans:
+            conn.execute(delete(_blobs).where(_blobs.c.hash.in_(orphans)))
+            removed += len(orphans)
+    return removed

@@ -1,0 +1,123 @@
+"""From a tool's reply to what the transcript commits: store it, then apply the size policy.
+
+Every result (except those of ``tool_output`` and ``get_tool_result``,
+which answer questions about stored results) is stored in the output store
+first. A result that fits goes in the context as it is; an oversized one is
+replaced by the handle message. Either way the commit keeps a reference to
+the stored output in its metadata, which is what lazy loading reads later.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ...jsontypes import JSONObject
+from ...transcript.lazy import LOADED_RESULT_KEY
+from ..extraction import NEVER_STORED_TOOLS, DocumentStats
+from .lazy_tool import GET_TOOL_RESULT_NAME
+from .policy import OversizeReason, SizePolicy, handle_text
+from .records import ToolOutputStoreError, ToolResultReference
+
+if TYPE_CHECKING:
+    from ...budget import BudgetTracker
+    from ...messages import ToolCall
+    from .store import ToolOutputStore
+
+__all__ = ["ProcessedResult", "ToolResultPipeline"]
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.frozen(kw_only=True)
+class ProcessedResult:
+    """What to commit for one tool result.
+
+    ``content`` is the text the model will see (the result, or the handle
+    message); ``metadata`` goes on the transcript commit; ``reference`` is
+    the stored output (``None`` for results that are never stored).
+    """
+
+    content: str
+    metadata: JSONObject
+    reference: ToolResultReference | None = None
+    oversize_reason: OversizeReason | None = None
+
+    @property
+    def oversized(self) -> bool:
+        return self.oversize_reason is not None
+
+
+def _requested_id(call: ToolCall) -> str | None:
+    """The tool_call_id a ``get_tool_result`` call asked for, if its arguments say."""
+    arguments = call.arguments
+    if isinstance(arguments, str):
+        try:
+            decoded: object = json.loads(arguments)
+        except ValueError:
+            return None
+    else:
+        decoded = dict(arguments)
+    if isinstance(decoded, dict):
+        value = decoded.get("tool_call_id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+class ToolResultPipeline:
+    """Stores each result in ``outputs`` and decides what of it the model sees.
+
+    ``budget_tracker`` supplies the remaining token budget for the size
+    policy (no tracker: only ``max_bytes`` applies).
+    """
+
+    def __init__(
+        self,
+        outputs: ToolOutputStore,
+        *,
+        policy: SizePolicy | None = None,
+        budget_tracker: BudgetTracker | None = None,
+    ) -> None:
+        self.outputs = outputs
+        self.policy = policy if policy is not None else SizePolicy()
+        self.budget_tracker = budget_tracker
+
+    def remaining_tokens(self) -> int | None:
+        return None if self.budget_tracker is None else self.budget_tracker.remaining_tokens()
+
+    def process(self, call: ToolCall, content: str, *, is_error: bool = False) -> ProcessedResult:
+        """Store ``content`` (the result of ``call``) and return what to commit."""
+        if call.name in NEVER_STORED_TOOLS:
+            metadata: JSONObject = {}
+            if call.name == GET_TOOL_RESULT_NAME and not is_error:
+                requested = _requested_id(call)
+                if requested is not None:
+                    metadata[LOADED_RESULT_KEY] = {"tool_call_id": requested}
+            return ProcessedResult(content=content, metadata=metadata)
+        remaining = self.remaining_tokens()
+        decided: list[OversizeReason | None] = []
+
+        def decide(stats: DocumentStats) -> bool:
+            decided.append(self.policy.oversize_reason(stats, remaining))
+            return decided[-1] is not None
+
+        try:
+            reference = self.outputs.store_result(
+                call.id, call.name, call.arguments, content, is_error=is_error, oversized=decide
+            )
+        except ToolOutputStoreError as exc:
+            # Only input the store cannot key (an over-long call id, say): keep the result inline.
+            logger.warning("tool result of call %r was not stored: %s", call.id, exc)
+            return ProcessedResult(content=content, metadata={})
+        reason = decided[-1] if decided else None
+        shown = handle_text(reference.handle, reference.stats) if reason is not None else content
+        return ProcessedResult(
+            content=shown,
+            metadata=reference.commit_metadata(),
+            reference=reference,
+            oversize_reason=reason,
+        )

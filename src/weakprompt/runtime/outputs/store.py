@@ -1,0 +1,352 @@
+"""The tool-output store: every tool result of a session, stored once, out of the context.
+
+Payloads are kept compressed and content-addressed in the same database as
+the transcript, so an output that repeats costs one small row, not another
+copy. Each stored call keeps its arguments, tool name, time, size figures,
+a deterministic summary and a short preview; the payload is read only when
+it is asked for. Outputs stay until :meth:`ToolOutputStore.purge_session`
+(or the evaluation's ``retention`` policy) removes them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ...clock import Clock
+from ...events import Dispatcher, ToolResultStored
+from ...jsontypes import JSONValue
+from ...store.output_rows import (
+    OutputRow,
+    blob_exists,
+    compress,
+    delete_orphan_blobs,
+    delete_outputs,
+    fetch_blob,
+    find_by_call,
+    find_by_handle,
+    has_oversized,
+    insert_output,
+    known_call_ids,
+    list_outputs,
+    mark_oversized,
+    next_output_seq,
+    put_output_blob,
+)
+from ...tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
+from ..extraction import NEVER_STORED_TOOLS, DocumentStats, ExtractionSource, document_stats
+from .handles import handle_for, payload_hash
+from .preview import make_preview
+from .records import StoredToolResult, ToolOutputStoreError, ToolResultMetadata, ToolResultReference
+from .summaries import DEFAULT_SUMMARIES, SummaryInput, SummaryRegistry
+
+if TYPE_CHECKING:
+    from ...store import Store
+
+__all__ = ["OversizedDecision", "ToolOutputStore"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_ID_CHARS = 255
+
+OversizedDecision = bool | Callable[[DocumentStats], bool]
+"""Whether a stored output was kept out of the context: a flag, or a function of its measured size."""
+
+
+def _check_id(what: str, value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ToolOutputStoreError(f"{what} must be a non-empty string, got {value!r}")
+    if len(value) > _MAX_ID_CHARS:
+        raise ToolOutputStoreError(f"{what} is longer than {_MAX_ID_CHARS} characters: {value[:40]!r}...")
+    return value
+
+
+def _payload(result: object) -> bytes:
+    if isinstance(result, str):
+        return result.encode("utf-8", errors="surrogatepass")
+    if isinstance(result, bytes):
+        return result
+    if isinstance(result, bytearray):
+        return bytes(result)
+    raise ToolOutputStoreError(f"a tool result must be str or bytes, got {type(result).__name__}")
+
+
+def _arguments(args: object, tool_call_id: str) -> str:
+    if isinstance(args, str):
+        return args
+    if isinstance(args, Mapping):
+        try:
+            return json.dumps(args, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ToolOutputStoreError(
+                f"the arguments of tool call {tool_call_id!r} are not JSON-serialisable: {exc}"
+            ) from exc
+    raise ToolOutputStoreError(
+        f"the arguments of tool call {tool_call_id!r} must be a JSON string or a mapping, "
+        f"got {type(args).__name__}"
+    )
+
+
+def _metadata(row: OutputRow) -> ToolResultMetadata:
+    return ToolResultMetadata(
+        session_id=row.session_id,
+        tool_call_id=row.tool_call_id,
+        tool_name=row.tool_name,
+        arguments=row.arguments,
+        handle=row.handle,
+        stored_hash=row.blob_hash,
+        size_bytes=row.size_bytes,
+        lines=row.lines,
+        tokens=row.tokens,
+        is_error=row.is_error,
+        oversized=row.oversized,
+        summary=row.summary,
+        preview=row.preview,
+        created_at=row.created_at,
+        seq=row.seq,
+    )
+
+
+def _reference(row: OutputRow, *, deduplicated: bool) -> ToolResultReference:
+    fields = attrs.asdict(_metadata(row), recurse=False)
+    return ToolResultReference(**fields, deduplicated=deduplicated)
+
+
+class ToolOutputStore:
+    """The stored tool outputs of one session inside ``store``.
+
+    Reads and writes are scoped to ``session_id``: another session's call
+    ids and handles are simply not found. ``token_counter`` measures the
+    ``tokens`` figure (use the model's own counter when there is one);
+    ``summaries`` picks the summary function per tool; each store publishes
+    :class:`~weakprompt.events.ToolResultStored` on ``dispatcher``.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        session_id: str,
+        *,
+        token_counter: TokenCounter | None = None,
+        clock: Clock | None = None,
+        summaries: SummaryRegistry | None = None,
+        dispatcher: Dispatcher | None = None,
+    ) -> None:
+        self._store = store
+        self._session_id = _check_id("session_id", session_id)
+        self._counter = token_counter or DEFAULT_TOKEN_COUNTER
+        self._clock = clock or store.clock
+        self._summaries = summaries or DEFAULT_SUMMARIES
+        self._dispatcher = dispatcher
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        return self._counter
+
+    def __repr__(self) -> str:
+        return f"ToolOutputStore(session_id={self._session_id!r}, store={self._store!r})"
+
+    # -- writing ------------------------------------------------------------------------------------
+
+    def measure(self, result: str | bytes) -> DocumentStats:
+        """Bytes, lines and tokens of ``result`` as this store counts them (str is UTF-8 encoded)."""
+        return document_stats(_payload(result), self._counter)
+
+    def store_result(
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        args: str | Mapping[str, JSONValue],
+        result: str | bytes,
+        *,
+        is_error: bool = False,
+        oversized: OversizedDecision = False,
+    ) -> ToolResultReference:
+        """Store one tool call's output and return its reference.
+
+        ``args`` is kept verbatim (a mapping is written as compact JSON).
+        ``oversized`` records whether the model was shown the handle message
+        instead of the output; pass a function to decide from the measured
+        size. Storing the same call with the same output again changes
+        nothing and returns the stored reference (``deduplicated``).
+        Results of tools in ``NEVER_STORED_TOOLS`` are refused.
+        """
+        call_id = _check_id("tool_call_id", tool_call_id)
+        name = _check_id("tool_name", tool_name)
+        if name in NEVER_STORED_TOOLS:
+            raise ToolOutputStoreError(
+                f"results of {name!r} are never stored: they already answer a request for a stored output"
+            )
+        data = _payload(result)
+        arguments = _arguments(args, call_id)
+        stats = document_stats(data, self._counter)
+        flag = bool(oversized(stats)) if callable(oversized) else bool(oversized)
+        digest = payload_hash(data)
+        handle = handle_for(self._session_id, digest)
+        summary = self._summaries.summarize(
+            SummaryInput(
+                tool_name=name,
+                arguments=arguments,
+                data=data,
+                size_bytes=stats.size_bytes,
+                lines=stats.lines,
+                tokens=stats.tokens,
+                is_error=is_error,
+            )
+        )
+        preview = make_preview(data, is_error=is_error)
+        now = self._clock.now()
+        with self._store.read() as conn:
+            compressed = None if blob_exists(conn, digest) else compress(data)
+        with self._store.write() as conn:
+            existing = find_by_call(conn, self._session_id, call_id)
+            if existing is not None and (existing.blob_hash, existing.tool_name, existing.is_error) == (
+                digest,
+                name,
+                is_error,
+            ):
+                if flag and not existing.oversized:
+                    mark_oversized(conn, self._session_id, existing.seq)
+                    existing = attrs.evolve(existing, oversized=True)
+                reference = _reference(existing, deduplicated=True)
+            else:
+                already = blob_exists(conn, digest)
+                if not already:
+                    put_output_blob(conn, digest, compressed or compress(data), stats.size_bytes, now)
+                row = OutputRow(
+                    session_id=self._session_id,
+                    seq=next_output_seq(conn, self._session_id),
+                    tool_call_id=call_id,
+                    handle=handle,
+                    blob_hash=digest,
+                    tool_name=name,
+                    arguments=arguments,
+                    size_bytes=stats.size_bytes,
+                    lines=stats.lines,
+                    tokens=stats.tokens,
+                    is_error=is_error,
+                    oversized=flag,
+                    summary=summary,
+                    preview=preview,
+                    created_at=now,
+                )
+                insert_output(conn, row)
+                reference = _reference(row, deduplicated=already)
+        self._publish(reference)
+        return reference
+
+    def _publish(self, reference: ToolResultReference) -> None:
+        if self._dispatcher is None:
+            return
+        event = ToolResultStored(
+            session_id=reference.session_id,
+            tool_call_id=reference.tool_call_id,
+            tool_name=reference.tool_name,
+            handle=reference.handle,
+            size_bytes=reference.size_bytes,
+            oversized=reference.oversized,
+            deduplicated=reference.deduplicated,
+            created_at=self._clock.now(),
+        )
+        outcome = self._dispatcher.dispatch(event)
+        for failure in outcome.errors:
+            logger.error(
+                "subscriber %s raised on ToolResultStored for call %s",
+                failure.handler,
+                reference.tool_call_id,
+                exc_info=failure.exception,
+            )
+
+    def mark_oversized(self, tool_call_id: str) -> bool:
+        """Record that the stored call was shown by handle after all; False when there is no such call."""
+        call_id = _check_id("tool_call_id", tool_call_id)
+        with self._store.write() as conn:
+            row = find_by_call(conn, self._session_id, call_id)
+            if row is None:
+                return False
+            if not row.oversized:
+                mark_oversized(conn, self._session_id, row.seq)
+        return True
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def get_result(self, tool_call_id: str) -> StoredToolResult | None:
+        """The stored call with its full payload, or ``None`` when this session has no such call."""
+        call_id = _check_id("tool_call_id", tool_call_id)
+        with self._store.read() as conn:
+            row = find_by_call(conn, self._session_id, call_id)
+            if row is None:
+                return None
+            return StoredToolResult(metadata=_metadata(row), data=fetch_blob(conn, row.blob_hash))
+
+    def get_metadata(self, tool_call_id: str) -> ToolResultMetadata | None:
+        """Everything about the stored call except its payload (which is not read)."""
+        call_id = _check_id("tool_call_id", tool_call_id)
+        with self._store.read() as conn:
+            row = find_by_call(conn, self._session_id, call_id)
+        return None if row is None else _metadata(row)
+
+    def list_results(self) -> list[ToolResultMetadata]:
+        """Every stored call of this session, oldest first (no payloads)."""
+        with self._store.read() as conn:
+            return [_metadata(r) for r in list_outputs(conn, self._session_id)]
+
+    def get_by_handle(self, handle: str) -> StoredToolResult | None:
+        """The output behind ``handle`` (first call that stored it), or ``None`` for any other string."""
+        if not isinstance(handle, str) or not handle or len(handle) > _MAX_ID_CHARS:  # pyright: ignore[reportUnnecessaryIsInstance]
+            return None
+        with self._store.read() as conn:
+            row = find_by_handle(conn, self._session_id, handle)
+            if row is None:
+                return None
+            return StoredToolResult(metadata=_metadata(row), data=fetch_blob(conn, row.blob_hash))
+
+    def extraction_source(self, handle: str) -> ExtractionSource | None:
+        """The output behind ``handle`` as the extraction module reads it."""
+        found = self.get_by_handle(handle)
+        return None if found is None else found.extraction_source()
+
+    def has_oversized(self) -> bool:
+        """True when some output of this session was kept out of the context behind a handle."""
+        with self._store.read() as conn:
+            return has_oversized(conn, self._session_id)
+
+    def known_call_ids(self, limit: int = 10) -> list[str]:
+        """Up to ``limit`` stored tool_call_ids of this session, newest first."""
+        with self._store.read() as conn:
+            return known_call_ids(conn, self._session_id, max(0, limit))
+
+    # -- removing -----------------------------------------------------------------------------------
+
+    def purge_session(self, session_id: str | None = None) -> int:
+        """Delete every stored output of ``session_id`` (default: this session); returns the calls removed.
+
+        Payloads that no other session still uses are deleted with them.
+        """
+        target = self._session_id if session_id is None else _check_id("session_id", session_id)
+        return self._delete(target, None)
+
+    def discard(self, results: Iterable[ToolResultMetadata]) -> int:
+        """Delete these stored calls of this session (e.g. what one evaluation stored)."""
+        seqs = [r.seq for r in results if r.session_id == self._session_id]
+        if not seqs:
+            return 0
+        return self._delete(self._session_id, seqs)
+
+    def _delete(self, session_id: str, seqs: list[int] | None) -> int:
+        with self._store.write() as conn:
+            removed, hashes = delete_outputs(conn, session_id, seqs)
+            delete_orphan_blobs(conn, hashes)
+        return removed

@@ -1,0 +1,235 @@
+"""What the evaluation loop asks of the tool-result pipeline, in one object per evaluation.
+
+The loop stays small: it asks this object for the context to send
+(:meth:`EvaluationOutputs.compile`), the extra tools to offer on a turn
+(:meth:`offered_tools`), what to commit for each tool result
+(:meth:`process`), the model usage spent inside tools
+(:attr:`side_usage`), and calls :meth:`close` when the evaluation ends.
+
+Defaults (documented in ``specs/TOOL_RESULTS.md``):
+
+* every result is stored; one over ``SizePolicy.max_bytes`` (12288) or over
+  the remaining token budget is shown as the handle message;
+* ``tool_output`` is offered while the session has such an oversized
+  output, except on a turn whose tool choice is ``"none"``; extraction uses
+  the evaluation's adapter unless ``extraction_adapter`` is set;
+* ``load_tool_results=False``: results from before this evaluation's user
+  turn compile as slim references (when that is shorter), and
+  ``get_tool_result`` is offered while one is in the context;
+* ``retention="session"``: stored outputs outlive the evaluation, until
+  ``purge_session``; ``"evaluation"`` deletes what this evaluation stored
+  when it ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
+
+import attrs
+
+from ...errors import ConfigurationError, TranscriptError
+from ...events import ToolOutputExtracted, ToolResultSummarized
+from ...messages import Usage
+from ...tools import AnyTool, ToolContext
+from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
+from ...transcript.options import CompileOptions
+from ..extraction import ExtractionConfig, ExtractionSource, Extractor, make_tool_output_tool
+from .lazy_tool import GET_TOOL_RESULT_NAME, make_get_tool_result_tool
+from .pipeline import ProcessedResult, ToolResultPipeline
+from .policy import SizePolicy
+from .records import ToolResultReference
+from .store import ToolOutputStore
+from .summaries import SummaryRegistry
+
+if TYPE_CHECKING:
+    from ...budget import BudgetTracker
+    from ...messages import ToolCall
+    from ...session import Session
+    from ...transcript.compiled import CompiledContext
+    from ...transcript.transcript import Transcript
+    from ..adapter import ProviderAdapter, ToolChoice
+
+__all__ = ["RETENTIONS", "EvaluationOutputs", "Retention", "ToolOutputSettings"]
+
+logger = logging.getLogger(__name__)
+
+Retention: TypeAlias = Literal["session", "evaluation"]
+RETENTIONS: tuple[Retention, ...] = get_args(Retention)
+
+
+@attrs.frozen(kw_only=True)
+class ToolOutputSettings:
+    """How an evaluation stores tool results and what it shows of them.
+
+    ``policy`` decides what is oversized. ``extraction_adapter`` answers
+    ``tool_output`` requests (default: the evaluation's adapter) with
+    ``extraction_config``. ``summaries`` picks per-tool summaries (default
+    registry when ``None``). ``offer_get_tool_result=False`` never offers
+    the lazy-loading tool.
+    """
+
+    policy: SizePolicy = attrs.field(factory=SizePolicy)
+    extraction_adapter: ProviderAdapter | None = None
+    extraction_config: ExtractionConfig | None = None
+    summaries: SummaryRegistry | None = None
+    offer_get_tool_result: bool = True
+
+
+class EvaluationOutputs:
+    """The pipeline state of one evaluation: store, policy, extra tools, side usage."""
+
+    def __init__(
+        self,
+        *,
+        transcript: Transcript,
+        session: Session,
+        adapter: ProviderAdapter,
+        tracker: BudgetTracker | None,
+        settings: ToolOutputSettings | None = None,
+        load_tool_results: LoadToolResults = False,
+        retention: Retention = "session",
+    ) -> None:
+        if retention not in RETENTIONS:
+            raise ConfigurationError(
+                f"evaluate: retention must be 'session' or 'evaluation', got {retention!r}"
+            )
+        try:
+            self.load = normalize_load(load_tool_results)
+        except TranscriptError as exc:
+            raise ConfigurationError(f"evaluate: {exc}") from exc
+        self.settings = settings if settings is not None else ToolOutputSettings()
+        self.retention: Retention = retention
+        self.session = session
+        self.adapter = adapter
+        self.store = ToolOutputStore(
+            transcript.store,
+            transcript.session_id,
+            token_counter=adapter.token_counter or transcript.token_counter,
+            clock=session.clock,
+            summaries=self.settings.summaries,
+            dispatcher=session.dispatcher,
+        )
+        self.pipeline = ToolResultPipeline(self.store, policy=self.settings.policy, budget_tracker=tracker)
+        self.tool_output = make_tool_output_tool(self._lookup, self._extractor)
+        self.get_tool_result = make_get_tool_result_tool(self.store, policy=self.settings.policy)
+        self.turn_start: str | None = None
+        self.stored: list[ToolResultReference] = []
+        self._side_usage = Usage()
+        self._lock = threading.Lock()
+        self._listening = False
+        self._start_seq = -1
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    def _lookup(self, handle: str, context: ToolContext) -> ExtractionSource | None:
+        # Scoped by this store's session (the conversation's); the tool need not check again.
+        source = self.store.extraction_source(handle)
+        return None if source is None else attrs.evolve(source, session_id=None)
+
+    def _extractor(self, context: ToolContext) -> Extractor:
+        adapter = self.settings.extraction_adapter or context.adapter or self.adapter
+        return Extractor(adapter, config=self.settings.extraction_config, clock=self.session.clock)
+
+    def extra_tools(self, prompt_names: Sequence[str]) -> tuple[AnyTool, ...]:
+        """The pipeline's tools the dispatcher must know (a prompt tool of the same name wins)."""
+        return tuple(t for t in (self.tool_output, self.get_tool_result) if t.name not in prompt_names)
+
+    def available_names(self, prompt_names: Sequence[str]) -> tuple[str, ...]:
+        """Names of pipeline tools that may be forced right now (before any compile)."""
+        names: list[str] = []
+        extras = {t.name for t in self.extra_tools(prompt_names)}
+        if self.tool_output.name in extras and self.store.has_oversized():
+            names.append(self.tool_output.name)
+        if (
+            GET_TOOL_RESULT_NAME in extras
+            and self.settings.offer_get_tool_result
+            and self.store.list_results()
+        ):
+            names.append(GET_TOOL_RESULT_NAME)
+        return tuple(names)
+
+    def offered_tools(
+        self, prompt_names: Sequence[str], context: CompiledContext, choice: ToolChoice
+    ) -> tuple[AnyTool, ...]:
+        """The pipeline tools to offer on a turn, after the prompt's own.
+
+        ``tool_output`` while the session has an oversized output;
+        ``get_tool_result`` while the context holds a slim reference; none
+        on a turn that may not call tools (``"none"``). A tool forced by
+        name is always offered.
+        """
+        extras = self.extra_tools(prompt_names)
+        forced = getattr(choice, "name", None)
+        offered: list[AnyTool] = []
+        for tool in extras:
+            if tool.name == forced:
+                offered.append(tool)
+            elif choice == "none":
+                continue
+            elif tool is self.tool_output:
+                if self.store.has_oversized():
+                    offered.append(tool)
+            elif self.settings.offer_get_tool_result and _has_slim(context):
+                offered.append(tool)
+        return tuple(offered)
+
+    # -- context and results --------------------------------------------------------------------
+
+    def compile(self, transcript: Transcript) -> CompiledContext:
+        """The context for the next model call, with the lazy-loading policy applied."""
+        transform = LazyToolResults(self.load, self.turn_start)
+        return transcript.compile(options=CompileOptions(transforms=(transform,)))
+
+    def process(self, call: ToolCall, content: str, *, is_error: bool) -> ProcessedResult:
+        """Store one result and say what to commit for it (see :class:`ToolResultPipeline`)."""
+        processed = self.pipeline.process(call, content, is_error=is_error)
+        if processed.reference is not None and processed.reference.seq > self._start_seq:
+            self.stored.append(processed.reference)
+        return processed
+
+    # -- accounting and lifetime ----------------------------------------------------------------
+
+    @property
+    def side_usage(self) -> Usage:
+        """Model usage spent inside tools and hooks (extraction, summaries) during the evaluation."""
+        return self._side_usage
+
+    def _on_extracted(self, event: ToolOutputExtracted) -> None:
+        if event.session_id in (None, self.session.session_id):
+            with self._lock:
+                self._side_usage = self._side_usage + event.usage
+
+    def _on_summarized(self, event: ToolResultSummarized) -> None:
+        if event.session_id in (None, self.session.session_id, self.store.session_id):
+            with self._lock:
+                self._side_usage = self._side_usage + event.usage
+
+    def open(self) -> None:
+        """Start counting side usage (the loop calls this before the first model call)."""
+        self._start_seq = max((r.seq for r in self.store.list_results()), default=-1)
+        if not self._listening:
+            dispatcher = self.session.dispatcher
+            dispatcher.subscribe(ToolOutputExtracted, self._on_extracted, name="evaluation side usage")
+            dispatcher.subscribe(ToolResultSummarized, self._on_summarized, name="evaluation side usage")
+            self._listening = True
+
+    def close(self) -> None:
+        """Stop counting; with ``retention="evaluation"`` delete what this evaluation stored.
+
+        Outputs stored before the evaluation began are never deleted here.
+        """
+        if self._listening:
+            dispatcher = self.session.dispatcher
+            dispatcher.unsubscribe(ToolOutputExtracted, self._on_extracted)
+            dispatcher.unsubscribe(ToolResultSummarized, self._on_summarized)
+            self._listening = False
+        if self.retention == "evaluation" and self.stored:
+            self.store.discard(self.stored)
+            self.stored.clear()
+
+
+def _has_slim(context: CompiledContext) -> bool:
+    return any(SLIM_REFERENCE_KEY in m.metadata for m in context.messages if m.role == "tool")

@@ -358,10 +358,10 @@ class _Evaluation(Generic[OutputT]):
         """Put ``text`` first in the conversation: append it, or edit the existing system message."""
         target = self.system_commit
         if target is None:
-            commits = self.transcript.compile_view().commits
-            if commits and commits[0].role == "system":
-                target = commits[0].hash
-                if commits[0].content.content == text:
+            context = self.transcript.compile()
+            if context.messages and context.messages[0].role == "system":
+                target = context.commit_hashes[0]
+                if context.messages[0].content == text:
                     self.system_commit = target
                     return
         commit = self.transcript.system(text, edit=target)

@@ -26,7 +26,7 @@ from weakprompt.tokens import ByteEstimateCounter
 
 
 def chunk_of(request: ModelRequest) -> str:
-    return request.context.messages[1].content.split("\n\n", 1)[1]
+    return request.context.messages[1].content.split("\n\n", 1)[1].rsplit("\n\nEnd of text. Request:", 1)[0]
 
 
 def is_reduce(request: ModelRequest) -> bool:

@@ -58,6 +58,11 @@ def _answer_rules(wrapper: FinalWrapper, *, nothing_found: str) -> str:
     )
 
 
+def _reminder(query: str, wrapper: FinalWrapper) -> str:
+    """Repeated after the data: small models follow best what they read last."""
+    return f"End of text. Request: {shorten(query, 300)}\nStart your answer with {wrapper.opening}"
+
+
 def map_messages(
     source: ExtractionSource,
     stats: DocumentStats,
@@ -95,7 +100,7 @@ def map_messages(
     label = "Output" if total == 1 else f"Part {index} of {total}"
     return (
         Message(role="system", content=system),
-        Message(role="user", content=f"{label}:\n\n{chunk_text}"),
+        Message(role="user", content=f"{label}:\n\n{chunk_text}\n\n{_reminder(query, wrapper)}"),
     )
 
 
@@ -127,7 +132,10 @@ def reduce_messages(
         f"Findings from part {number} of {len(answers)}:\n{answer}"
         for number, answer in enumerate(answers, start=1)
     )
-    return (Message(role="system", content=system), Message(role="user", content=findings))
+    return (
+        Message(role="system", content=system),
+        Message(role="user", content=f"{findings}\n\n{_reminder(query, wrapper)}"),
+    )
 
 
 @dataclass(frozen=True)
@@ -199,6 +207,9 @@ def read_grep_brief(
     )
 
 
-def read_grep_request(source: ExtractionSource, query: str) -> str:
+def read_grep_request(source: ExtractionSource, query: str, wrapper: FinalWrapper) -> str:
     """The sub-agent's user message."""
-    return f"Find this in the stored output with handle {source.handle}:\n{query}"
+    return (
+        f"Find this in the stored output with handle {source.handle}:\n{query}\n\n"
+        f"Search with grep and read first; give your final answer starting with {wrapper.opening}"
+    )

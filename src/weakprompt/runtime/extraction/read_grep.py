@@ -70,7 +70,7 @@ def run_read_grep(
             read_grep_prompt(view, brief),
             adapter=adapter,
             session=Session(clock=clock),
-            input=read_grep_request(source, query),
+            input=read_grep_request(source, query, wrapper),
             deadline=deadline,
             max_turns=config.read_grep_max_turns,
             max_output_tokens=config.max_output_tokens,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 import attrs
 
 from ...errors import ConfigurationError, TranscriptError
-from ...events import ToolOutputExtracted, ToolResultSummarized
+from ...events import ToolOutputExtracted
 from ...messages import Usage
 from ...tools import AnyTool, ToolContext
 from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
@@ -194,16 +194,14 @@ class EvaluationOutputs:
 
     @property
     def side_usage(self) -> Usage:
-        """Model usage spent inside tools and hooks (extraction, summaries) during the evaluation."""
+        """Model usage spent by ``tool_output`` extractions during the evaluation.
+
+        (Summaries written by ``tool_result`` hooks are counted by the hooks themselves.)
+        """
         return self._side_usage
 
     def _on_extracted(self, event: ToolOutputExtracted) -> None:
         if event.session_id in (None, self.session.session_id):
-            with self._lock:
-                self._side_usage = self._side_usage + event.usage
-
-    def _on_summarized(self, event: ToolResultSummarized) -> None:
-        if event.session_id in (None, self.session.session_id, self.store.session_id):
             with self._lock:
                 self._side_usage = self._side_usage + event.usage
 
@@ -213,7 +211,6 @@ class EvaluationOutputs:
         if not self._listening:
             dispatcher = self.session.dispatcher
             dispatcher.subscribe(ToolOutputExtracted, self._on_extracted, name="evaluation side usage")
-            dispatcher.subscribe(ToolResultSummarized, self._on_summarized, name="evaluation side usage")
             self._listening = True
 
     def close(self) -> None:
@@ -224,7 +221,6 @@ class EvaluationOutputs:
         if self._listening:
             dispatcher = self.session.dispatcher
             dispatcher.unsubscribe(ToolOutputExtracted, self._on_extracted)
-            dispatcher.unsubscribe(ToolResultSummarized, self._on_summarized)
             self._listening = False
         if self.retention == "evaluation" and self.stored:
             self.store.discard(self.stored)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import attrs
 
 from ..errors import TranscriptError
+from ..messages import Message
 from .records import CommitInfo, CommitOperation
 
 __all__ = ["CompileState"]
@@ -24,6 +25,9 @@ class CompileState:
     head: str | None = None
     seq: int = -1
     slots: list[CommitInfo] = attrs.Factory(list[CommitInfo])
+    # Parallel to ``slots`` so a compiled context is two C-level list copies.
+    messages: list[Message] = attrs.Factory(list[Message])
+    hashes: list[str] = attrs.Factory(list[str])
     position_of: dict[str, int] = attrs.Factory(dict[str, int])
     message_tokens: int = 0
     tool_commit: str | None = None
@@ -46,9 +50,13 @@ class CompileState:
                     )
                 self.message_tokens += commit.token_count - self.slots[index].token_count
                 self.slots[index] = commit
+                self.messages[index] = commit.content
+                self.hashes[index] = commit.hash
             else:
                 index = len(self.slots)
                 self.slots.append(commit)
+                self.messages.append(commit.content)
+                self.hashes.append(commit.hash)
                 self.message_tokens += commit.token_count
             self.position_of[commit.hash] = index
             linked = links.get(commit.hash)

@@ -438,10 +438,10 @@ class Transcript:
             if context is None:
                 entries = self._tool_entries(conn, self._state.tool_hashes)
                 context = CompiledContext(
-                    messages=tuple(c.content for c in self._state.slots),
+                    messages=tuple(self._state.messages),
                     tools=tuple(schema for schema, _ in entries),
                     token_count=self._state.message_tokens + sum(tokens for _, tokens in entries),
-                    commit_hashes=tuple(c.hash for c in self._state.slots),
+                    commit_hashes=tuple(self._state.hashes),
                 )
                 self._compiled = context
         return context

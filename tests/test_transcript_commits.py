@@ -275,3 +275,17 @@ def test_decoding_stored_payloads_is_defensive() -> None:
         {},
     )
     assert decoded == Message("assistant", "", tool_calls=(ToolCall("a", "f", "{}"),))
+
+
+def test_stored_values_are_detached_from_the_callers_objects(store: Store) -> None:
+    t = store.transcript("s")
+    meta: dict[str, object] = {"tags": ["a"], "pair": (1, 2)}
+    args: dict[str, object] = {"paths": ["x"]}
+    info = t.assistant("", tool_calls=[ToolCall("c", "f", args)], metadata=meta)  # type: ignore[arg-type]
+    meta["tags"].append("later")  # type: ignore[attr-defined]
+    args["paths"].append("later")  # type: ignore[attr-defined]
+    compiled = t.compile()
+    assert compiled.messages[0].metadata == {"tags": ["a"], "pair": [1, 2]}
+    assert compiled.messages[0].tool_calls[0].arguments == {"paths": ["x"]}
+    assert info.metadata == t.get(info.hash).metadata
+    assert compiled == store.transcript("s").compile()

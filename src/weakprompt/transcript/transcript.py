@@ -9,6 +9,7 @@ when it wrote this?") and stored once per distinct schema.
 from __future__ import annotations
 
 import enum
+import json
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Literal, TypeAlias
@@ -234,11 +235,13 @@ class Transcript:
         tools: ToolsArgument,
     ) -> CommitInfo:
         # Everything that can be wrong with the input is checked before the transaction.
-        payload = message_payload(content)
-        canonical = canonical_json(payload)
+        # Keep the JSON round-trip of what is stored, so that the cached view
+        # equals what any later reader decodes (tuples become lists, no shared
+        # mutable values with the caller).
+        canonical = canonical_json(message_payload(content))
+        payload: JSONObject = json.loads(canonical)
         blob_hash = content_hash(payload)
-        metadata_text(metadata or {})
-        meta: JSONObject = dict(metadata or {})
+        meta: JSONObject = json.loads(metadata_text(metadata or {}))
         if message is not None and not isinstance(message, str):
             raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")
         linked = self._tools_for(tools)

@@ -16,6 +16,8 @@ from adapters_support import (
     ANSWER_TURN,
     FIRST_PROMPT,
     SECOND_PROMPT,
+    SYSTEM,
+    TOOL_RESULT,
     TOOL_TURN,
     TOOLS,
     USER,
@@ -26,19 +28,20 @@ from adapters_support import (
     openai_completion_body,
 )
 from weakprompt.adapters import _llama
-from weakprompt.adapters.local import LocalAdapter, local_messages, turn_from_llama_reply
+from weakprompt.adapters._chat_template import with_content_strings
+from weakprompt.adapters.local import LocalAdapter, grammar_schema, turn_from_llama_reply
 from weakprompt.errors import ConfigurationError, ContextLengthError, ProviderError
-from weakprompt.messages import Usage
+from weakprompt.messages import Message, Usage
 from weakprompt.runtime.adapter import ForceTool, ProviderAdapter
 
 
 class FakeLlama:
     """Answers create_chat_completion from a script; tokenizes on whitespace."""
 
-    def __init__(self, *replies: Any) -> None:
+    def __init__(self, *replies: Any, template: str = "{{ messages }}{{ tools }}") -> None:
         self.replies = list(replies)
         self.calls: list[dict[str, Any]] = []
-        self.metadata = {"tokenizer.chat_template": "{{ messages }}"}
+        self.metadata = {"tokenizer.chat_template": template}
 
     def create_chat_completion(self, **kwargs: Any) -> Any:
         self.calls.append(copy.deepcopy(kwargs))
@@ -72,7 +75,7 @@ def test_text_answer_and_adapter_properties() -> None:
     assert isinstance(adapter, ProviderAdapter)
     assert (adapter.name, adapter.model, adapter.context_window) == ("local", "FakeLlama", 512)
     assert adapter.loaded_model.llama is fake
-    assert adapter.loaded_model.chat_template == "{{ messages }}"
+    assert adapter.loaded_model.chat_template == "{{ messages }}{{ tools }}"
 
 
 def test_token_counter_uses_the_model_tokenizer() -> None:
@@ -94,7 +97,7 @@ def test_forced_tool_is_sent_with_its_schema_and_a_named_choice() -> None:
         "function": {
             "name": "get_weather",
             "description": get_weather.description,
-            "parameters": get_weather.parameters_schema(),
+            "parameters": grammar_schema(get_weather.parameters_schema()),
         },
     }
 
@@ -124,6 +127,26 @@ def test_structured_output_constrains_the_reply_with_the_schema() -> None:
     assert fake.calls[0]["response_format"] == {"type": "json_object", "schema": schema}
     assert fake.calls[0]["max_tokens"] == 20
     assert "response_format" not in fake.calls[1]  # the tool grammar wins on a forced call
+
+
+def test_grammar_schema_lets_enum_and_const_constrain_alone() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "unit": {"type": ["string", "null"], "enum": ["c", "f", None], "default": "c"},
+            "kind": {"type": "string", "const": "weather"},
+            "tags": {
+                "type": "array",
+                "items": {"anyOf": [{"type": "string", "enum": ["a"]}, {"type": "null"}]},
+            },
+        },
+    }
+    fixed = grammar_schema(schema)
+    assert fixed["type"] == "object"
+    assert fixed["properties"]["unit"] == {"enum": ["c", "f", None], "default": "c"}
+    assert fixed["properties"]["kind"] == {"const": "weather"}
+    assert fixed["properties"]["tags"]["items"]["anyOf"] == [{"enum": ["a"]}, {"type": "null"}]
+    assert schema["properties"]["unit"]["type"] == ["string", "null"]  # input untouched
 
 
 def test_tool_call_ids_are_deterministic_and_depend_on_the_conversation() -> None:
@@ -164,11 +187,11 @@ def test_null_content_becomes_an_empty_string_for_chat_templates() -> None:
             "not a message",
         ]
     }
-    assert local_messages(wire) == [
+    assert with_content_strings(wire) == [
         {"role": "assistant", "content": "", "tool_calls": []},
         {"role": "user", "content": ""},
     ]
-    assert local_messages({}) == []
+    assert with_content_strings({}) == []
 
 
 def test_reply_reading_tolerates_loose_shapes() -> None:
@@ -215,6 +238,21 @@ def test_over_long_prompt_is_a_context_length_error() -> None:
     assert info.value.provider == "tiny"
 
 
+def test_messages_longer_than_the_window_are_refused_before_generation() -> None:
+    fake = FakeLlama()
+    huge = Message(role="user", content="word " * 600)
+    with pytest.raises(ContextLengthError, match="600 tokens; the context window is 512"):
+        LocalAdapter(llama=fake).complete(make_request([huge]))
+    assert fake.calls == []
+
+
+def test_an_obscure_failure_on_a_nearly_full_window_is_a_context_length_error() -> None:
+    fake = FakeLlama(ValueError("could not broadcast input array from shape (64,) into shape (0,)"))
+    nearly = Message(role="user", content="word " * 505)
+    with pytest.raises(ContextLengthError, match="does not fit the context window of 512 tokens"):
+        LocalAdapter(llama=fake).complete(make_request([nearly]))
+
+
 def test_other_model_failures_are_provider_errors() -> None:
     with pytest.raises(ProviderError, match="decode failed"):
         LocalAdapter(llama=FakeLlama(RuntimeError("llama_decode returned -1: decode failed"))).complete(
@@ -234,13 +272,106 @@ def test_bad_tool_choice_fails_before_generation() -> None:
     assert fake.calls == []
 
 
+# ---------------------------------------------------------------- templates without tool support
+
+PLAIN = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}{% endfor %}"
+
+
+def test_plain_template_describes_the_forced_tool_and_shows_results_as_user_text() -> None:
+    failed = Message(
+        role="tool", content="no such city", tool_call_id="call_w2", name="get_weather", is_error=True
+    )
+    unknown = Message(role="tool", content="?", tool_call_id="call_zz")
+    fake = FakeLlama(reply_for(TOOL_TURN), template=PLAIN)
+    conversation = (*SECOND_PROMPT, failed, unknown)
+
+    LocalAdapter(llama=fake).complete(
+        make_request(conversation, tools=TOOLS, tool_choice=ForceTool("get_weather"))
+    )
+
+    messages = fake.calls[0]["messages"]
+    system = messages[0]["content"]
+    assert system.startswith(SYSTEM.content + "\n\nCall the tool below now.\n- get_weather: ")
+    assert '"city"' in system and "search_notes" not in system
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "user", "user"]
+    assert messages[3]["content"] == "Tool get_weather returned: " + TOOL_RESULT.content
+    assert messages[4]["content"] == "Tool get_weather failed: no such city"
+    assert messages[5]["content"] == "Tool the tool returned: ?"
+    assert messages[2]["content"] == ""
+
+
+def test_plain_template_without_system_message_gets_one_for_the_tool() -> None:
+    fake = FakeLlama(reply_for(TOOL_TURN), template=PLAIN)
+    LocalAdapter(llama=fake).complete(
+        make_request([USER], tools=TOOLS, tool_choice=ForceTool("search_notes"))
+    )
+    first = fake.calls[0]["messages"][0]
+    assert first["role"] == "system" and first["content"].startswith(
+        "Call the tool below now.\n- search_notes"
+    )
+
+
+def test_plain_template_auto_turn_adds_no_tool_text() -> None:
+    fake = FakeLlama(reply_for(ANSWER_TURN), template=PLAIN)
+    LocalAdapter(llama=fake).complete(make_request(FIRST_PROMPT, tools=TOOLS))
+    assert fake.calls[0]["messages"][0] == {"role": "system", "content": SYSTEM.content}
+
+
+def test_template_support_can_be_declared() -> None:
+    fake = FakeLlama(reply_for(TOOL_TURN), template=PLAIN)
+    LocalAdapter(llama=fake, template_handles_tools=True).complete(
+        make_request(SECOND_PROMPT, tools=TOOLS, tool_choice=ForceTool("get_weather"))
+    )
+    assert [m["role"] for m in fake.calls[0]["messages"]] == ["system", "user", "assistant", "tool"]
+
+
+def test_required_with_several_tools_asks_the_model_to_choose_first() -> None:
+    choice = {
+        "choices": [{"message": {"content": '"search_notes"'}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 4},
+    }
+    fake = FakeLlama(choice, reply_for(TOOL_TURN), template=PLAIN)
+
+    turn = LocalAdapter(llama=fake).complete(make_request(FIRST_PROMPT, tools=TOOLS, tool_choice="required"))
+
+    pick, call = fake.calls
+    assert pick["response_format"] == {
+        "type": "json_object",
+        "schema": {"enum": ["get_weather", "search_notes"]},
+    }
+    assert "tools" not in pick
+    assert (
+        "- get_weather: " in pick["messages"][0]["content"]
+        and "- search_notes: " in pick["messages"][0]["content"]
+    )
+    assert call["tool_choice"] == {"type": "function", "function": {"name": "search_notes"}}
+    assert turn.usage == TOOL_TURN.usage + Usage(input_tokens=30, output_tokens=4, model_calls=1)
+
+
+@pytest.mark.parametrize("answer", ['"delete_everything"', "not json"])
+def test_a_choice_outside_the_tools_is_a_provider_error(answer: str) -> None:
+    choice = {"choices": [{"message": {"content": answer}, "finish_reason": "stop"}]}
+    fake = FakeLlama(choice)
+    with pytest.raises(ProviderError, match="pick one of get_weather, search_notes"):
+        LocalAdapter(llama=fake).complete(make_request([USER], tools=TOOLS, tool_choice="required"))
+
+
+def test_build_params_matches_what_complete_sends() -> None:
+    fake = FakeLlama(reply_for(TOOL_TURN))
+    adapter = LocalAdapter(llama=fake)
+    request = make_request(FIRST_PROMPT, tools=TOOLS, tool_choice=ForceTool("get_weather"))
+    params = adapter.build_params(request)
+    adapter.complete(request)
+    assert {**params, "stream": False} == fake.calls[0]
+
+
 # ---------------------------------------------------------------- construction and model files
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"n_ctx": 8}, "n_ctx"),
+        ({"n_ctx": 128}, "n_ctx must be at least 256"),
         ({"max_tokens": 0}, "max_tokens"),
         ({"model_path": "x.gguf"}, "either model_path or llama"),
     ],

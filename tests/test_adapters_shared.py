@@ -153,3 +153,16 @@ def test_reject_ignored_settings_lists_what_would_be_dropped() -> None:
     reject_ignored_settings("X", a=None, b=None)
     with pytest.raises(ConfigurationError, match=r"X: base_url, timeout would be ignored"):
         reject_ignored_settings("X", base_url="http://h", api_key=None, timeout=3.0)
+
+
+def test_object_without_properties_needs_an_empty_required_list() -> None:
+    assert is_strict_schema({"type": "object", "additionalProperties": False, "required": []})
+    assert is_strict_schema({"type": "object", "additionalProperties": False})
+    assert not is_strict_schema({"type": "object", "additionalProperties": False, "required": ["ghost"]})
+
+
+def test_tuple_items_and_boolean_subschemas_are_walked() -> None:
+    closed_item = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+    open_item = {"type": "object", "properties": {"x": {"type": "string"}}}
+    assert is_strict_schema({"type": "array", "items": [closed_item], "anyOf": [True]})
+    assert not is_strict_schema({"type": "array", "items": [closed_item, open_item]})

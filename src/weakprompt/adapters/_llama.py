@@ -9,6 +9,7 @@ second and a process rarely needs two copies of the same weights.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import sys
@@ -170,6 +171,22 @@ def clear_model_cache() -> None:
     """Forget every cached model (memory is freed once no adapter holds them)."""
     with _cache_lock:
         _cache.clear()
+
+
+@atexit.register
+def _close_cached_models() -> None:
+    """Free cached models while llama.cpp is still loaded.
+
+    Left to garbage collection at interpreter exit, llama-cpp-python's
+    finalisers run after its C library is gone and print tracebacks.
+    """
+    with _cache_lock:
+        models = list(_cache.values())
+        _cache.clear()
+    for model in models:
+        close = getattr(model.llama, "close", None)
+        if callable(close):
+            close()
 
 
 def _load(path: Path, key: ModelKey, *, verbose: bool, progress: bool) -> LlamaModel:

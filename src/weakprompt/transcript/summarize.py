@@ -26,6 +26,7 @@ __all__ = [
     "TOOL_SUMMARY_SYSTEM_PROMPT",
     "SummaryAttempt",
     "build_summary_request_text",
+    "check_target_tokens",
     "request_summary",
     "summarizer_label",
 ]
@@ -87,7 +88,8 @@ def build_summary_request_text(
     return "\n".join(lines)
 
 
-def _check_target(target_tokens: int | None) -> None:
+def check_target_tokens(target_tokens: int | None) -> None:
+    """ValueError unless ``target_tokens`` is None or a positive int."""
     if target_tokens is None:
         return
     if isinstance(target_tokens, bool) or not isinstance(target_tokens, int) or target_tokens < 1:
@@ -114,7 +116,7 @@ def request_summary(
     count as no text). ``ValueError`` for a bad ``target_tokens`` is raised,
     since that is the caller's mistake, not the model's.
     """
-    _check_target(target_tokens)
+    check_target_tokens(target_tokens)
     from ..runtime.adapter import ModelRequest  # runtime imports this package; import on use
 
     label = summarizer_label(adapter)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -13,8 +15,13 @@ def test_every_python_sample_in_the_readme_runs() -> None:
     blocks = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
     assert blocks, "the README should show at least one Python sample"
     for index, block in enumerate(blocks):
-        namespace: dict[str, object] = {"__name__": f"readme_sample_{index}"}
-        exec(compile(block, f"README.md sample {index}", "exec"), namespace)
+        # dataclasses look their module up in sys.modules, so give the sample a real one
+        module = types.ModuleType(f"readme_sample_{index}")
+        sys.modules[module.__name__] = module
+        try:
+            exec(compile(block, f"README.md sample {index}", "exec"), module.__dict__)
+        finally:
+            del sys.modules[module.__name__]
 
 
 def test_the_two_setup_commands_are_make_targets() -> None:

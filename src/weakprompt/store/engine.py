@@ -1,9 +1,14 @@
-"""Engine construction: URL handling and the SQLite connection settings.
+"""Engine construction: URL handling and per-dialect connection settings.
 
 SQLite needs explicit care to be a safe default: foreign keys are off unless
 asked for, WAL lets readers run beside a writer (other processes included),
 and a write transaction must take the lock at BEGIN (``BEGIN IMMEDIATE``) so
 that two writers queue up instead of failing half-way through a commit.
+
+PostgreSQL writers run at READ COMMITTED, so that a statement issued after
+waiting for a lock (see :mod:`weakprompt.store.locks`) sees what the previous
+lock holder committed; readers get one REPEATABLE READ, READ ONLY snapshot
+per transaction, the same guarantee a SQLite read transaction gives.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from sqlalchemy.pool import StaticPool
 
 from ..errors import StoreError
 
-__all__ = ["WRITE_OPTION", "BUSY_TIMEOUT_SECONDS", "build_engine", "normalize_url"]
+__all__ = [
+    "BUSY_TIMEOUT_SECONDS",
+    "WRITE_OPTION",
+    "build_engine",
+    "normalize_url",
+    "transaction_options",
+]
 
 WRITE_OPTION = "weakprompt_write"
 """Execution option marking a connection whose next transaction writes."""
@@ -26,12 +37,31 @@ WRITE_OPTION = "weakprompt_write"
 BUSY_TIMEOUT_SECONDS = 30.0
 
 
+_PLAIN_POSTGRES = "postgresql://"
+_POSTGRES_DRIVER = "postgresql+psycopg://"
+
+
 def normalize_url(target: str | Path) -> str:
-    """A database URL; a bare filesystem path means a SQLite file."""
+    """A database URL; a bare filesystem path means a SQLite file.
+
+    ``postgresql://`` without a driver means psycopg 3 (the ``postgres``
+    extra), not SQLAlchemy's default psycopg2.
+    """
     text = str(target)
+    if text.startswith(_PLAIN_POSTGRES):
+        return _POSTGRES_DRIVER + text[len(_PLAIN_POSTGRES) :]
     if "://" in text:
         return text
     return f"sqlite:///{Path(text)}"
+
+
+def transaction_options(dialect: str, *, write: bool) -> dict[str, object]:
+    """Execution options for a connection about to begin a read or write transaction."""
+    if write:
+        return {WRITE_OPTION: True}
+    if dialect == "postgresql":
+        return {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
+    return {}
 
 
 def _is_memory(database: str | None) -> bool:
@@ -43,11 +73,16 @@ def build_engine(url: str) -> Engine:
         parsed = make_url(url)
     except ArgumentError as exc:
         raise StoreError(f"not a database URL: {url!r} ({exc})") from exc
-    if parsed.get_backend_name() != "sqlite":
+    backend = parsed.get_backend_name()
+    if backend != "sqlite":
+        options: dict[str, Any] = {"pool_pre_ping": True}
+        if backend == "postgresql":
+            options["isolation_level"] = "READ COMMITTED"
         try:
-            return create_engine(parsed, pool_pre_ping=True)
+            return create_engine(parsed, **options)
         except Exception as exc:
-            raise StoreError(f"cannot create an engine for {parsed.render_as_string()}: {exc}") from exc
+            hint = " (install weakprompt[postgres] for psycopg)" if isinstance(exc, ImportError) else ""
+            raise StoreError(f"cannot create an engine for {parsed.render_as_string()}: {exc}{hint}") from exc
     if _is_memory(parsed.database):
         # One shared connection, or every checkout would see a fresh empty database.
         engine = create_engine(parsed, poolclass=StaticPool, connect_args={"check_same_thread": False})

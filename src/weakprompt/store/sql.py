@@ -4,6 +4,10 @@ Content-addressed rows (blobs, tool definitions, tool sets) are written with
 "insert unless already there". SQLite and PostgreSQL do that in one
 statement (``ON CONFLICT DO NOTHING``), which is also safe against a
 concurrent writer; other databases fall back to look-then-insert.
+
+Rows go in primary-key order: on PostgreSQL an insert waits for a concurrent
+transaction inserting the same key, so two writers storing the same new rows
+in opposite orders would deadlock; a single order makes one simply wait.
 """
 
 from __future__ import annotations
@@ -38,9 +42,18 @@ def insert_ignore(conn: Connection, table: Table, rows: Sequence[Mapping[str, ob
         return
     statement = _statement(conn.dialect.name, table)
     if statement is not None:
-        conn.execute(statement, [dict(r) for r in rows])
+        conn.execute(statement, _in_key_order(table, rows))
         return
     insert_ignore_portable(conn, table, rows)
+
+
+def _in_key_order(table: Table, rows: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
+    copies = [dict(r) for r in rows]
+    if len(copies) > 1:
+        names = [c.name for c in table.primary_key.columns]
+        # Any fixed order will do; the text of the key values is one.
+        copies.sort(key=lambda r: tuple(str(r[n]) for n in names))
+    return copies
 
 
 def insert_ignore_portable(conn: Connection, table: Table, rows: Sequence[Mapping[str, object]]) -> None:

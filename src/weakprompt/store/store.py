@@ -14,7 +14,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StoreError
 from . import tables
-from .engine import WRITE_OPTION, build_engine, normalize_url
+from .engine import build_engine, normalize_url, transaction_options
+from .locks import SCHEMA_LOCK, advisory_lock
 from .migrations import check_shape, migrate
 
 if TYPE_CHECKING:
@@ -52,8 +53,10 @@ class Store:
         used_clock = clock or SYSTEM_CLOCK
         try:
             with engine.connect() as conn:
-                conn.execution_options(**{WRITE_OPTION: True})
+                conn.execution_options(**transaction_options(engine.dialect.name, write=True))
                 with conn.begin():
+                    # Two workers opening a fresh database must not both migrate it.
+                    advisory_lock(conn, SCHEMA_LOCK)
                     _, version = migrate(conn, used_clock)
                     check_shape(conn)
         except SQLAlchemyError as exc:
@@ -87,18 +90,27 @@ class Store:
 
     @contextmanager
     def read(self) -> Generator[Connection, None, None]:
-        """A connection inside one read transaction (a consistent snapshot)."""
+        """A connection inside one read transaction (a consistent snapshot).
+
+        On PostgreSQL the transaction is REPEATABLE READ and READ ONLY.
+        """
         with self._transaction(write=False) as conn:
             yield conn
 
     @contextmanager
-    def write(self) -> Generator[Connection, None, None]:
+    def write(self, *, lock: str | None = None) -> Generator[Connection, None, None]:
         """One write transaction: all of it is stored, or none of it.
 
         On SQLite the write lock is taken at BEGIN, so concurrent writers
         (threads or processes) wait their turn instead of failing midway.
+        On PostgreSQL writers run side by side; a write that reads something
+        (a session head, a last sequence number) and then writes based on it
+        names a ``lock`` (e.g. ``"transcript:<session>"``): writers naming the
+        same lock run one at a time.
         """
         with self._transaction(write=True) as conn:
+            if lock is not None:
+                advisory_lock(conn, lock)
             yield conn
 
     @contextmanager
@@ -106,8 +118,7 @@ class Store:
         self._check_open()
         try:
             with self._engine.connect() as conn:
-                if write:
-                    conn.execution_options(**{WRITE_OPTION: True})
+                conn.execution_options(**transaction_options(self._engine.dialect.name, write=write))
                 with conn.begin():
                     yield conn
         except SQLAlchemyError as exc:

@@ -249,7 +249,9 @@ class Transcript:
         tokens = message_tokens(content, self._counter)
         now = self._clock.now()
         with self._lock:
-            with self._store.write() as conn:
+            # The named lock keeps concurrent writers of this session (other
+            # processes on PostgreSQL) from picking the same head as parent.
+            with self._store.write(lock=f"transcript:{self._session_id}") as conn:
                 head = session_head(conn, self._session_id)
                 parent, seq = (None, 0) if head is None else (head[0], head[1] + 1)
                 target = None if edit is None else self._edit_target(conn, edit, content)

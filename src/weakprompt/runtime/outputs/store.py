@@ -210,7 +210,8 @@ class ToolOutputStore:
         now = self._clock.now()
         with self._store.read() as conn:
             compressed = None if blob_exists(conn, digest) else compress(data)
-        with self._store.write() as conn:
+        # The named lock serialises the dedupe check and the next seq per session (PostgreSQL).
+        with self._store.write(lock=f"tool_outputs:{self._session_id}") as conn:
             existing = find_by_call(conn, self._session_id, call_id)
             if existing is not None and (existing.blob_hash, existing.tool_name, existing.is_error) == (
                 digest,

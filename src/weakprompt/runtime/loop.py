@@ -27,14 +27,18 @@ from . import loop_messages
 from .adapter import ForceTool, ModelRequest
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .outputs import EvaluationOutputs, Retention, ToolOutputSettings
 from .response import PromptResponse
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
+    from ..jsontypes import JSONObject
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceRegistry
     from ..session import Session
     from ..store import Store
+    from ..tools import AnyTool
+    from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .adapter import ProviderAdapter, ToolChoice
 
@@ -64,6 +68,9 @@ def evaluate(
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
     resources: ResourceRegistry | None = None,
     max_output_tokens: int | None = None,
+    load_tool_results: LoadToolResults = False,
+    retention: Retention = "session",
+    tool_outputs: ToolOutputSettings | None = None,
 ) -> PromptResponse[OutputT]:
     """Run ``prompt`` on ``adapter`` until the model gives a final answer.
 
@@ -74,6 +81,17 @@ def evaluate(
     A final answer that does not parse as the prompt's output type gets up
     to ``output_retries`` corrective turns before :class:`OutputParseError`.
     ``budget`` may be a :class:`BudgetTracker` shared with other work.
+
+    Tool results go through the output pipeline (``specs/TOOL_RESULTS.md``):
+    each is stored in the output store of the transcript's session; one
+    over ``tool_outputs.policy`` (12288 bytes, or the remaining token
+    budget) reaches the model as a handle for ``tool_output``.
+    ``load_tool_results`` (default ``False``) shows results from before this
+    evaluation's input as slim references the model can load with
+    ``get_tool_result``; ``True`` keeps them all inline, a list of
+    tool_call_ids keeps those. ``retention="evaluation"`` deletes the
+    outputs this evaluation stored when it ends; the default keeps them
+    until ``purge_session``.
 
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
@@ -90,6 +108,15 @@ def evaluate(
         transcript = store.transcript(session.session_id, token_counter=adapter.token_counter)
     elif store is not None and transcript.store is not store:
         raise ConfigurationError("evaluate: the transcript given belongs to another store than store=")
+    outputs = EvaluationOutputs(
+        transcript=transcript,
+        session=session,
+        adapter=adapter,
+        tracker=tracker,
+        settings=tool_outputs,
+        load_tool_results=load_tool_results,
+        retention=retention,
+    )
     run = _Evaluation(
         prompt,
         adapter=adapter,
@@ -101,7 +128,9 @@ def evaluate(
         output_retries=output_retries,
         max_expansions=max_expansions,
         max_output_tokens=max_output_tokens,
+        outputs=outputs,
     )
+    outputs.open()
     try:
         return run.run(input, max_turns=max_turns, first_choice=tool_choice)
     except Exception as exc:
@@ -111,6 +140,8 @@ def evaluate(
             f"(head {run.head or 'none'})"
         )
         raise
+    finally:
+        outputs.close()
 
 
 def _check_limits(max_turns: int, output_retries: int, max_expansions: int) -> None:
@@ -154,6 +185,7 @@ class _Evaluation(Generic[OutputT]):
         output_retries: int,
         max_expansions: int,
         max_output_tokens: int | None,
+        outputs: EvaluationOutputs,
     ) -> None:
         self.prompt = prompt
         self.name = prompt.template.display_name
@@ -167,6 +199,8 @@ class _Evaluation(Generic[OutputT]):
         self.output_retries = output_retries
         self.max_expansions = max_expansions
         self.max_output_tokens = max_output_tokens
+        self.outputs = outputs
+        self.offered: tuple[str, ...] = ()
         self.usage = Usage()
         self.turns = 0
         self.retries_used = 0
@@ -181,11 +215,12 @@ class _Evaluation(Generic[OutputT]):
 
     def run(self, input: str | None, *, max_turns: int, first_choice: ToolChoice) -> PromptResponse[OutputT]:
         rendered = self.prompt.render(self.session)
-        _check_choice(first_choice, rendered.tool_names)
+        _check_choice(first_choice, rendered.tool_names + self.outputs.available_names(rendered.tool_names))
         self._adopt(self.prompt, rendered)
         self._commit_system(rendered.text)
         if input is not None:
             self.head = self.transcript.user(input).hash
+        self.outputs.turn_start = self.head
         choice: ToolChoice = first_choice
         while True:
             if self.turns >= max_turns:
@@ -210,9 +245,12 @@ class _Evaluation(Generic[OutputT]):
 
     def _call_model(self, choice: ToolChoice) -> AssistantTurn:
         rendered = self.rendered
+        context = self.outputs.compile(self.transcript)
+        tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
+        self._link_tools(tools)
         request = ModelRequest(
-            context=self.transcript.compile(),
-            tools=rendered.tools,
+            context=context,
+            tools=tools,
             tool_choice=choice,
             output_schema=rendered.output_schema,
             output_name=rendered.output_name,
@@ -253,10 +291,14 @@ class _Evaluation(Generic[OutputT]):
                 self._commit_result(call, *self._expand(request))
                 continue
             self.executions.append(execution)
-            self._commit_result(call, execution.message, not execution.result.success)
+            failed = not execution.result.success
+            processed = self.outputs.process(call, execution.message, is_error=failed)
+            self._commit_result(call, processed.content, failed, metadata=processed.metadata)
 
-    def _commit_result(self, call: ToolCall, content: str, failed: bool) -> None:
-        commit = self.transcript.tool_result(call.id, call.name, content, is_error=failed)
+    def _commit_result(
+        self, call: ToolCall, content: str, failed: bool, *, metadata: JSONObject | None = None
+    ) -> None:
+        commit = self.transcript.tool_result(call.id, call.name, content, is_error=failed, metadata=metadata)
         self.head = commit.hash
         self._publish(
             ToolResultCommitted(
@@ -330,7 +372,7 @@ class _Evaluation(Generic[OutputT]):
         self.prompt = prompt
         self.rendered = rendered
         self.dispatcher = ToolDispatcher(
-            rendered.tools,
+            rendered.tools + self.outputs.extra_tools(rendered.tool_names),
             session=self.session,
             prompt=prompt,
             rendered_prompt=rendered,
@@ -340,6 +382,7 @@ class _Evaluation(Generic[OutputT]):
             resources=self.resources,
             prompt_name=self.name,
         )
+        self.offered = rendered.tool_names
         self.transcript.set_tools(rendered.tool_schemas)
         self._publish(
             PromptRendered(
@@ -353,6 +396,14 @@ class _Evaluation(Generic[OutputT]):
                 created_at=self.session.clock.now(),
             )
         )
+
+    def _link_tools(self, tools: tuple[AnyTool, ...]) -> None:
+        """Link the tools offered on this turn (the prompt's plus any pipeline tools) to later commits."""
+        names = tuple(t.name for t in tools)
+        if names != self.offered:
+            extra = tuple(t.spec() for t in tools[len(self.rendered.tools) :])
+            self.transcript.set_tools(self.rendered.tool_schemas + extra)
+            self.offered = names
 
     def _commit_system(self, text: str) -> None:
         """Put ``text`` first in the conversation: append it, or edit the existing system message."""
@@ -380,6 +431,7 @@ class _Evaluation(Generic[OutputT]):
             )
 
     def _finish(self, reply: AssistantTurn, output: OutputT | None) -> PromptResponse[OutputT]:
+        self.usage = self.usage + self.outputs.side_usage
         self._publish(
             PromptExecuted(
                 prompt_name=self.name,

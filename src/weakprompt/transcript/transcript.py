@@ -81,6 +81,9 @@ class Transcript:
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise TranscriptError(f"session_id must be a non-empty string, got {session_id!r}")
+        if "\x00" in session_id:
+            # PostgreSQL text cannot hold NUL; refuse it on every backend alike.
+            raise TranscriptError(f"session_id contains a NUL character: {session_id!r}")
         if len(session_id) > 255:
             raise TranscriptError(f"session_id is longer than 255 characters: {session_id[:40]!r}...")
         self._store = store
@@ -186,7 +189,7 @@ class Transcript:
         return self._write(
             Message("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error),
             edit=edit,
-            message=message if message is not None else f"tool result: {name}",
+            message=message if message is not None else f"tool result: {name.replace(chr(0), '')}",
             metadata=metadata,
             tools=tools,
         )
@@ -244,6 +247,8 @@ class Transcript:
         meta: JSONObject = json.loads(metadata_text(metadata or {}))
         if message is not None and not isinstance(message, str):
             raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")
+        if message is not None and "\x00" in message:
+            raise TranscriptError(f"the commit message contains a NUL character: {message!r}")
         linked = self._tools_for(tools)
         operation = CommitOperation.APPEND if edit is None else CommitOperation.EDIT
         tokens = message_tokens(content, self._counter)

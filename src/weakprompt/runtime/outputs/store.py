@@ -62,6 +62,9 @@ def _check_id(what: str, value: object) -> str:
         raise ToolOutputStoreError(f"{what} must be a non-empty string, got {value!r}")
     if len(value) > _MAX_ID_CHARS:
         raise ToolOutputStoreError(f"{what} is longer than {_MAX_ID_CHARS} characters: {value[:40]!r}...")
+    if "\x00" in value:
+        # PostgreSQL text cannot hold NUL; refuse it on every backend alike.
+        raise ToolOutputStoreError(f"{what} contains a NUL character: {value!r}")
     return value
 
 
@@ -77,6 +80,8 @@ def _payload(result: object) -> bytes:
 
 def _arguments(args: object, tool_call_id: str) -> str:
     if isinstance(args, str):
+        if "\x00" in args:
+            raise ToolOutputStoreError(f"the arguments of tool call {tool_call_id!r} contain a NUL character")
         return args
     if isinstance(args, Mapping):
         try:

@@ -61,7 +61,7 @@ def default_summary(item: SummaryInput) -> str:
 
 
 def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(text.replace("\x00", " ").split())  # no NUL: PostgreSQL text cannot hold it
     return flat if len(flat) <= SUMMARY_MAX_CHARS else flat[: SUMMARY_MAX_CHARS - 3] + "..."
 
 

@@ -1,23 +1,33 @@
-"""SQL for blobs and commits; plain rows in and out, no transcript logic."""
+"""SQL for blobs and commits; plain rows in and out, no transcript logic.
+
+The statements here run on every commit and every compile, so they are
+prepared (:mod:`weakprompt.store.prepared`) and take several rows at once.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import attrs
-from sqlalchemy import Connection, RowMapping, bindparam, select
+from sqlalchemy import Connection, bindparam, select
 
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
-from .sql import insert_ignore
+from .prepared import PreparedInsertIgnore, PreparedStatement, Row
 
 __all__ = [
     "CommitRow",
+    "blob_params",
+    "commit_params",
     "fetch_commit",
     "fetch_commits",
     "insert_commit",
+    "insert_commits",
+    "metadata_json",
     "put_blob",
+    "put_blobs",
     "session_head",
 ]
 
@@ -41,43 +51,81 @@ class CommitRow:
     created_at: datetime
 
 
-def put_blob(conn: Connection, blob_hash: str, canonical: str, created_at: datetime) -> None:
-    """Store a blob once; a hash already present is left as it is."""
-    row = {
+_BLOB_COLUMNS = ("hash", "content", "size_bytes", "created_at")
+_PUT_BLOBS = PreparedInsertIgnore(tables.blobs, _BLOB_COLUMNS)
+
+
+def blob_params(blob_hash: str, canonical: str, created_at: datetime) -> dict[str, object]:
+    """The ``blobs`` row of one content-addressed blob."""
+    return {
         "hash": blob_hash,
         "content": canonical,
         "size_bytes": len(canonical.encode("utf-8")),
         "created_at": created_at.isoformat(),
     }
-    insert_ignore(conn, tables.blobs, [row])
 
 
-_INSERT_COMMIT = tables.commits.insert()
+def put_blob(conn: Connection, blob_hash: str, canonical: str, created_at: datetime) -> None:
+    """Store a blob once; a hash already present is left as it is."""
+    _PUT_BLOBS.executemany(conn, [blob_params(blob_hash, canonical, created_at)])
+
+
+def put_blobs(conn: Connection, rows: Sequence[Mapping[str, object]]) -> None:
+    """Store several blobs (rows from :func:`blob_params`) in one statement; duplicates are skipped."""
+    unique = list({str(r["hash"]): r for r in rows}.values())
+    _PUT_BLOBS.executemany(conn, unique)
+
+
+_COMMIT_COLUMNS_WRITTEN = (
+    "hash",
+    "session_id",
+    "seq",
+    "parent_hash",
+    "operation",
+    "edit_target",
+    "role",
+    "blob_hash",
+    "message",
+    "metadata_json",
+    "token_count",
+    "created_at",
+)
+_INSERT_COMMITS = PreparedStatement(tables.commits.insert(), columns=_COMMIT_COLUMNS_WRITTEN)
+
+
+def metadata_json(metadata: JSONObject) -> str:
+    """How commit metadata is stored: canonical JSON."""
+    return json.dumps(metadata, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def commit_params(row: CommitRow, metadata_text: str | None = None) -> dict[str, object]:
+    """The ``commits`` row of ``row``; pass ``metadata_text`` when its canonical JSON is at hand."""
+    return {
+        "hash": row.hash,
+        "session_id": row.session_id,
+        "seq": row.seq,
+        "parent_hash": row.parent_hash,
+        "operation": row.operation,
+        "edit_target": row.edit_target,
+        "role": row.role,
+        "blob_hash": row.blob_hash,
+        "message": row.message,
+        "metadata_json": metadata_json(row.metadata) if metadata_text is None else metadata_text,
+        "token_count": row.token_count,
+        "created_at": row.created_at.isoformat(),
+    }
 
 
 def insert_commit(conn: Connection, row: CommitRow) -> None:
-    conn.execute(
-        _INSERT_COMMIT,
-        {
-            "hash": row.hash,
-            "session_id": row.session_id,
-            "seq": row.seq,
-            "parent_hash": row.parent_hash,
-            "operation": row.operation,
-            "edit_target": row.edit_target,
-            "role": row.role,
-            "blob_hash": row.blob_hash,
-            "message": row.message,
-            "metadata_json": json.dumps(
-                row.metadata, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-            ),
-            "token_count": row.token_count,
-            "created_at": row.created_at.isoformat(),
-        },
-    )
+    _INSERT_COMMITS.executemany(conn, [commit_params(row)])
 
 
-_HEAD = (
+def insert_commits(conn: Connection, rows: Sequence[Mapping[str, object]]) -> None:
+    """Insert commit rows (from :func:`commit_params`) in one statement, in the order given."""
+    _INSERT_COMMITS.executemany(conn, rows)
+
+
+_HEAD = PreparedStatement(
     select(tables.commits.c.hash, tables.commits.c.seq)
     .where(tables.commits.c.session_id == bindparam("session_id"))
     .order_by(tables.commits.c.seq.desc())
@@ -87,7 +135,7 @@ _HEAD = (
 
 def session_head(conn: Connection, session_id: str) -> tuple[str, int] | None:
     """``(hash, seq)`` of the newest commit of the session, or None if it has none."""
-    row = conn.execute(_HEAD, {"session_id": session_id}).first()
+    row = _HEAD.first(conn, {"session_id": session_id})
     return None if row is None else (str(row[0]), int(row[1]))
 
 
@@ -111,38 +159,56 @@ _COMMIT_COLUMNS = (
 _SELECT_COMMITS = select(*_COMMIT_COLUMNS).join(
     tables.blobs, tables.blobs.c.hash == tables.commits.c.blob_hash
 )
-_COMMIT_BY_HASH = _SELECT_COMMITS.where(tables.commits.c.hash == bindparam("hash"))
-_COMMITS_AFTER = _SELECT_COMMITS.where(
-    tables.commits.c.session_id == bindparam("session_id"), tables.commits.c.seq > bindparam("after_seq")
-).order_by(tables.commits.c.seq)
+_COMMIT_BY_HASH = PreparedStatement(_SELECT_COMMITS.where(tables.commits.c.hash == bindparam("hash")))
+_COMMITS_AFTER = PreparedStatement(
+    _SELECT_COMMITS.where(
+        tables.commits.c.session_id == bindparam("session_id"), tables.commits.c.seq > bindparam("after_seq")
+    ).order_by(tables.commits.c.seq)
+)
 
 
-def _to_row(m: RowMapping) -> CommitRow:
-    raw_metadata = str(m["metadata_json"])
+def _to_row(m: Row) -> CommitRow:
+    """Decode one row of ``_COMMIT_COLUMNS`` (in that order)."""
+    (
+        hash_,
+        session_id,
+        seq,
+        parent,
+        operation,
+        target,
+        role,
+        blob_hash,
+        message,
+        meta,
+        tokens,
+        created,
+        content,
+    ) = m
+    raw_metadata = str(meta)
     metadata: JSONValue = {} if raw_metadata == "{}" else json.loads(raw_metadata)
     return CommitRow(
-        hash=str(m["hash"]),
-        session_id=str(m["session_id"]),
-        seq=int(m["seq"]),
-        parent_hash=None if m["parent_hash"] is None else str(m["parent_hash"]),
-        operation=str(m["operation"]),
-        edit_target=None if m["edit_target"] is None else str(m["edit_target"]),
-        role=str(m["role"]),
-        blob_hash=str(m["blob_hash"]),
-        content=json.loads(str(m["content"])),
-        message=None if m["message"] is None else str(m["message"]),
+        hash=str(hash_),
+        session_id=str(session_id),
+        seq=int(seq),
+        parent_hash=None if parent is None else str(parent),
+        operation=str(operation),
+        edit_target=None if target is None else str(target),
+        role=str(role),
+        blob_hash=str(blob_hash),
+        content=json.loads(str(content)),
+        message=None if message is None else str(message),
         metadata=metadata if isinstance(metadata, dict) else {},
-        token_count=int(m["token_count"]),
-        created_at=datetime.fromisoformat(str(m["created_at"])),
+        token_count=int(tokens),
+        created_at=datetime.fromisoformat(str(created)),
     )
 
 
 def fetch_commit(conn: Connection, commit_hash: str) -> CommitRow | None:
-    row = conn.execute(_COMMIT_BY_HASH, {"hash": commit_hash}).mappings().first()
+    row = _COMMIT_BY_HASH.first(conn, {"hash": commit_hash})
     return None if row is None else _to_row(row)
 
 
 def fetch_commits(conn: Connection, session_id: str, *, after_seq: int = -1) -> list[CommitRow]:
     """The session's commits with ``seq > after_seq``, oldest first (uses the (session, seq) index)."""
-    rows = conn.execute(_COMMITS_AFTER, {"session_id": session_id, "after_seq": after_seq})
-    return [_to_row(r) for r in rows.mappings().all()]
+    rows = _COMMITS_AFTER.all(conn, {"session_id": session_id, "after_seq": after_seq})
+    return [_to_row(r) for r in rows]

@@ -12,7 +12,7 @@ from sqlalchemy import Connection, Select, bindparam, select
 
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
-from .sql import insert_ignore
+from .prepared import PreparedInsertIgnore, PreparedStatement
 
 __all__ = [
     "ToolDefinition",
@@ -21,6 +21,7 @@ __all__ = [
     "fetch_links",
     "fetch_session_links",
     "link_tool_set",
+    "link_tool_sets",
     "put_definitions",
     "put_tool_set",
     "tool_set_exists",
@@ -37,6 +38,13 @@ class ToolDefinition:
     created_at: datetime
 
 
+_PUT_DEFINITIONS = PreparedInsertIgnore(
+    tables.tool_definitions, ("content_hash", "name", "schema_json", "created_at")
+)
+_PUT_SETS = PreparedInsertIgnore(tables.tool_sets, ("set_hash", "tool_count", "created_at"))
+_PUT_MEMBERS = PreparedInsertIgnore(tables.tool_set_members, ("set_hash", "position", "tool_hash"))
+
+
 def put_definitions(
     conn: Connection, definitions: Sequence[tuple[str, str, str]], created_at: datetime
 ) -> None:
@@ -45,29 +53,36 @@ def put_definitions(
         {"content_hash": h, "name": name, "schema_json": canonical, "created_at": created_at.isoformat()}
         for h, name, canonical in definitions
     ]
-    insert_ignore(conn, tables.tool_definitions, rows)
+    _PUT_DEFINITIONS.executemany(conn, rows)
 
 
-_SET_EXISTS = select(tables.tool_sets.c.set_hash).where(tables.tool_sets.c.set_hash == bindparam("set_hash"))
+_SET_EXISTS = PreparedStatement(
+    select(tables.tool_sets.c.set_hash).where(tables.tool_sets.c.set_hash == bindparam("set_hash"))
+)
 
 
 def tool_set_exists(conn: Connection, set_hash: str) -> bool:
-    return conn.execute(_SET_EXISTS, {"set_hash": set_hash}).first() is not None
+    return _SET_EXISTS.first(conn, {"set_hash": set_hash}) is not None
 
 
 def put_tool_set(conn: Connection, set_hash: str, tool_hashes: Sequence[str], created_at: datetime) -> None:
     """Store an ordered tool set once; its member definitions must already be stored."""
     inserted = {"set_hash": set_hash, "tool_count": len(tool_hashes), "created_at": created_at.isoformat()}
-    insert_ignore(conn, tables.tool_sets, [inserted])
+    _PUT_SETS.executemany(conn, [inserted])
     members = [{"set_hash": set_hash, "position": i, "tool_hash": h} for i, h in enumerate(tool_hashes)]
-    insert_ignore(conn, tables.tool_set_members, members)
+    _PUT_MEMBERS.executemany(conn, members)
 
 
-_LINK = tables.commit_tools.insert()
+_LINK = PreparedStatement(tables.commit_tools.insert(), columns=("commit_hash", "tool_set_hash"))
 
 
 def link_tool_set(conn: Connection, commit_hash: str, set_hash: str) -> None:
-    conn.execute(_LINK, {"commit_hash": commit_hash, "tool_set_hash": set_hash})
+    link_tool_sets(conn, [(commit_hash, set_hash)])
+
+
+def link_tool_sets(conn: Connection, links: Sequence[tuple[str, str]]) -> None:
+    """Link each ``(commit_hash, set_hash)`` pair in one statement."""
+    _LINK.executemany(conn, [{"commit_hash": c, "tool_set_hash": s} for c, s in links])
 
 
 def _definition(

@@ -418,6 +418,35 @@ def test_concurrent_output_stores_on_one_session_get_distinct_seqs(backend_url: 
     assert len({r.tool_call_id for r in listed}) == 30
 
 
+def test_purging_a_shared_payload_while_other_sessions_reuse_it(backend_url: str) -> None:
+    """Workers store one common payload in fresh sessions and purge them, all at once."""
+    Store.open(backend_url).close()
+    errors: list[BaseException] = []
+    start = threading.Barrier(3)
+
+    def churn(worker: int) -> None:
+        with Store.open(backend_url) as store:
+            start.wait()
+            for i in range(25):
+                outputs = ToolOutputStore(store, f"w{worker}-{i}")
+                try:
+                    outputs.store_result("c", "t", "{}", "the same output everywhere")
+                    assert outputs.get_result("c") is not None
+                    assert outputs.purge_session() == 1
+                except BaseException as exc:  # pragma: no cover - reported by the assertion below
+                    errors.append(exc)
+
+    threads = [threading.Thread(target=churn, args=(w,)) for w in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with Store.open(backend_url) as store:
+        assert _count(store, "tool_outputs") == 0
+        assert _count(store, "tool_output_blobs") == 0
+
+
 # --- content-addressed inserts and locks ---------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, RowMapping, delete, exists, func, select, upd
 
 from ..errors import StoreError
 from . import tables
+from .locks import advisory_lock
 from .sql import insert_ignore
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "find_by_call",
     "find_by_handle",
     "has_oversized",
+    "lock_output_blob",
     "insert_output",
     "known_call_ids",
     "list_outputs",
@@ -68,6 +70,15 @@ class OutputRow:
 
 def compress(data: bytes) -> bytes:
     return zlib.compress(data, 6)
+
+
+def lock_output_blob(conn: Connection, blob_hash: str) -> None:
+    """Hold the payload ``blob_hash`` until the transaction ends (PostgreSQL; SQLite writers run alone).
+
+    Storing a call that reuses a payload and deleting that payload as an
+    orphan must not interleave, or the new row would point at nothing.
+    """
+    advisory_lock(conn, f"tool_output_blob:{blob_hash}")
 
 
 def blob_exists(conn: Connection, blob_hash: str) -> bool:
@@ -221,6 +232,8 @@ def delete_orphan_blobs(conn: Connection, hashes: Iterable[str]) -> int:
     removed = 0
     for start in range(0, len(candidates), _BATCH):
         batch = candidates[start : start + _BATCH]
+        for blob_hash in batch:  # sorted: concurrent purges take these locks in one order
+            lock_output_blob(conn, blob_hash)
         used = {
             str(h)
             for h in conn.execute(

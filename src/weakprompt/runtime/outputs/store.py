@@ -33,6 +33,7 @@ from ...store.output_rows import (
     insert_output,
     known_call_ids,
     list_outputs,
+    lock_output_blob,
     mark_oversized,
     next_output_seq,
     put_output_blob,
@@ -228,6 +229,7 @@ class ToolOutputStore:
                     existing = attrs.evolve(existing, oversized=True)
                 reference = _reference(existing, deduplicated=True)
             else:
+                lock_output_blob(conn, digest)  # a concurrent purge must not delete it under us
                 already = blob_exists(conn, digest)
                 if not already:
                     put_output_blob(conn, digest, compressed or compress(data), stats.size_bytes, now)

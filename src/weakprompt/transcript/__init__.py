@@ -9,6 +9,7 @@ from .queries import ToolTurn
 from .records import CommitInfo, CommitOperation
 from .tool_tracking import ToolSetChange, hash_tool_schema
 from .transcript import ACTIVE_TOOLS, ToolsArgument, Transcript
+from .turns import TurnRecord
 
 __all__ = [
     "ACTIVE_TOOLS",
@@ -23,5 +24,6 @@ __all__ = [
     "ToolTurn",
     "ToolsArgument",
     "Transcript",
+    "TurnRecord",
     "hash_tool_schema",
 ]

@@ -9,19 +9,19 @@ when it wrote this?") and stored once per distinct schema.
 from __future__ import annotations
 
 import enum
-import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Literal, TypeAlias
 
 from sqlalchemy import Connection
 
-from ..canonical import canonical_json, content_hash
+from ..canonical import canonical_json
 from ..clock import Clock
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message, ToolCall, Usage
-from ..store.commit_rows import CommitRow, fetch_commit, fetch_commits, insert_commit, put_blob, session_head
+from ..store.commit_rows import CommitRow, fetch_commit, fetch_commits, session_head
 from ..store.store import Store
 from ..store.tool_rows import (
     ToolDefinition,
@@ -29,27 +29,25 @@ from ..store.tool_rows import (
     fetch_definitions_by_name,
     fetch_links,
     fetch_session_links,
-    link_tool_set,
-    put_definitions,
-    put_tool_set,
-    tool_set_exists,
 )
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from .compiled import CompiledContext
 from .compiler import CompileState
 from .options import CompileOptions, CompileView
 from .queries import ToolTurn, select_tool_calls, select_tool_results, select_tool_turns
-from .records import (
-    CommitInfo,
-    CommitOperation,
-    commit_hash,
-    commit_info,
-    message_payload,
-    message_tokens,
-    metadata_text,
-    usage_metadata,
-)
+from .records import CommitInfo, CommitOperation, commit_info, usage_metadata
 from .tool_tracking import PreparedTool, ToolSetChange, diff_tool_sets, hash_tool_set, prepare_tools
+from .turns import StagedTurn, TurnRecord
+from .writer import (
+    Draft,
+    Placed,
+    draft_commit,
+    place,
+    replace_chain,
+    resolve_edit,
+    store_commits,
+    stored_commit,
+)
 
 __all__ = ["ACTIVE_TOOLS", "ToolsArgument", "Transcript"]
 
@@ -69,7 +67,8 @@ class Transcript:
 
     Several ``Transcript`` objects (in this or other processes) may share a
     session: every commit is appended to the current head in one write
-    transaction, and ``compile()`` always reflects the stored head.
+    transaction, and ``compile()`` always reflects the stored head. Inside
+    :meth:`turn`, commits are staged and written together when it ends.
     """
 
     def __init__(
@@ -91,12 +90,14 @@ class Transcript:
         self._counter = token_counter or DEFAULT_TOKEN_COUNTER
         self._clock = clock or store.clock
         self._active: tuple[PreparedTool, ...] | None = None
+        self._active_set: str | None = None
         self._lock = threading.RLock()
         self._state = CompileState()
         self._compiled: CompiledContext | None = None
         self._tool_cache: dict[str, tuple[JSONObject, int]] = {}
         # Tool sets are immutable and shared store-wide, so once seen stored they stay stored.
         self._stored_sets: set[str] = set()
+        self._turn: StagedTurn | None = None
 
     # -- identity -----------------------------------------------------------------------------------
 
@@ -114,7 +115,14 @@ class Transcript:
 
     @property
     def head(self) -> str | None:
-        """Hash of the newest stored commit of this session (None before the first)."""
+        """Hash of the newest stored commit of this session (None before the first).
+
+        Inside :meth:`turn`, the newest commit including the staged ones.
+        """
+        with self._lock:
+            turn = self._turn
+            if turn is not None:
+                return turn.tail[0]
         with self._store.read() as conn:
             head = session_head(conn, self._session_id)
         return None if head is None else head[0]
@@ -238,103 +246,162 @@ class Transcript:
         tools: ToolsArgument,
     ) -> CommitInfo:
         # Everything that can be wrong with the input is checked before the transaction.
-        # Keep the JSON round-trip of what is stored, so that the cached view
-        # equals what any later reader decodes (tuples become lists, no shared
-        # mutable values with the caller).
-        canonical = canonical_json(message_payload(content))
-        payload: JSONObject = json.loads(canonical)
-        blob_hash = content_hash(payload)
-        meta: JSONObject = json.loads(metadata_text(metadata or {}))
-        if message is not None and not isinstance(message, str):
-            raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")
-        if message is not None and "\x00" in message:
+        if message is not None and isinstance(message, str) and "\x00" in message:
             raise TranscriptError(f"the commit message contains a NUL character: {message!r}")
-        linked = self._tools_for(tools)
-        operation = CommitOperation.APPEND if edit is None else CommitOperation.EDIT
-        tokens = message_tokens(content, self._counter)
-        now = self._clock.now()
+        linked, set_hash = self._tools_for(tools)
+        draft = draft_commit(
+            content,
+            edit=edit,
+            message=message,
+            metadata=metadata,
+            tools=linked,
+            set_hash=set_hash,
+            counter=self._counter,
+            now=self._clock.now(),
+        )
         with self._lock:
+            turn = self._turn
+            if turn is not None:
+                return self._stage(turn, draft)
             # The named lock keeps concurrent writers of this session (other
             # processes on PostgreSQL) from picking the same head as parent.
-            with self._store.write(lock=f"transcript:{self._session_id}") as conn:
+            with self._store.write(lock=self._write_lock) as conn:
                 head = session_head(conn, self._session_id)
                 parent, seq = (None, 0) if head is None else (head[0], head[1] + 1)
-                target = None if edit is None else self._edit_target(conn, edit, content)
-                digest = commit_hash(
-                    session_id=self._session_id,
-                    parent=parent,
-                    operation=operation,
-                    edit_target=target,
-                    blob_hash=blob_hash,
-                    message=message,
-                    metadata=meta,
-                )
-                row = CommitRow(
-                    hash=digest,
-                    session_id=self._session_id,
-                    seq=seq,
-                    parent_hash=parent,
-                    operation=operation.value,
-                    edit_target=target,
-                    role=content.role,
-                    blob_hash=blob_hash,
-                    content=payload,
-                    message=message,
-                    metadata=meta,
-                    token_count=tokens,
-                    created_at=now,
-                )
-                put_blob(conn, blob_hash, canonical, now)
-                insert_commit(conn, row)
-                if linked:
-                    tool_hashes = [t.content_hash for t in linked]
-                    set_hash = hash_tool_set(tool_hashes)
-                    if set_hash not in self._stored_sets and not tool_set_exists(conn, set_hash):
-                        unique = {t.content_hash: t for t in linked}.values()
-                        put_definitions(conn, [(t.content_hash, t.name, t.canonical) for t in unique], now)
-                        put_tool_set(conn, set_hash, tool_hashes, now)
-                    link_tool_set(conn, digest, set_hash)
-            info = commit_info(row)
-            if linked:
-                self._stored_sets.add(hash_tool_set([t.content_hash for t in linked]))
-            for tool in linked:
-                self._tool_cache.setdefault(
-                    tool.content_hash, (tool.schema, self._counter.count(tool.canonical))
-                )
+                target = None
+                if draft.edit is not None:
+                    target = resolve_edit(
+                        stored_commit(conn),
+                        session_id=self._session_id,
+                        target_hash=draft.edit,
+                        content=content,
+                    )
+                placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
+                new_sets = store_commits(conn, [placed], self._stored_sets)
+            self._stored_sets |= new_sets
+            self._remember_tools(draft)
             if self._state.head == parent:
-                self._compiled = None
-                links = {digest: tuple(t.content_hash for t in linked)} if linked else {}
-                self._state.apply([info], links)
-        return info
+                self._apply(placed)
+        return placed.info
 
-    def _edit_target(self, conn: Connection, target_hash: str, content: Message) -> str:
-        """Resolve and check an edit target inside the write transaction."""
-        if not isinstance(target_hash, str) or not target_hash:
-            raise TranscriptError(f"edit target must be a commit hash, got {target_hash!r}")
-        target = fetch_commit(conn, target_hash)
-        if target is None:
-            raise TranscriptError(f"cannot edit {target_hash!r}: no such commit")
-        if target.session_id != self._session_id:
-            raise TranscriptError(
-                f"cannot edit {target_hash[:12]}: it belongs to session {target.session_id!r}, "
-                f"not {self._session_id!r}"
+    @property
+    def _write_lock(self) -> str:
+        return f"transcript:{self._session_id}"
+
+    def _apply(self, placed: Placed) -> None:
+        """Fold a commit this object wrote into the compile state (which is at its parent)."""
+        self._compiled = None
+        draft = placed.draft
+        links = {placed.info.hash: tuple(t.content_hash for t in draft.tools)} if draft.tools else {}
+        self._state.apply([placed.info], links)
+
+    def _remember_tools(self, draft: Draft) -> None:
+        for tool in draft.tools:
+            if tool.content_hash not in self._tool_cache:
+                self._tool_cache[tool.content_hash] = (tool.schema, self._counter.count(tool.canonical))
+
+    # -- turns --------------------------------------------------------------------------------------
+
+    @contextmanager
+    def turn(self) -> Generator[TurnRecord, None, None]:
+        """Stage every commit made in the block and store them together when it ends.
+
+        Each commit gets its hash at once and is visible through this object
+        (``compile``, queries, ``get``, ``log``, ``head``), but is written
+        only when the block ends: all in one transaction, so a crash or an
+        error never leaves part of a turn stored. If the block raises,
+        nothing of it is stored and the error says so. Compile inside the
+        block does not read the store again: it shows the head the turn
+        started from plus the staged commits. If another writer appended to
+        the session meanwhile, the turn is stored after those commits with
+        new hashes (see :class:`TurnRecord`). A turn inside a turn joins it.
+        """
+        with self._lock:
+            turn = self._turn
+            if turn is not None:
+                turn.depth += 1
+            else:
+                with self._store.read() as conn:
+                    self._refresh(conn)
+                    self._tool_entries(conn, self._state.tool_hashes)
+                turn = StagedTurn(base=self._state.head, base_seq=self._state.seq, record=TurnRecord())
+                self._turn = turn
+        try:
+            yield turn.record
+        except BaseException as exc:
+            with self._lock:
+                turn.depth -= 1
+                if turn.depth == 0:
+                    self._turn = None
+                    self._drop(turn, exc)
+            raise
+        with self._lock:
+            turn.depth -= 1
+            if turn.depth == 0:
+                self._turn = None
+                self._store_turn(turn)
+
+    def _stage(self, turn: StagedTurn, draft: Draft) -> CommitInfo:
+        parent, seq = turn.tail
+        target = None
+        if draft.edit is not None:
+            target = self._resolve_staged_edit(turn, draft)
+        placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
+        turn.stage(placed)
+        self._remember_tools(draft)
+        self._apply(placed)
+        return placed.info
+
+    def _resolve_staged_edit(self, turn: StagedTurn, draft: Draft) -> str:
+        assert draft.edit is not None
+        with self._store.read() as conn:
+            stored = stored_commit(conn)
+
+            def lookup(commit: str) -> CommitInfo | None:
+                staged = turn.by_hash.get(commit)
+                return staged.info if staged is not None else stored(commit)
+
+            return resolve_edit(
+                lookup, session_id=self._session_id, target_hash=draft.edit, content=draft.content
             )
-        if target.edit_target is not None:
-            original = fetch_commit(conn, target.edit_target)
-            assert original is not None  # foreign key
-            target = original
-        old = commit_info(target).content
-        if old.role != content.role:
-            raise TranscriptError(
-                f"an edit must keep the role: {target.hash[:12]} is a {old.role!r} message, "
-                f"the edit is {content.role!r}"
-            )
-        if old.role == "tool" and (old.tool_call_id, old.name) != (content.tool_call_id, content.name):
-            raise TranscriptError(
-                f"an edit of a tool result must keep tool_call_id and name: {target.hash[:12]} answers "
-                f"{old.tool_call_id!r} ({old.name}), the edit has {content.tool_call_id!r} ({content.name})"
-            )
-        return target.hash
+
+    def _store_turn(self, turn: StagedTurn) -> None:
+        """Write a finished turn in one transaction (caller holds the lock)."""
+        chain = turn.chain
+        if not chain:
+            turn.record.stored = True
+            return
+        moved = False
+        try:
+            with self._store.write(lock=self._write_lock) as conn:
+                head = session_head(conn, self._session_id)
+                if (None if head is None else head[0]) != turn.base:
+                    chain = replace_chain(chain, session_id=self._session_id, head=head)
+                    moved = True
+                new_sets = store_commits(conn, chain, self._stored_sets)
+        except BaseException as exc:
+            self._drop(turn, exc)
+            raise
+        self._stored_sets |= new_sets
+        if moved:
+            # The cached view holds the staged hashes; rebuild it from the store when next asked.
+            self._state = CompileState()
+            self._compiled = None
+        turn.record.commits = tuple(p.info for p in chain)
+        turn.record.stored = True
+        turn.record.moved = moved
+
+    def _drop(self, turn: StagedTurn, error: BaseException) -> None:
+        """Forget a turn that will not be stored (caller holds the lock)."""
+        if not turn.chain:
+            return
+        self._state = CompileState()
+        self._compiled = None
+        hashes = ", ".join(p.info.hash[:12] for p in turn.chain)
+        error.add_note(
+            f"weakprompt: the turn in progress on transcript {self._session_id!r} was not stored: "
+            f"its {len(turn.chain)} commit(s) ({hashes}) are gone"
+        )
 
     # -- tools --------------------------------------------------------------------------------------
 
@@ -345,20 +412,26 @@ class Transcript:
         stops linking. The active set lives in this object, not the database.
         """
         self._active = None if tools is None else prepare_tools(tools)
+        self._active_set = hash_tool_set([t.content_hash for t in self._active]) if self._active else None
 
     def get_tools(self) -> list[JSONObject]:
         """The active set as it will be stored (empty when none is set)."""
         return [t.schema for t in self._active or ()]
 
-    def _tools_for(self, tools: ToolsArgument) -> tuple[PreparedTool, ...]:
+    def _tools_for(self, tools: ToolsArgument) -> tuple[tuple[PreparedTool, ...], str | None]:
+        """The tools to link and their set hash (None when there are none)."""
         if tools is ACTIVE_TOOLS:
-            return self._active or ()
+            return self._active or (), self._active_set
         if tools is None:
-            return ()
-        return prepare_tools(tools)
+            return (), None
+        prepared = prepare_tools(tools)
+        return prepared, hash_tool_set([t.content_hash for t in prepared]) if prepared else None
 
     def get_commit_tools(self, commit: str) -> list[JSONObject]:
         """The schemas linked to one commit of this session, in order ([] when none)."""
+        staged = self._staged(commit)
+        if staged is not None:
+            return [t.schema for t in staged.draft.tools]
         with self._store.read() as conn:
             self._require_commit(conn, commit)
             hashes = fetch_links(conn, commit)
@@ -381,6 +454,10 @@ class Transcript:
             names = {
                 h: d.name for h, d in fetch_definitions(conn, {h for v in links.values() for h in v}).items()
             }
+        for placed in self._staged_chain():
+            if placed.draft.tools:
+                links[placed.info.hash] = tuple(t.content_hash for t in placed.draft.tools)
+                names.update((t.content_hash, t.name) for t in placed.draft.tools)
         changes: list[ToolSetChange] = []
         previous: list[tuple[str, str]] = []
         previous_commit: str | None = None
@@ -393,9 +470,14 @@ class Transcript:
     def _tool_schemas(self, conn: Connection, hashes: Sequence[str]) -> list[JSONObject]:
         return [schema for schema, _ in self._tool_entries(conn, hashes)]
 
-    def _tool_entries(self, conn: Connection, hashes: Sequence[str]) -> list[tuple[JSONObject, int]]:
+    def _tool_entries(self, conn: Connection | None, hashes: Sequence[str]) -> list[tuple[JSONObject, int]]:
+        """Schemas and token counts of tool hashes, read once and then cached (``conn`` None: open one)."""
         missing = [h for h in hashes if h not in self._tool_cache]
+        if missing and conn is None:
+            with self._store.read() as own:
+                return self._tool_entries(own, hashes)
         if missing:
+            assert conn is not None
             for h, definition in fetch_definitions(conn, missing).items():
                 self._tool_cache[h] = (
                     definition.schema,
@@ -406,14 +488,27 @@ class Transcript:
     # -- reading ------------------------------------------------------------------------------------
 
     def log(self) -> list[CommitInfo]:
-        """Every commit of the session, edits and originals alike, oldest first."""
+        """Every commit of the session, edits and originals alike, oldest first (staged ones last)."""
+        staged = [p.info for p in self._staged_chain()]
         with self._store.read() as conn:
-            return [commit_info(r) for r in fetch_commits(conn, self._session_id)]
+            return [commit_info(r) for r in fetch_commits(conn, self._session_id)] + staged
 
     def get(self, commit: str) -> CommitInfo:
-        """One commit of this session by hash; TranscriptError if there is none."""
+        """One commit of this session by hash, staged or stored; TranscriptError if there is none."""
+        staged = self._staged(commit)
+        if staged is not None:
+            return staged.info
         with self._store.read() as conn:
             return commit_info(self._require_commit(conn, commit))
+
+    def _staged_chain(self) -> list[Placed]:
+        with self._lock:
+            return list(self._turn.chain) if self._turn is not None else []
+
+    def _staged(self, commit: object) -> Placed | None:
+        with self._lock:
+            turn = self._turn
+            return turn.by_hash.get(commit) if turn is not None and isinstance(commit, str) else None
 
     def _require_commit(self, conn: Connection, commit: str) -> CommitRow:
         row = fetch_commit(conn, commit) if isinstance(commit, str) else None
@@ -441,19 +536,24 @@ class Transcript:
         return view
 
     def _base_context(self) -> CompiledContext:
-        """The cached plain view at the stored head (caller holds the lock)."""
+        """The cached plain view at the stored head, or a turn's staged tail (caller holds the lock)."""
+        if self._turn is not None:
+            return self._cached_context(None)
         with self._store.read() as conn:
             self._refresh(conn)
-            context = self._compiled
-            if context is None:
-                entries = self._tool_entries(conn, self._state.tool_hashes)
-                context = CompiledContext(
-                    messages=tuple(self._state.messages),
-                    tools=tuple(schema for schema, _ in entries),
-                    token_count=self._state.message_tokens + sum(tokens for _, tokens in entries),
-                    commit_hashes=tuple(self._state.hashes),
-                )
-                self._compiled = context
+            return self._cached_context(conn)
+
+    def _cached_context(self, conn: Connection | None) -> CompiledContext:
+        context = self._compiled
+        if context is None:
+            entries = self._tool_entries(conn, self._state.tool_hashes)
+            context = CompiledContext(
+                messages=tuple(self._state.messages),
+                tools=tuple(schema for schema, _ in entries),
+                token_count=self._state.message_tokens + sum(tokens for _, tokens in entries),
+                commit_hashes=tuple(self._state.hashes),
+            )
+            self._compiled = context
         return context
 
     def _refresh(self, conn: Connection) -> None:
@@ -475,8 +575,9 @@ class Transcript:
 
     def _view(self) -> list[CommitInfo]:
         with self._lock:
-            with self._store.read() as conn:
-                self._refresh(conn)
+            if self._turn is None:
+                with self._store.read() as conn:
+                    self._refresh(conn)
             return list(self._state.slots)
 
     def find_tool_results(self, name: str | None = None, after: str | None = None) -> list[CommitInfo]:

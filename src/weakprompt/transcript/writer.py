@@ -1,0 +1,234 @@
+"""Writing commits in two steps: draft (no database), then place and store.
+
+Most of a commit does not depend on where it lands in the chain: the
+encoded content and its blob hash, the metadata, the token count, the
+linked tool set. Only the parent, the sequence number and the commit hash
+do. So a write first builds a :class:`Draft`, which runs every check and
+encoding outside any transaction, and then :func:`place` gives it a place
+(cheap: one hash). That split is what lets a turn stage several commits on
+top of the head it started from, and, if another writer moved the head in
+the meantime, place them again on the new head (:func:`replace_chain`)
+before :func:`store_commits` writes them all with one statement per table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+
+import attrs
+from sqlalchemy import Connection
+
+from ..canonical import canonical_json, content_hash
+from ..errors import TranscriptError
+from ..jsontypes import JSONObject, JSONValue
+from ..messages import Message
+from ..store.commit_rows import (
+    CommitRow,
+    blob_params,
+    commit_params,
+    fetch_commit,
+    insert_commits,
+    metadata_json,
+    put_blobs,
+)
+from ..store.tool_rows import link_tool_sets, put_definitions, put_tool_set, tool_set_exists
+from ..tokens import TokenCounter
+from .records import (
+    CommitInfo,
+    CommitOperation,
+    commit_hash,
+    commit_info,
+    message_payload,
+    message_tokens,
+    metadata_text,
+)
+from .tool_tracking import PreparedTool
+
+__all__ = ["Draft", "Placed", "draft_commit", "place", "replace_chain", "resolve_edit", "store_commits"]
+
+
+@attrs.frozen
+class Draft:
+    """A checked, encoded commit that has no place in the chain yet."""
+
+    content: Message
+    canonical: str
+    payload: JSONObject
+    blob_hash: str
+    message: str | None
+    metadata: JSONObject
+    metadata_text: str
+    edit: str | None
+    tools: tuple[PreparedTool, ...]
+    set_hash: str | None
+    token_count: int
+    created_at: datetime
+
+
+def draft_commit(
+    content: Message,
+    *,
+    edit: str | None,
+    message: str | None,
+    metadata: Mapping[str, JSONValue] | None,
+    tools: tuple[PreparedTool, ...],
+    set_hash: str | None,
+    counter: TokenCounter,
+    now: datetime,
+) -> Draft:
+    """Check and encode one commit; TranscriptError names what is wrong, before anything is written."""
+    canonical = canonical_json(message_payload(content))
+    # Keep the JSON round-trip of what is stored, so that the cached view equals
+    # what any later reader decodes (tuples become lists, nothing shared with the caller).
+    payload: JSONObject = json.loads(canonical)
+    meta: JSONObject = json.loads(metadata_text(metadata or {}))
+    if message is not None and not isinstance(message, str):
+        raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")
+    if edit is not None and (not isinstance(edit, str) or not edit):
+        raise TranscriptError(f"edit target must be a commit hash, got {edit!r}")
+    return Draft(
+        content=content,
+        canonical=canonical,
+        payload=payload,
+        blob_hash=content_hash(payload),
+        message=message,
+        metadata=meta,
+        metadata_text=metadata_json(meta) if meta else "{}",
+        edit=edit,
+        tools=tools,
+        set_hash=set_hash if tools else None,
+        token_count=message_tokens(content, counter),
+        created_at=now,
+    )
+
+
+@attrs.frozen
+class Placed:
+    """A draft with its place in the chain: ``info`` is the commit exactly as it will be read back."""
+
+    draft: Draft
+    row: CommitRow
+    info: CommitInfo
+
+
+def place(draft: Draft, *, session_id: str, parent: str | None, seq: int, edit_target: str | None) -> Placed:
+    """Give ``draft`` its parent and sequence number, which fixes its hash."""
+    operation = CommitOperation.APPEND if edit_target is None else CommitOperation.EDIT
+    digest = commit_hash(
+        session_id=session_id,
+        parent=parent,
+        operation=operation,
+        edit_target=edit_target,
+        blob_hash=draft.blob_hash,
+        message=draft.message,
+        metadata=draft.metadata,
+    )
+    row = CommitRow(
+        hash=digest,
+        session_id=session_id,
+        seq=seq,
+        parent_hash=parent,
+        operation=operation.value,
+        edit_target=edit_target,
+        role=draft.content.role,
+        blob_hash=draft.blob_hash,
+        content=draft.payload,
+        message=draft.message,
+        metadata=draft.metadata,
+        token_count=draft.token_count,
+        created_at=draft.created_at,
+    )
+    return Placed(draft=draft, row=row, info=commit_info(row))
+
+
+def replace_chain(chain: Sequence[Placed], *, session_id: str, head: tuple[str, int] | None) -> list[Placed]:
+    """The same commits, in order, placed again on top of ``head`` (new parents, seqs, hashes).
+
+    An edit whose target is one of ``chain`` follows that target's new hash.
+    """
+    renamed: dict[str, str] = {}
+    parent, seq = (None, 0) if head is None else (head[0], head[1] + 1)
+    moved: list[Placed] = []
+    for old in chain:
+        target = old.info.edit_target
+        if target is not None:
+            target = renamed.get(target, target)
+        new = place(old.draft, session_id=session_id, parent=parent, seq=seq, edit_target=target)
+        renamed[old.info.hash] = new.info.hash
+        moved.append(new)
+        parent, seq = new.info.hash, seq + 1
+    return moved
+
+
+def stored_commit(conn: Connection) -> Callable[[str], CommitInfo | None]:
+    """A lookup of stored commits by hash through ``conn`` (for :func:`resolve_edit`)."""
+
+    def lookup(commit: str) -> CommitInfo | None:
+        row = fetch_commit(conn, commit)
+        return None if row is None else commit_info(row)
+
+    return lookup
+
+
+def resolve_edit(
+    lookup: Callable[[str], CommitInfo | None], *, session_id: str, target_hash: str, content: Message
+) -> str:
+    """The APPEND commit an edit of ``target_hash`` replaces, after checking the edit is allowed.
+
+    An edit of an edit is recorded against the original. The role must stay
+    the same, and a tool result must keep its call id and name.
+    """
+    target = lookup(target_hash)
+    if target is None:
+        raise TranscriptError(f"cannot edit {target_hash!r}: no such commit")
+    if target.session_id != session_id:
+        raise TranscriptError(
+            f"cannot edit {target_hash[:12]}: it belongs to session {target.session_id!r}, not {session_id!r}"
+        )
+    if target.edit_target is not None:
+        original = lookup(target.edit_target)
+        assert original is not None  # foreign key
+        target = original
+    old = target.content
+    if old.role != content.role:
+        raise TranscriptError(
+            f"an edit must keep the role: {target.hash[:12]} is a {old.role!r} message, "
+            f"the edit is {content.role!r}"
+        )
+    if old.role == "tool" and (old.tool_call_id, old.name) != (content.tool_call_id, content.name):
+        raise TranscriptError(
+            f"an edit of a tool result must keep tool_call_id and name: {target.hash[:12]} answers "
+            f"{old.tool_call_id!r} ({old.name}), the edit has {content.tool_call_id!r} ({content.name})"
+        )
+    return target.hash
+
+
+def store_commits(conn: Connection, chain: Sequence[Placed], stored_sets: set[str]) -> set[str]:
+    """Write placed commits (in chain order) with their blobs and tool links, inside ``conn``'s transaction.
+
+    ``stored_sets`` lists tool sets known to be stored already; returns the
+    sets this call stored, for the caller to remember once the transaction
+    has committed.
+    """
+    put_blobs(conn, [blob_params(p.draft.blob_hash, p.draft.canonical, p.draft.created_at) for p in chain])
+    insert_commits(conn, [commit_params(p.row, p.draft.metadata_text) for p in chain])
+    new_sets: set[str] = set()
+    links: list[tuple[str, str]] = []
+    for p in chain:
+        set_hash = p.draft.set_hash
+        if set_hash is None:
+            continue
+        if set_hash not in stored_sets and set_hash not in new_sets:
+            if not tool_set_exists(conn, set_hash):
+                tools = p.draft.tools
+                unique = {t.content_hash: t for t in tools}.values()
+                put_definitions(
+                    conn, [(t.content_hash, t.name, t.canonical) for t in unique], p.draft.created_at
+                )
+                put_tool_set(conn, set_hash, [t.content_hash for t in tools], p.draft.created_at)
+            new_sets.add(set_hash)
+        links.append((p.info.hash, set_hash))
+    link_tool_sets(conn, links)
+    return new_sets

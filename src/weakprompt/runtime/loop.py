@@ -4,8 +4,10 @@ One loop drives every adapter. Each turn it compiles the transcript, asks
 the adapter for one reply, commits that reply, and runs the requested tool
 calls in order through the shared :class:`ToolDispatcher`, committing each
 result. It stops on a final answer, or raises when the turn cap, the
-deadline or the budget says so. Every step is committed as it happens, so an
-error leaves the transcript with everything up to the failure.
+deadline or the budget says so. A model turn (the reply and the results of
+the tool calls it made) is stored in one transaction when it ends, so an
+error or a crash never leaves half a turn: the transcript keeps every turn
+that finished before it.
 """
 
 from __future__ import annotations
@@ -229,10 +231,9 @@ class _Evaluation(Generic[OutputT]):
                 self.deadline.check()
             if self.tracker is not None:
                 self.tracker.check()
-            reply = self._call_model(choice)
+            reply = self._model_turn(choice)
             choice = "auto"
             if reply.tool_calls:
-                self._run_tools(reply.tool_calls)
                 continue
             if self.rendered.output_type is None:
                 return self._finish(reply, None)
@@ -242,6 +243,22 @@ class _Evaluation(Generic[OutputT]):
                 self._reject_output(reply.text, exc, turns_left=self.turns < max_turns)
                 continue
             return self._finish(reply, output)
+
+    def _model_turn(self, choice: ToolChoice) -> AssistantTurn:
+        """One model call and the tool calls it asked for, stored together as one transcript turn."""
+        before = self.head
+        try:
+            with self.transcript.turn() as turn:
+                reply = self._call_model(choice)
+                if reply.tool_calls:
+                    self._run_tools(reply.tool_calls)
+        except BaseException:
+            self.head = before  # nothing of the unfinished turn was stored
+            raise
+        if turn.moved:  # another writer appended meanwhile: the turn was stored after it, rehashed
+            self.system_commit = None
+        self.head = turn.head or self.head
+        return reply
 
     def _call_model(self, choice: ToolChoice) -> AssistantTurn:
         rendered = self.rendered

@@ -1,0 +1,119 @@
+"""The loop stores each model turn (reply + its tool results) in one transaction, never half of one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter, text_turn, tool_call, tool_call_turn
+from weakprompt.messages import AssistantTurn
+from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
+from weakprompt.runtime import ModelRequest, ToolResultCommitted, evaluate
+from weakprompt.session import Session
+from weakprompt.store import Store
+from weakprompt.tools import ToolContext, ToolResult, tool
+
+
+@dataclass(frozen=True)
+class Step:
+    n: int
+
+
+class Interrupt(KeyboardInterrupt):
+    """A Ctrl-C arriving while a tool runs (the dispatcher reports it, then lets it through)."""
+
+
+@tool(name="step", description="Do one step; step 3 is interrupted.")
+def step(params: Step, *, context: ToolContext) -> ToolResult[None]:
+    if params.n == 3:
+        raise Interrupt
+    return ToolResult(message=f"step {params.n} done")
+
+
+PROMPT: Prompt[None] = Prompt(
+    PromptTemplate(
+        ns="tests/loop",
+        key="turns",
+        sections=[MarkdownSection(title="T", key="t", template="Go.", tools=[step])],
+    )
+)
+
+
+@pytest.fixture
+def store() -> Iterator[Store]:
+    with Store.open("sqlite://") as opened:
+        yield opened
+
+
+def write_transactions(store: Store) -> Iterator[list[list[str]]]:
+    """Record, per write transaction, the SQL run inside it (from SQLite's own trace)."""
+    raw = store.engine.raw_connection()
+    driver = raw.driver_connection
+    assert driver is not None
+    transactions: list[list[str]] = []
+
+    def trace(sql: str) -> None:
+        if sql.startswith("BEGIN IMMEDIATE"):
+            transactions.append([])
+        elif transactions and not sql.startswith(("COMMIT", "ROLLBACK")):
+            transactions[-1].append(sql)
+
+    driver.set_trace_callback(trace)
+    try:
+        yield transactions
+    finally:
+        driver.set_trace_callback(None)
+        raw.close()
+
+
+def test_each_model_turn_is_stored_in_one_transaction(store: Store) -> None:
+    session = Session()
+    calls = [tool_call("step", {"n": n}, id=f"c{n}") for n in (1, 2)]
+    adapter = ScriptedAdapter([AssistantTurn(text="", tool_calls=tuple(calls)), "done"])
+    tracer = write_transactions(store)
+    transactions = next(tracer)
+    evaluate(PROMPT, adapter=adapter, session=session, input="go", store=store)
+    tracer.close()
+    commit_batches = [
+        sum(1 for sql in t if sql.startswith("INSERT INTO commits"))
+        for t in transactions
+        if any("INSERT INTO commits" in sql for sql in t)
+    ]
+    # system, user, then [assistant + both results], then [final answer]
+    assert commit_batches == [1, 1, 3, 1]
+    roles = [c.role for c in store.transcript(session.session_id).log()]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
+
+
+def test_an_interrupted_turn_leaves_no_half_turn_and_the_session_resumes(store: Store) -> None:
+    session = Session()
+    committed: list[ToolResultCommitted] = []
+    session.dispatcher.subscribe(ToolResultCommitted, committed.append)
+    script = [
+        tool_call_turn(tool_call("step", {"n": 1}, id="c1")),
+        AssistantTurn(
+            text="", tool_calls=(tool_call("step", {"n": 2}, id="c2"), tool_call("step", {"n": 3}, id="c3"))
+        ),
+    ]
+    with pytest.raises(Interrupt) as failure:
+        evaluate(PROMPT, adapter=ScriptedAdapter(script), session=session, input="go", store=store)
+    transcript = store.transcript(session.session_id)
+    log = transcript.log()
+    # turn 1 is complete; of turn 2 (reply, result c2, interrupted c3) nothing is stored
+    assert [c.role for c in log] == ["system", "user", "assistant", "tool"]
+    assert [e.call.id for e in committed] == ["c1", "c2"]  # c2 was handed out, then dropped with its turn
+    [note] = failure.value.__notes__
+    assert "was not stored: its 2 commit(s)" in note
+
+    def answer(request: ModelRequest) -> AssistantTurn:
+        # every tool call in what is sent back has its result: the conversation is valid again
+        asked = {c.id for m in request.context.messages for c in m.tool_calls}
+        answered = {m.tool_call_id for m in request.context.messages if m.role == "tool"}
+        assert asked == answered == {"c1"}
+        return text_turn("resumed")
+
+    response = evaluate(PROMPT, adapter=FunctionAdapter(answer), session=session, store=store)
+    assert response.text == "resumed"
+    assert response.head == transcript.head

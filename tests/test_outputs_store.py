@@ -297,6 +297,14 @@ def test_discard_deletes_only_the_given_calls_of_this_session() -> None:
         assert a.discard([]) == 0
 
 
+def test_next_seq_counts_stored_calls() -> None:
+    with output_store() as (outputs, _, _):
+        assert outputs.next_seq() == 0
+        outputs.store_result("c1", "t", "{}", "a")
+        outputs.store_result("c2", "t", "{}", "a")
+        assert outputs.next_seq() == 2
+
+
 def test_known_call_ids_newest_first_without_repeats() -> None:
     with output_store() as (outputs, _, _):
         for i in range(15):

@@ -331,6 +331,11 @@ class ToolOutputStore:
         with self._store.read() as conn:
             return has_oversized(conn, self._session_id)
 
+    def next_seq(self) -> int:
+        """The ``seq`` the next stored call of this session will get (0 for none stored yet)."""
+        with self._store.read() as conn:
+            return next_output_seq(conn, self._session_id)
+
     def known_call_ids(self, limit: int = 10) -> list[str]:
         """Up to ``limit`` stored tool_call_ids of this session, newest first."""
         with self._store.read() as conn:

@@ -207,7 +207,7 @@ class EvaluationOutputs:
 
     def open(self) -> None:
         """Start counting side usage (the loop calls this before the first model call)."""
-        self._start_seq = max((r.seq for r in self.store.list_results()), default=-1)
+        self._start_seq = self.store.next_seq() - 1
         if not self._listening:
             dispatcher = self.session.dispatcher
             dispatcher.subscribe(ToolOutputExtracted, self._on_extracted, name="evaluation side usage")

@@ -11,7 +11,7 @@ from weakprompt.errors import TranscriptError
 from weakprompt.messages import ToolCall
 from weakprompt.runtime.outputs import SizePolicy, ToolOutputStore, ToolResultPipeline
 from weakprompt.store import Store
-from weakprompt.transcript import CompileOptions, Transcript
+from weakprompt.transcript import CompileOptions, CompileView, Transcript
 from weakprompt.transcript.lazy import (
     LOADED_RESULT_KEY,
     SLIM_REFERENCE_KEY,
@@ -184,3 +184,28 @@ def test_stored_output_ref_json_round_trip_and_rejects() -> None:
 def test_bad_load_values_are_refused(bad: object) -> None:
     with pytest.raises(TranscriptError, match="load_tool_results"):
         normalize_load(bad)  # type: ignore[arg-type]
+
+
+def test_compile_keyword_matches_the_transform_and_defaults_to_everything(
+    world: tuple[Transcript, ToolResultPipeline],
+) -> None:
+    transcript, pipeline = world
+    _conversation(transcript, pipeline)
+    assert transcript.compile() == transcript.compile(load_tool_results=True)
+    for load in (False, ["c1"], []):
+        via_keyword = [m.content for m in transcript.compile(load_tool_results=load).messages]
+        assert via_keyword == _lazy(transcript, load)
+    view = transcript.compile_view(load_tool_results=False)
+    assert BIG not in [m.content for m in view.context.messages]
+    assert len(view.commits) == len(view.context.messages)
+    # Combined with other transforms: lazy loading runs first.
+    seen: list[int] = []
+
+    def count_slim(v: CompileView) -> CompileView:
+        seen.append(sum(SLIM_REFERENCE_KEY in m.metadata for m in v.context.messages))
+        return v
+
+    transcript.compile(options=CompileOptions(transforms=(count_slim,)), load_tool_results=False)
+    assert seen == [1]
+    with pytest.raises(TranscriptError, match="load_tool_results"):
+        transcript.compile(load_tool_results="c1")  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ import attrs
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message
-from .options import CompileView
+from .options import CompileOptions, CompileView
 
 __all__ = [
     "LOADED_RESULT_KEY",
@@ -36,6 +36,7 @@ __all__ = [
     "loaded_note_text",
     "normalize_load",
     "slim_reference_text",
+    "with_lazy_loading",
 ]
 
 STORED_OUTPUT_KEY = "stored_output"
@@ -229,3 +230,12 @@ class LazyToolResults:
             is_error=message.is_error,
             metadata={SLIM_REFERENCE_KEY: marker},
         )
+
+
+def with_lazy_loading(options: CompileOptions | None, load: LoadToolResults) -> CompileOptions | None:
+    """``options`` with the lazy-loading transform first (unchanged when ``load`` is ``True``)."""
+    normalized = normalize_load(load)
+    if normalized is True:
+        return options
+    transforms = options.transforms if options is not None else ()
+    return CompileOptions(transforms=(LazyToolResults(normalized), *transforms))

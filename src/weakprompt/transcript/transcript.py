@@ -33,6 +33,7 @@ from ..store.tool_rows import (
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from .compiled import CompiledContext
 from .compiler import CompileState
+from .lazy import LoadToolResults, with_lazy_loading
 from .options import CompileOptions, CompileView
 from .queries import ToolTurn, select_tool_calls, select_tool_results, select_tool_turns
 from .records import CommitInfo, CommitOperation, commit_info, usage_metadata
@@ -516,18 +517,29 @@ class Transcript:
             raise TranscriptError(f"no commit {commit!r} in session {self._session_id!r}")
         return row
 
-    def compile(self, *, options: CompileOptions | None = None) -> CompiledContext:
+    def compile(
+        self, *, options: CompileOptions | None = None, load_tool_results: LoadToolResults = True
+    ) -> CompiledContext:
         """The context to send: messages with edits applied, plus the latest linked tool set.
 
         Cached by head: after N new commits only those N are read and folded in.
+        ``load_tool_results`` decides which stored tool results of earlier
+        user turns are shown in full (see :mod:`weakprompt.transcript.lazy`):
+        ``True`` (the default here) all of them, ``False`` none (each becomes
+        a slim reference where that is shorter), a list of tool_call_ids just
+        those. The evaluation loop's own default is ``False``.
         """
+        options = with_lazy_loading(options, load_tool_results)
         if options is None or not options.transforms:
             with self._lock:
                 return self._base_context()
         return self.compile_view(options=options).context
 
-    def compile_view(self, *, options: CompileOptions | None = None) -> CompileView:
+    def compile_view(
+        self, *, options: CompileOptions | None = None, load_tool_results: LoadToolResults = True
+    ) -> CompileView:
         """Like :meth:`compile`, with the commit behind each message."""
+        options = with_lazy_loading(options, load_tool_results)
         with self._lock:
             context = self._base_context()
             view = CompileView(context=context, commits=tuple(self._state.slots), token_counter=self._counter)

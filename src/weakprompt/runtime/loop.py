@@ -29,7 +29,6 @@ from . import loop_messages
 from .adapter import ForceTool, ModelRequest
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
-from .outputs import EvaluationOutputs, Retention, ToolOutputSettings
 from .response import PromptResponse
 
 if TYPE_CHECKING:
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .adapter import ProviderAdapter, ToolChoice
+    from .outputs import EvaluationOutputs, Retention, ToolOutputSettings
 
 __all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "evaluate"]
 
@@ -110,6 +110,9 @@ def evaluate(
         transcript = store.transcript(session.session_id, token_counter=adapter.token_counter)
     elif store is not None and transcript.store is not store:
         raise ConfigurationError("evaluate: the transcript given belongs to another store than store=")
+    # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.
+    from .outputs import EvaluationOutputs
+
     outputs = EvaluationOutputs(
         transcript=transcript,
         session=session,

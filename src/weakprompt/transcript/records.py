@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -19,9 +20,11 @@ from ..canonical import canonical_json, content_hash
 from ..errors import TranscriptError
 from ..jsontypes import JSONLike, JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
-from ..store.commit_rows import CommitRow
 from ..tokens import TokenCounter
 from .arguments import arguments_json
+
+if TYPE_CHECKING:
+    from ..store.commit_rows import CommitRow
 
 __all__ = [
     "HASH_FORMAT_VERSION",

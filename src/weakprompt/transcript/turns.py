@@ -11,10 +11,14 @@ but is written only when the block ends, all of it or none of it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 from .records import CommitInfo
-from .writer import Placed
+
+if TYPE_CHECKING:
+    from .writer import Placed
 
 __all__ = ["StagedTurn", "TurnRecord"]
 
@@ -26,8 +30,8 @@ class StagedTurn:
     base: str | None
     base_seq: int
     record: TurnRecord
-    chain: list[Placed] = attrs.Factory(list[Placed])
-    by_hash: dict[str, Placed] = attrs.Factory(dict[str, Placed])
+    chain: list[Placed] = attrs.Factory(list)  # pyright: ignore[reportUnknownVariableType]
+    by_hash: dict[str, Placed] = attrs.Factory(dict)  # pyright: ignore[reportUnknownVariableType]
     depth: int = 1
 
     @property

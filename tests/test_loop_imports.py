@@ -1,0 +1,52 @@
+"""Importing what an agent needs loads no database code; the store loads on first use."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+AGENT_IMPORTS = (
+    "weakprompt.prompt",
+    "weakprompt.tools",
+    "weakprompt.session",
+    "weakprompt.runtime",
+    "weakprompt.adapters.testing",
+    "weakprompt.transcript.compiled",
+)
+HEAVY = ("sqlalchemy", "weakprompt.store", "weakprompt.transcript.transcript", "weakprompt.runtime.outputs")
+
+
+def loaded_after(code: str) -> list[str]:
+    script = f"import json, sys\n{code}\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    found: list[str] = json.loads(done.stdout)
+    return found
+
+
+def test_agent_imports_do_not_load_the_store() -> None:
+    assert loaded_after("\n".join(f"import {m}" for m in AGENT_IMPORTS)) == []
+
+
+def test_the_transcript_and_the_store_load_when_used() -> None:
+    code = "from weakprompt.transcript import ACTIVE_TOOLS, Transcript\nassert Transcript.__name__"
+    assert loaded_after(code) == ["sqlalchemy", "weakprompt.store", "weakprompt.transcript.transcript"]
+    run = (
+        "from weakprompt.adapters.testing import ScriptedAdapter\n"
+        "from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate\n"
+        "from weakprompt.runtime import evaluate\n"
+        "from weakprompt.session import Session\n"
+        "section = MarkdownSection(title='T', key='t', template='x')\n"
+        "prompt = Prompt(PromptTemplate(ns='t', key='k', sections=[section]))\n"
+        "assert evaluate(prompt, adapter=ScriptedAdapter(['ok']), session=Session()).text == 'ok'"
+    )
+    assert loaded_after(run) == list(HEAVY)
+
+
+def test_unknown_names_still_fail_like_a_normal_module() -> None:
+    code = (
+        "import weakprompt.transcript as t\n"
+        "try:\n    t.NoSuchThing\nexcept AttributeError as exc:\n    assert 'NoSuchThing' in str(exc)\n"
+        "else:\n    raise SystemExit('no AttributeError')"
+    )
+    assert loaded_after(code) == []

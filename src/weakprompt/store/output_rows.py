@@ -9,16 +9,17 @@ more are deleted with them.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
 import attrs
-from sqlalchemy import Connection, RowMapping, delete, exists, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 from ..errors import StoreError
 from . import tables
 from .locks import advisory_lock
-from .sql import insert_ignore
+from .prepared import PreparedInsertIgnore, PreparedStatement
 
 __all__ = [
     "ZLIB_ENCODING",
@@ -81,8 +82,31 @@ def lock_output_blob(conn: Connection, blob_hash: str) -> None:
     advisory_lock(conn, f"tool_output_blob:{blob_hash}")
 
 
+# The statements run for every stored tool result are prepared (see weakprompt.store.prepared).
+_BLOB_EXISTS = PreparedStatement(select(_blobs.c.hash).where(_blobs.c.hash == bindparam("hash")))
+_PUT_BLOB = PreparedInsertIgnore(
+    _blobs, ("hash", "data", "encoding", "size_bytes", "stored_bytes", "created_at")
+)
+_COLUMNS = tuple(c.name for c in _outputs.columns)
+_INSERT_OUTPUT = PreparedStatement(_outputs.insert(), columns=_COLUMNS)
+_NEXT_SEQ = PreparedStatement(
+    select(func.max(_outputs.c.seq)).where(_outputs.c.session_id == bindparam("session_id"))
+)
+_FIND_BY_CALL = PreparedStatement(
+    select(*_outputs.columns)
+    .where(_outputs.c.session_id == bindparam("session_id"), _outputs.c.tool_call_id == bindparam("call_id"))
+    .order_by(_outputs.c.seq.desc())
+    .limit(1)
+)
+_HAS_OVERSIZED = PreparedStatement(
+    select(_outputs.c.seq)
+    .where(_outputs.c.session_id == bindparam("session_id"), _outputs.c.oversized.is_(True))
+    .limit(1)
+)
+
+
 def blob_exists(conn: Connection, blob_hash: str) -> bool:
-    return conn.execute(select(exists().where(_blobs.c.hash == blob_hash))).scalar() is True
+    return _BLOB_EXISTS.first(conn, {"hash": blob_hash}) is not None
 
 
 def put_output_blob(
@@ -97,7 +121,7 @@ def put_output_blob(
         "stored_bytes": len(compressed),
         "created_at": created_at.isoformat(),
     }
-    insert_ignore(conn, _blobs, [row])
+    _PUT_BLOB.executemany(conn, [row])
 
 
 def fetch_blob(conn: Connection, blob_hash: str) -> bytes:
@@ -122,7 +146,8 @@ def fetch_blob(conn: Connection, blob_hash: str) -> bytes:
 
 
 def next_output_seq(conn: Connection, session_id: str) -> int:
-    last = conn.execute(select(func.max(_outputs.c.seq)).where(_outputs.c.session_id == session_id)).scalar()
+    found = _NEXT_SEQ.first(conn, {"session_id": session_id})
+    last = None if found is None else found[0]
     return 0 if last is None else int(last) + 1
 
 
@@ -134,10 +159,10 @@ def mark_oversized(conn: Connection, session_id: str, seq: int) -> None:
 def insert_output(conn: Connection, row: OutputRow) -> None:
     values = attrs.asdict(row)
     values["created_at"] = row.created_at.isoformat()
-    conn.execute(_outputs.insert(), [values])
+    _INSERT_OUTPUT.executemany(conn, [values])
 
 
-def _row(mapping: RowMapping) -> OutputRow:
+def _row(mapping: Mapping[Any, Any]) -> OutputRow:
     return OutputRow(
         session_id=str(mapping["session_id"]),
         seq=int(mapping["seq"]),
@@ -159,14 +184,8 @@ def _row(mapping: RowMapping) -> OutputRow:
 
 def find_by_call(conn: Connection, session_id: str, tool_call_id: str) -> OutputRow | None:
     """The newest row of ``tool_call_id`` in the session (ids are meant to be unique; the last wins)."""
-    query = (
-        select(_outputs)
-        .where(_outputs.c.session_id == session_id, _outputs.c.tool_call_id == tool_call_id)
-        .order_by(_outputs.c.seq.desc())
-        .limit(1)
-    )
-    found = conn.execute(query).mappings().first()
-    return None if found is None else _row(found)
+    found = _FIND_BY_CALL.first(conn, {"session_id": session_id, "call_id": tool_call_id})
+    return None if found is None else _row(dict(zip(_COLUMNS, found, strict=True)))
 
 
 def find_by_handle(conn: Connection, session_id: str, handle: str) -> OutputRow | None:
@@ -187,8 +206,7 @@ def list_outputs(conn: Connection, session_id: str) -> list[OutputRow]:
 
 
 def has_oversized(conn: Connection, session_id: str) -> bool:
-    condition = (_outputs.c.session_id == session_id) & _outputs.c.oversized.is_(True)
-    return conn.execute(select(exists().where(condition))).scalar() is True
+    return _HAS_OVERSIZED.first(conn, {"session_id": session_id}) is not None
 
 
 def known_call_ids(conn: Connection, session_id: str, limit: int) -> list[str]:

@@ -53,6 +53,8 @@ __all__ = ["OversizedDecision", "ToolOutputStore"]
 logger = logging.getLogger(__name__)
 
 _MAX_ID_CHARS = 255
+_COMPRESS_WITHOUT_LOOKING = 65536
+"""Payloads up to this many bytes are compressed before storing without first checking for a copy."""
 
 OversizedDecision = bool | Callable[[DocumentStats], bool]
 """Whether a stored output was kept out of the context: a flag, or a function of its measured size."""
@@ -214,8 +216,11 @@ class ToolOutputStore:
         )
         preview = make_preview(data, is_error=is_error)
         now = self._clock.now()
-        with self._store.read() as conn:
-            compressed = None if blob_exists(conn, digest) else compress(data)
+        if len(data) <= _COMPRESS_WITHOUT_LOOKING:
+            compressed: bytes | None = compress(data)  # cheaper than a read transaction to look first
+        else:  # compress outside the write lock, and only if the payload is new
+            with self._store.read() as conn:
+                compressed = None if blob_exists(conn, digest) else compress(data)
         # The named lock serialises the dedupe check and the next seq per session (PostgreSQL).
         with self._store.write(lock=f"tool_outputs:{self._session_id}") as conn:
             existing = find_by_call(conn, self._session_id, call_id)

@@ -13,12 +13,13 @@ per transaction, the same guarantee a SQLite read transaction gives.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import StaticPool
 
 from ..errors import StoreError
@@ -113,4 +114,15 @@ def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:  # pyright: ignore[reportUnusedFunction]
         writes = bool(connection.get_execution_options().get(WRITE_OPTION, False))
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
+        statement = "BEGIN IMMEDIATE" if writes else "BEGIN"
+        # Straight to the driver: this runs for every transaction, and going
+        # through SQLAlchemy's statement machinery costs more than BEGIN itself.
+        cursor = connection.connection.cursor()
+        try:
+            cursor.execute(statement)
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(
+                statement, None, exc, sqlite3.Error, dialect=connection.dialect
+            ) from exc
+        finally:
+            cursor.close()

@@ -12,16 +12,37 @@ from typing import TYPE_CHECKING
 
 from .arguments import RAW_ARGUMENTS_KEY
 from .compiled import CompiledContext
+from .compress import CompressedResult, SkippedResult, ToolCompression, compress_tool_calls
+from .hooks import (
+    HOOK_EVENTS,
+    EvaluationBinding,
+    HookEvent,
+    ToolResultHandler,
+    ToolResultHookError,
+    ToolResultHooks,
+    ToolResultRejected,
+)
 from .options import CompileOptions, CompileTransform, CompileView
+from .pending import PendingStatus, PendingToolResult
 from .queries import ToolTurn
 from .records import CommitInfo, CommitOperation
+from .shaped import shaped_by_output_pipeline
+from .summarization_config import ToolSummarizationConfig, ToolSummarizationHook, configure_tool_summarization
+from .summarize import TOOL_SUMMARY_SYSTEM_PROMPT, SummaryAttempt, build_summary_request_text, request_summary
 from .tool_tracking import ToolSetChange, hash_tool_schema
 from .turns import TurnRecord
 
 if TYPE_CHECKING:
+    from .hook_run import WITHHELD, commit_withheld
     from .transcript import ACTIVE_TOOLS, ToolsArgument, Transcript
 
-_LOADED_ON_USE = {"ACTIVE_TOOLS": ".transcript", "ToolsArgument": ".transcript", "Transcript": ".transcript"}
+_LOADED_ON_USE = {
+    "ACTIVE_TOOLS": ".transcript",
+    "ToolsArgument": ".transcript",
+    "Transcript": ".transcript",
+    "WITHHELD": ".hook_run",
+    "commit_withheld": ".hook_run",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -35,17 +56,40 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "ACTIVE_TOOLS",
+    "HOOK_EVENTS",
     "RAW_ARGUMENTS_KEY",
+    "TOOL_SUMMARY_SYSTEM_PROMPT",
+    "WITHHELD",
     "CommitInfo",
     "CommitOperation",
     "CompileOptions",
     "CompileTransform",
     "CompileView",
     "CompiledContext",
+    "CompressedResult",
+    "EvaluationBinding",
+    "HookEvent",
+    "PendingStatus",
+    "PendingToolResult",
+    "SkippedResult",
+    "SummaryAttempt",
+    "ToolCompression",
+    "ToolResultHandler",
+    "ToolResultHookError",
+    "ToolResultHooks",
+    "ToolResultRejected",
     "ToolSetChange",
+    "ToolSummarizationConfig",
+    "ToolSummarizationHook",
     "ToolTurn",
     "ToolsArgument",
     "Transcript",
     "TurnRecord",
+    "build_summary_request_text",
+    "commit_withheld",
+    "compress_tool_calls",
+    "configure_tool_summarization",
     "hash_tool_schema",
+    "request_summary",
+    "shaped_by_output_pipeline",
 ]

@@ -33,10 +33,15 @@ from ..store.tool_rows import (
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from .compiled import CompiledContext
 from .compiler import CompileState
+from .compress import compress_tool_calls as _compress_tool_calls
+from .hook_run import run_tool_result_hook
+from .hooks import HookEvent, ToolResultHandler, ToolResultHooks
 from .lazy import LoadToolResults, with_lazy_loading
 from .options import CompileOptions, CompileView
+from .originals import load_message_blob
 from .queries import ToolTurn, select_tool_calls, select_tool_results, select_tool_turns
 from .records import CommitInfo, CommitOperation, commit_info, usage_metadata
+from .summarization_config import configure_tool_summarization as _configure_tool_summarization
 from .tool_tracking import PreparedTool, ToolSetChange, diff_tool_sets, hash_tool_set, prepare_tools
 from .turns import StagedTurn, TurnRecord
 from .writer import (
@@ -96,6 +101,7 @@ class Transcript:
         self._state = CompileState()
         self._compiled: CompiledContext | None = None
         self._tool_cache: dict[str, tuple[JSONObject, int]] = {}
+        self._hooks = ToolResultHooks()
         # Tool sets are immutable and shared store-wide, so once seen stored they stay stored.
         self._stored_sets: set[str] = set()
         self._turn: StagedTurn | None = None
@@ -193,8 +199,21 @@ class Transcript:
         """Record a tool's output; with ``edit=`` replace an earlier result of the same call.
 
         An edit must keep the target's ``tool_call_id`` and ``name`` so the
-        result still answers its call.
+        result still answers its call. Without ``edit=``, a ``tool_result``
+        hook (see :meth:`on`) sees the result first and may change it or
+        reject it (:class:`ToolResultRejected` is raised, nothing committed).
         """
+        if edit is None and self._hooks.should_fire("tool_result"):
+            return run_tool_result_hook(
+                self,
+                tool_call_id=tool_call_id,
+                name=name,
+                content=content,
+                message=message,
+                metadata=metadata,
+                is_error=is_error,
+                tools=tools,
+            )
         return self._write(
             Message("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error),
             edit=edit,
@@ -403,6 +422,28 @@ class Transcript:
             f"weakprompt: the turn in progress on transcript {self._session_id!r} was not stored: "
             f"its {len(turn.chain)} commit(s) ({hashes}) are gone"
         )
+
+    # -- hooks --------------------------------------------------------------------------------------
+
+    @property
+    def hooks(self) -> ToolResultHooks:
+        """This object's hook handlers and summarizer wiring (not shared with other objects)."""
+        return self._hooks
+
+    def on(self, event: HookEvent, handler: ToolResultHandler) -> None:
+        """Let ``handler`` see every new tool result before it is committed (replaces the last one)."""
+        self._hooks.on(event, handler)
+
+    def off(self, event: HookEvent, handler: ToolResultHandler | None = None) -> bool:
+        """Remove the ``event`` handler (only if it is ``handler``, when given); True if one was removed."""
+        return self._hooks.off(event, handler)
+
+    configure_tool_summarization = _configure_tool_summarization
+    compress_tool_calls = _compress_tool_calls
+
+    def get_blob(self, blob_hash: str) -> Message:
+        """A stored message by content hash: any commit's ``blob_hash``, or a ``summarized_from``."""
+        return load_message_blob(self._store, blob_hash)
 
     # -- tools --------------------------------------------------------------------------------------
 

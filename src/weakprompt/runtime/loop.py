@@ -25,6 +25,7 @@ from ..errors import (
 )
 from ..events import PromptExecuted, PromptRendered
 from ..messages import AssistantTurn, ToolCall, Usage
+from ..transcript.hooks import ToolResultRejected
 from . import loop_messages
 from .adapter import ForceTool, ModelRequest
 from .dispatcher import ToolDispatcher, ToolExecution
@@ -137,7 +138,12 @@ def evaluate(
     )
     outputs.open()
     try:
-        return run.run(input, max_turns=max_turns, first_choice=tool_choice)
+        # tool_result hooks summarize with this evaluation's adapter (unless they have their
+        # own summarizer) and charge its budget and usage
+        with transcript.hooks.evaluation(
+            adapter=adapter, budget_tracker=tracker, dispatcher=session.dispatcher, on_usage=run.add_usage
+        ):
+            return run.run(input, max_turns=max_turns, first_choice=tool_choice)
     except Exception as exc:
         exc.add_note(
             f"weakprompt: evaluation of {run.name!r} stopped after {run.turns} model call(s); "
@@ -318,15 +324,22 @@ class _Evaluation(Generic[OutputT]):
     def _commit_result(
         self, call: ToolCall, content: str, failed: bool, *, metadata: JSONObject | None = None
     ) -> None:
-        commit = self.transcript.tool_result(call.id, call.name, content, is_error=failed, metadata=metadata)
+        try:
+            commit = self.transcript.tool_result(
+                call.id, call.name, content, is_error=failed, metadata=metadata
+            )
+        except ToolResultRejected as rejection:  # a hook refused it; the call still needs an answer
+            from ..transcript.hook_run import commit_withheld
+
+            commit = commit_withheld(self.transcript, rejection)
         self.head = commit.hash
         self._publish(
             ToolResultCommitted(
                 prompt_name=self.name,
                 turn=self.turns,
                 call=call,
-                content=content,
-                is_error=failed,
+                content=commit.content.content,  # hooks may have changed it
+                is_error=commit.content.is_error,
                 commit_hash=commit.hash,
                 session_id=self.session.session_id,
                 created_at=self.session.clock.now(),
@@ -438,6 +451,10 @@ class _Evaluation(Generic[OutputT]):
         commit = self.transcript.system(text, edit=target)
         self.system_commit = commit.edit_target or commit.hash
         self.head = commit.hash
+
+    def add_usage(self, usage: Usage) -> None:
+        """Count model calls made on the evaluation's behalf (tool-result summaries)."""
+        self.usage = self.usage + usage
 
     def _publish(self, event: object) -> None:
         outcome = self.session.dispatcher.dispatch(event)

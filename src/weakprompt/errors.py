@@ -55,9 +55,7 @@ class MaxTurnsExceededError(PromptEvaluationError):
     """The model kept calling tools past the evaluation's turn cap."""
 
     def __init__(self, max_turns: int) -> None:
-        super().__init__(
-            f"the model did not give a final answer within max_turns={max_turns} turns"
-        )
+        super().__init__(f"the model did not give a final answer within max_turns={max_turns} turns")
         self.max_turns = max_turns
 
 

@@ -17,8 +17,9 @@ through ``Connection.execute``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 from sqlalchemy import ClauseElement, Connection, Table
@@ -46,17 +47,31 @@ class _Compiled:
     defaults: Mapping[str, object]  # values the statement itself binds (LIMIT 1, ...)
     processors: Mapping[str, _Processor]
 
-    def bind(self, params: Mapping[str, object]) -> Any:
-        """The driver's parameters for one execution: a tuple, or a dict for named styles."""
-        values = {**self.defaults, **params} if self.defaults else params
-        if self.processors:
-            values = dict(values)
-            for name, process in self.processors.items():
-                if name in values:
-                    values[name] = process(values[name])
-        if self.positions is None:
-            return values
-        return tuple(values[name] for name in self.positions)
+    @property
+    def _in_order(self) -> Callable[[Mapping[str, object]], tuple[object, ...]]:
+        names = self.positions or ()
+        if len(names) == 1:
+            name = names[0]
+            return lambda values: (values[name],)
+        if not names:
+            return lambda values: ()
+        return cast("Callable[[Mapping[str, object]], tuple[object, ...]]", operator.itemgetter(*names))
+
+    def binder(self) -> Callable[[Mapping[str, object]], Any]:
+        """A function from named values to the driver's parameters (a tuple, or a dict for named styles)."""
+        defaults, processors = self.defaults, self.processors
+        in_order = None if self.positions is None else self._in_order
+
+        def bind(params: Mapping[str, object]) -> Any:
+            values = {**defaults, **params} if defaults else params
+            if processors:
+                values = dict(values)
+                for name, process in processors.items():
+                    if name in values:
+                        values[name] = process(values[name])
+            return values if in_order is None else in_order(values)
+
+        return bind
 
 
 def _compile(statement: ClauseElement, dialect: Dialect, columns: Sequence[str] | None) -> _Compiled:
@@ -92,56 +107,50 @@ class PreparedStatement:
     ) -> None:
         self._statement = statement
         self._columns = tuple(columns) if columns is not None else None
-        self._by_dialect: dict[str, _Compiled] = {}
+        self._by_dialect: dict[str, tuple[str, Callable[[Mapping[str, object]], Any]]] = {}
+        self._last: tuple[Dialect, str, Callable[[Mapping[str, object]], Any]] | None = None
 
-    def _for(self, conn: Connection) -> _Compiled:
+    def _for(self, conn: Connection) -> tuple[str, Callable[[Mapping[str, object]], Any]]:
+        """SQL text and parameter binder for ``conn``'s dialect (the last one used is kept at hand)."""
         dialect = conn.dialect
+        last = self._last
+        if last is not None and last[0] is dialect:
+            return last[1], last[2]
         key = f"{dialect.name}+{dialect.driver}"
-        compiled = self._by_dialect.get(key)
-        if compiled is None:
+        found = self._by_dialect.get(key)
+        if found is None:
             statement = self._statement
             if not isinstance(statement, ClauseElement):
                 statement = statement(dialect.name)
             compiled = _compile(statement, dialect, self._columns)
-            self._by_dialect[key] = compiled
-        return compiled
-
-    def execute(self, conn: Connection, params: Mapping[str, object]) -> None:
-        """Run once with ``params``; no result is read."""
-        compiled = self._for(conn)
-        bound = compiled.bind(params)
-        cursor = conn.connection.cursor()
-        try:
-            cursor.execute(compiled.sql, bound)
-        except Exception as exc:
-            raise _wrapped(conn, compiled.sql, exc) from exc
-        finally:
-            cursor.close()
+            found = (compiled.sql, compiled.binder())
+            self._by_dialect[key] = found
+        self._last = (dialect, *found)
+        return found
 
     def executemany(self, conn: Connection, rows: Sequence[Mapping[str, object]]) -> None:
         """Run once per row in one driver call (nothing happens for no rows)."""
         if not rows:
             return
-        compiled = self._for(conn)
-        bound = [compiled.bind(row) for row in rows]
+        sql, bind = self._for(conn)
+        bound = [bind(row) for row in rows]
         cursor = conn.connection.cursor()
         try:
-            cursor.executemany(compiled.sql, bound)
+            cursor.executemany(sql, bound)
         except Exception as exc:
-            raise _wrapped(conn, compiled.sql, exc) from exc
+            raise _wrapped(conn, sql, exc) from exc
         finally:
             cursor.close()
 
     def all(self, conn: Connection, params: Mapping[str, object]) -> list[Row]:
         """Every result row."""
-        compiled = self._for(conn)
-        bound = compiled.bind(params)
+        sql, bind = self._for(conn)
         cursor = conn.connection.cursor()
         try:
-            cursor.execute(compiled.sql, bound)
-            return [tuple(row) for row in cursor.fetchall()]
+            cursor.execute(sql, bind(params))
+            return list(cursor.fetchall())
         except Exception as exc:
-            raise _wrapped(conn, compiled.sql, exc) from exc
+            raise _wrapped(conn, sql, exc) from exc
         finally:
             cursor.close()
 

@@ -13,6 +13,7 @@ before :func:`store_commits` writes them all with one statement per table.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -92,7 +93,7 @@ def draft_commit(
         content=content,
         canonical=canonical,
         payload=payload,
-        blob_hash=content_hash(payload),
+        blob_hash=_blob_hash(content, canonical, payload),
         message=message,
         metadata=meta,
         metadata_text=metadata_json(meta) if meta else "{}",
@@ -102,6 +103,18 @@ def draft_commit(
         token_count=message_tokens(content, counter),
         created_at=now,
     )
+
+
+def _blob_hash(content: Message, canonical: str, payload: JSONObject) -> str:
+    """``content_hash(payload)``, without encoding the payload a second time when that is the same text.
+
+    Re-encoding the decoded payload gives ``canonical`` back unless a tool
+    call's arguments are an object (its keys could be non-strings, which
+    JSON turns into strings and sorts differently); only then is it redone.
+    """
+    if all(isinstance(call.arguments, str) for call in content.tool_calls):
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return content_hash(payload)
 
 
 @attrs.frozen

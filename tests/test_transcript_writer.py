@@ -1,0 +1,102 @@
+"""Drafting commits: the shortcuts taken for speed give exactly the hashes of the plain definitions."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from weakprompt.canonical import canonical_json, content_hash
+from weakprompt.errors import TranscriptError
+from weakprompt.jsontypes import JSONValue
+from weakprompt.messages import Message, ToolCall
+from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
+from weakprompt.transcript.records import message_payload
+from weakprompt.transcript.writer import draft_commit
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text()
+)
+# Objects with non-string keys are allowed in tool-call arguments: JSON turns the keys into strings.
+keys = st.one_of(st.text(max_size=5), st.integers(-20, 20))
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(keys, inner, max_size=3),
+    max_leaves=8,
+)
+arguments = st.one_of(st.text(max_size=20), st.dictionaries(keys, json_values, max_size=4))
+calls = st.builds(ToolCall, st.text(min_size=1, max_size=5), st.text(min_size=1, max_size=5), arguments)
+messages = st.one_of(
+    st.builds(
+        Message, st.just("assistant"), st.text(max_size=30), tool_calls=st.lists(calls, max_size=3).map(tuple)
+    ),
+    st.builds(Message, st.just("user"), st.text(max_size=30)),
+    st.builds(
+        Message,
+        st.just("tool"),
+        st.text(max_size=30),
+        tool_call_id=st.text(min_size=1, max_size=5),
+        name=st.just("f"),
+        is_error=st.booleans(),
+    ),
+)
+
+
+def plain_blob_hash(message: Message) -> str:
+    """The definition: the hash of the canonical JSON of the payload as a reader decodes it."""
+    decoded: JSONValue = json.loads(canonical_json(message_payload(message)))
+    return content_hash(decoded)
+
+
+@given(messages)
+def test_property_blob_hash_is_the_hash_of_the_decoded_payload(message: Message) -> None:
+    try:
+        plain = plain_blob_hash(message)
+    except TranscriptError:  # mixed key types cannot even be sorted: refused by both
+        with pytest.raises(TranscriptError):
+            draft_commit(
+                message,
+                edit=None,
+                message=None,
+                metadata=None,
+                tools=(),
+                set_hash=None,
+                counter=DEFAULT_TOKEN_COUNTER,
+                now=NOW,
+            )
+        return
+    draft = draft_commit(
+        message,
+        edit=None,
+        message=None,
+        metadata=None,
+        tools=(),
+        set_hash=None,
+        counter=DEFAULT_TOKEN_COUNTER,
+        now=NOW,
+    )
+    assert draft.blob_hash == plain
+
+
+def test_object_arguments_with_integer_keys_keep_the_decoded_hash() -> None:
+    # 10 sorts before 2 as text but after it as a number: the two encodings differ.
+    message = Message("assistant", "", tool_calls=(ToolCall("c", "f", {10: "a", 2: "b"}),))  # type: ignore[dict-item]
+    draft = draft_commit(
+        message,
+        edit=None,
+        message=None,
+        metadata=None,
+        tools=(),
+        set_hash=None,
+        counter=DEFAULT_TOKEN_COUNTER,
+        now=NOW,
+    )
+    assert canonical_json(message_payload(message)) != canonical_json(
+        json.loads(canonical_json(message_payload(message)))
+    )
+    assert draft.blob_hash == plain_blob_hash(message)

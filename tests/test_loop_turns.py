@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -117,3 +118,40 @@ def test_an_interrupted_turn_leaves_no_half_turn_and_the_session_resumes(store: 
     response = evaluate(PROMPT, adapter=FunctionAdapter(answer), session=session, store=store)
     assert response.text == "resumed"
     assert response.head == transcript.head
+
+
+def test_a_commit_from_another_writer_during_a_turn_is_kept_and_shown_next(store: Store) -> None:
+    session = Session()
+
+    @tool(name="note", description="Leaves a note in the conversation from outside the loop.")
+    def note(params: Step, *, context: ToolContext) -> ToolResult[None]:
+        store.transcript(session.session_id).user(f"note {params.n}")  # another writer, same session
+        return ToolResult(message="noted")
+
+    prompt: Prompt[None] = Prompt(
+        PromptTemplate(
+            ns="tests/loop",
+            key="notes",
+            sections=[MarkdownSection(title="T", key="t", template="Go.", tools=[note])],
+        )
+    )
+    seen: list[list[str]] = []
+
+    def model(request: ModelRequest) -> AssistantTurn:
+        seen.append([m.content for m in request.context.messages if m.role == "user"])
+        if len(seen) == 1:
+            return tool_call_turn(tool_call("note", {"n": 1}, id="n1"))
+        return text_turn("done")
+
+    response = evaluate(prompt, adapter=FunctionAdapter(model), session=session, input="go", store=store)
+    log = store.transcript(session.session_id).log()
+    assert [(c.role, c.content.content) for c in log[1:]] == [
+        ("user", "go"),
+        ("user", "note 1"),  # stored before the turn that was running when it arrived
+        ("assistant", ""),
+        ("tool", "noted"),
+        ("assistant", "done"),
+    ]
+    assert all(b.parent == a.hash for a, b in itertools.pairwise(log))
+    assert seen == [["go"], ["go", "note 1"]]  # the next model call saw it
+    assert response.head == log[-1].hash

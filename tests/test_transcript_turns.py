@@ -272,3 +272,34 @@ def test_tool_sets_first_linked_inside_a_turn_are_stored_with_it(store: Store) -
     assert reread.get_commit_tools(second.hash) == [OTHER]
     assert stored_rows(store, "tool_sets") == 2 and stored_rows(store, "commit_tools") == 2
     assert reread.compile().tools == (OTHER,)
+
+
+def test_refresh_false_trusts_this_objects_own_last_write(store: Store) -> None:
+    t = store.transcript("s")
+    other = store.transcript("s")
+    mine = t.user("mine")
+    theirs = other.user("theirs")  # lands in the gap between t's write and its next turn
+    with t.turn(refresh=False) as turn:
+        assert t.compile().commit_hashes == (mine.hash,)  # not read again: the gap is not seen
+        t.assistant("reply")
+    assert turn.moved  # ...and the turn is stored after the other writer's commit
+    assert [c.content.content for c in t.log()] == ["mine", "theirs", "reply"]
+    assert t.compile().commit_hashes[:2] == (mine.hash, theirs.hash)
+    with t.turn(refresh=True):
+        assert [m.content for m in t.compile().messages] == ["mine", "theirs", "reply"]
+
+
+def test_refresh_false_still_reads_when_this_object_has_not_written(store: Store) -> None:
+    first = store.transcript("s").user("stored before")
+    t = store.transcript("s")
+    with t.turn(refresh=False) as turn:
+        assert t.compile().commit_hashes == (first.hash,)
+        t.assistant("reply")
+    assert not turn.moved and turn.commits[0].parent == first.hash
+    # after a turn that had to move, the view is rebuilt: the next turn reads again
+    other = store.transcript("s")
+    with t.turn(refresh=False):
+        t.user("a")
+        other.user("b")
+    with t.turn(refresh=False):
+        assert [m.content for m in t.compile().messages] == ["stored before", "reply", "b", "a"]

@@ -7,7 +7,10 @@ result. It stops on a final answer, or raises when the turn cap, the
 deadline or the budget says so. A model turn (the reply and the results of
 the tool calls it made) is stored in one transaction when it ends, so an
 error or a crash never leaves half a turn: the transcript keeps every turn
-that finished before it.
+that finished before it. Between its own writes the loop does not re-read
+the transcript: a commit another writer slips in between two turns is
+shown to the model from the turn after, and the turn in progress is stored
+after it.
 """
 
 from __future__ import annotations
@@ -257,7 +260,7 @@ class _Evaluation(Generic[OutputT]):
         """One model call and the tool calls it asked for, stored together as one transcript turn."""
         before = self.head
         try:
-            with self.transcript.turn() as turn:
+            with self.transcript.turn(refresh=False) as turn:
                 reply = self._call_model(choice)
                 if reply.tool_calls:
                     self._run_tools(reply.tool_calls)

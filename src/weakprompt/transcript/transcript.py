@@ -105,6 +105,8 @@ class Transcript:
         # Tool sets are immutable and shared store-wide, so once seen stored they stay stored.
         self._stored_sets: set[str] = set()
         self._turn: StagedTurn | None = None
+        # The stored head as of this object's last write, when its view was at that head.
+        self._written_head: str | None = None
 
     # -- identity -----------------------------------------------------------------------------------
 
@@ -302,6 +304,7 @@ class Transcript:
             self._remember_tools(draft)
             if self._state.head == parent:
                 self._apply(placed)
+                self._written_head = placed.info.hash
         return placed.info
 
     @property
@@ -323,7 +326,7 @@ class Transcript:
     # -- turns --------------------------------------------------------------------------------------
 
     @contextmanager
-    def turn(self) -> Generator[TurnRecord, None, None]:
+    def turn(self, *, refresh: bool = True) -> Generator[TurnRecord, None, None]:
         """Stage every commit made in the block and store them together when it ends.
 
         Each commit gets its hash at once and is visible through this object
@@ -335,15 +338,23 @@ class Transcript:
         started from plus the staged commits. If another writer appended to
         the session meanwhile, the turn is stored after those commits with
         new hashes (see :class:`TurnRecord`). A turn inside a turn joins it.
+
+        The turn starts by bringing this object's view up to the stored
+        head. ``refresh=False`` skips that read when this object's own last
+        write left its view at the stored head: for a caller that writes
+        turn after turn with nothing in between (the evaluation loop). A
+        commit another writer makes in that gap is then not shown inside
+        the turn, which is stored after it.
         """
         with self._lock:
             turn = self._turn
             if turn is not None:
                 turn.depth += 1
             else:
-                with self._store.read() as conn:
-                    self._refresh(conn)
-                    self._tool_entries(conn, self._state.tool_hashes)
+                if refresh or self._written_head is None or self._state.head != self._written_head:
+                    with self._store.read() as conn:
+                        self._refresh(conn)
+                        self._tool_entries(conn, self._state.tool_hashes)
                 turn = StagedTurn(base=self._state.head, base_seq=self._state.seq, record=TurnRecord())
                 self._turn = turn
         try:
@@ -407,6 +418,8 @@ class Transcript:
             # The cached view holds the staged hashes; rebuild it from the store when next asked.
             self._state = CompileState()
             self._compiled = None
+        else:
+            self._written_head = chain[-1].info.hash
         turn.record.commits = tuple(p.info for p in chain)
         turn.record.stored = True
         turn.record.moved = moved

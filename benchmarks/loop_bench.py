@@ -7,13 +7,16 @@ the run's time divided by K (fixed costs included, so K = 1 shows them) and,
 separately, the marginal cost ``(t(K=100) - t(K=1)) / 99``.
 
 Cases, measured in one process and one run, with the same 3-field tool:
-- weakprompt: ``evaluate()`` with a ``FunctionAdapter``; every step is
-  committed to a transcript in an in-memory SQLite store (opened once, as an
-  application would), every tool call goes through the transactional
-  dispatcher, events are published;
-- the transcript share: the two commits (assistant turn, tool result) and
-  the compile that one weakprompt round trip makes, alone, to show how much of
-  the round trip is storage;
+- weakprompt: ``evaluate()`` with a ``FunctionAdapter``; every model turn
+  (reply and tool result) is stored as one transcript turn in an in-memory
+  SQLite store (opened once, as an application would), every tool result is
+  also kept in the tool-output store, every tool call goes through the
+  transactional dispatcher, events are published;
+- the transcript share: what one round trip asks of the transcript, alone,
+  done as the loop does it (a turn: compile, the reply and the result
+  staged, one write transaction);
+- the output-store share: what one round trip asks of the tool-output store,
+  alone (``has_oversized`` when offering tools, ``store_result``);
 - pydantic-ai: ``Agent(FunctionModel(...)).run_sync`` with a plain tool;
 - openai-agents: ``Runner.run`` with a scripted ``Model`` written here
   (tracing disabled), awaited inside one event loop.
@@ -91,7 +94,7 @@ def weakprompt_runner(k: int, store: Store) -> Callable[[], int]:
 
 
 def transcript_share_runner(k: int, store: Store) -> Callable[[], int]:
-    """Only the storage work of K round trips: assistant commit, tool-result commit, compile."""
+    """Only the transcript work of K round trips, as the loop does it: one turn each."""
     schemas = PROMPT.render().tool_schemas
     call = ToolCall(id="call", name="forecast", arguments=ARGUMENTS)
 
@@ -99,11 +102,25 @@ def transcript_share_runner(k: int, store: Store) -> Callable[[], int]:
         transcript = store.transcript(uuid.uuid4().hex)
         transcript.set_tools(schemas)
         transcript.system("Use the tool.")
-        transcript.compile()
         for _ in range(k):
-            transcript.assistant("", tool_calls=(call,), usage=_ONE_CALL)
-            transcript.tool_result(call.id, call.name, "Lisbon: sunny for 3 days")
-            transcript.compile()
+            with transcript.turn(refresh=False):
+                transcript.compile()
+                transcript.assistant("", tool_calls=(call,), usage=_ONE_CALL)
+                transcript.tool_result(call.id, call.name, "Lisbon: sunny for 3 days")
+        return k
+
+    return run
+
+
+def output_store_share_runner(k: int, store: Store) -> Callable[[], int]:
+    """Only the tool-output store work of K round trips: the per-turn check and storing each result."""
+    from weakprompt.runtime.outputs import ToolOutputStore
+
+    def run() -> int:
+        outputs = ToolOutputStore(store, uuid.uuid4().hex)
+        for i in range(k):
+            outputs.has_oversized()
+            outputs.store_result(f"call_{i}", "forecast", ARGUMENTS, "Lisbon: sunny for 3 days")
         return k
 
     return run
@@ -236,6 +253,7 @@ def main(quick: bool = False) -> dict[str, object]:
     factories: dict[str, Callable[[int], Callable[[], int]]] = {
         "weakprompt": lambda k: weakprompt_runner(k, store),
         "weakprompt transcript share": lambda k: transcript_share_runner(k, store),
+        "weakprompt output-store share": lambda k: output_store_share_runner(k, store),
         "pydantic-ai": pydantic_ai_runner,
         "openai-agents": lambda k: openai_agents_runner(k, loop),
     }
@@ -293,9 +311,16 @@ def main(quick: bool = False) -> dict[str, object]:
             f"{marginal.get('weakprompt', float('nan')):.3f} ms"
         )
     notes.append(
-        "weakprompt commits every turn and tool result to its transcript (SQLite, one transaction each) "
-        "and publishes events; the peers keep the conversation in memory only."
+        "weakprompt stores every model turn (reply + tool results) in its transcript in one SQLite "
+        "transaction, keeps every tool result in its output store, and publishes events; the peers keep "
+        "the conversation in memory only."
     )
+    for share in ("weakprompt transcript share", "weakprompt output-store share"):
+        if share in per_trip and 100 in per_trip[share] and 100 in ours:
+            notes.append(
+                f"{share}: {per_trip[share][100]:.3f} ms of the {ours[100]:.3f} ms round trip "
+                f"({per_trip[share][100] / ours[100]:.0%}) at K=100"
+            )
     result: dict[str, object] = {
         "title": "Agent loop: tool-call round trips with a scripted model",
         "rows": rows,

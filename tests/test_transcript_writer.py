@@ -14,8 +14,8 @@ from weakprompt.errors import TranscriptError
 from weakprompt.jsontypes import JSONValue
 from weakprompt.messages import Message, ToolCall
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
-from weakprompt.transcript.records import message_payload
-from weakprompt.transcript.writer import draft_commit
+from weakprompt.transcript.records import CommitOperation, commit_hash, message_payload
+from weakprompt.transcript.writer import draft_commit, place
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -100,3 +100,51 @@ def test_object_arguments_with_integer_keys_keep_the_decoded_hash() -> None:
         json.loads(canonical_json(message_payload(message)))
     )
     assert draft.blob_hash == plain_blob_hash(message)
+
+
+metadata_values = st.dictionaries(keys, json_values, max_size=4)
+hashes = st.one_of(st.none(), st.text(max_size=70))
+
+
+@given(
+    message=messages,
+    session=st.text(min_size=1, max_size=20),
+    parent=hashes,
+    target=hashes,
+    commit_message=st.one_of(st.none(), st.text(max_size=20)),
+    metadata=metadata_values,
+)
+def test_property_commit_hash_is_the_plain_definition(
+    message: Message,
+    session: str,
+    parent: str | None,
+    target: str | None,
+    commit_message: str | None,
+    metadata: dict[str, JSONValue],  # keys may be ints here: JSON makes them strings
+) -> None:
+    try:
+        draft = draft_commit(
+            message,
+            edit=None,
+            message=commit_message,
+            metadata=metadata,
+            tools=(),
+            set_hash=None,
+            counter=DEFAULT_TOKEN_COUNTER,
+            now=NOW,
+        )
+    except TranscriptError:  # input JSON cannot encode: refused before any hashing
+        return
+    placed = place(draft, session_id=session, parent=parent, seq=0, edit_target=target)
+    operation = CommitOperation.APPEND if target is None else CommitOperation.EDIT
+    expected = commit_hash(
+        session_id=session,
+        parent=parent,
+        operation=operation,
+        edit_target=target,
+        blob_hash=draft.blob_hash,
+        message=commit_message,
+        metadata=json.loads(canonical_json(metadata)),
+    )
+    assert placed.info.hash == expected
+    assert placed.info.operation is operation

@@ -37,9 +37,9 @@ from ..store.commit_rows import (
 from ..store.tool_rows import link_tool_sets, put_definitions, put_tool_set, tool_set_exists
 from ..tokens import TokenCounter
 from .records import (
+    HASH_FORMAT_VERSION,
     CommitInfo,
     CommitOperation,
-    commit_hash,
     commit_info,
     message_payload,
     message_tokens,
@@ -129,14 +129,8 @@ class Placed:
 def place(draft: Draft, *, session_id: str, parent: str | None, seq: int, edit_target: str | None) -> Placed:
     """Give ``draft`` its parent and sequence number, which fixes its hash."""
     operation = CommitOperation.APPEND if edit_target is None else CommitOperation.EDIT
-    digest = commit_hash(
-        session_id=session_id,
-        parent=parent,
-        operation=operation,
-        edit_target=edit_target,
-        blob_hash=draft.blob_hash,
-        message=draft.message,
-        metadata=draft.metadata,
+    digest = _commit_digest(
+        draft, session_id=session_id, parent=parent, operation=operation, target=edit_target
     )
     row = CommitRow(
         hash=digest,
@@ -154,6 +148,28 @@ def place(draft: Draft, *, session_id: str, parent: str | None, seq: int, edit_t
         created_at=draft.created_at,
     )
     return Placed(draft=draft, row=row, info=commit_info(row))
+
+
+def _json(value: str | None) -> str:
+    return "null" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _commit_digest(
+    draft: Draft, *, session_id: str, parent: str | None, operation: CommitOperation, target: str | None
+) -> str:
+    """:func:`~weakprompt.transcript.records.commit_hash`, reusing the draft's canonical metadata text.
+
+    The canonical JSON of the hashed object is spelled out in its sorted key
+    order, so the metadata (the only part of any size) is not encoded again
+    for every commit and every re-placing.
+    """
+    text = (
+        f'{{"content":{_json(draft.blob_hash)},"edit_target":{_json(target)},'
+        f'"message":{_json(draft.message)},"metadata":{draft.metadata_text},'
+        f'"operation":{_json(operation.value)},"parent":{_json(parent)},'
+        f'"session":{_json(session_id)},"v":{HASH_FORMAT_VERSION}}}'
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def replace_chain(chain: Sequence[Placed], *, session_id: str, head: tuple[str, int] | None) -> list[Placed]:

@@ -118,7 +118,9 @@ class Store:
         self._check_open()
         try:
             with self._engine.connect() as conn:
-                conn.execution_options(**transaction_options(self._engine.dialect.name, write=write))
+                options = transaction_options(self._engine.dialect.name, write=write)
+                if options:  # a SQLite read needs none, and setting none still costs a call
+                    conn.execution_options(**options)
                 with conn.begin():
                     yield conn
         except SQLAlchemyError as exc:

@@ -20,7 +20,7 @@ install: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src
-	$(BIN)/pyright
+	$(BIN)/pyright -p pyproject.toml
 
 pytest: $(STAMP)
 	rm -f .coverage .coverage.*

@@ -139,23 +139,25 @@ def evaluate(
         max_output_tokens=max_output_tokens,
         outputs=outputs,
     )
-    outputs.open()
-    try:
-        # tool_result hooks summarize with this evaluation's adapter (unless they have their
-        # own summarizer) and charge its budget and usage
-        with transcript.hooks.evaluation(
-            adapter=adapter, budget_tracker=tracker, dispatcher=session.dispatcher, on_usage=run.add_usage
-        ):
-            return run.run(input, max_turns=max_turns, first_choice=tool_choice)
-    except Exception as exc:
-        exc.add_note(
-            f"weakprompt: evaluation of {run.name!r} stopped after {run.turns} model call(s); "
-            f"everything before is in transcript session {transcript.session_id!r} "
-            f"(head {run.head or 'none'})"
-        )
-        raise
-    finally:
-        outputs.close()
+    # Many small transactions follow one another: run them on one held connection (SQLite).
+    with transcript.store.hold_connection():
+        outputs.open()
+        try:
+            # tool_result hooks summarize with this evaluation's adapter (unless they have their
+            # own summarizer) and charge its budget and usage
+            with transcript.hooks.evaluation(
+                adapter=adapter, budget_tracker=tracker, dispatcher=session.dispatcher, on_usage=run.add_usage
+            ):
+                return run.run(input, max_turns=max_turns, first_choice=tool_choice)
+        except Exception as exc:
+            exc.add_note(
+                f"weakprompt: evaluation of {run.name!r} stopped after {run.turns} model call(s); "
+                f"everything before is in transcript session {transcript.session_id!r} "
+                f"(head {run.head or 'none'})"
+            )
+            raise
+        finally:
+            outputs.close()
 
 
 def _check_limits(max_turns: int, output_retries: int, max_expansions: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StoreError
 from . import tables
-from .engine import build_engine, normalize_url, transaction_options
+from .engine import WRITE_OPTION, build_engine, normalize_url, transaction_options
 from .locks import SCHEMA_LOCK, advisory_lock
 from .migrations import check_shape, migrate
 
@@ -40,6 +41,7 @@ class Store:
         self._clock = clock
         self._schema_version = schema_version
         self._closed = False
+        self._held = threading.local()  # .conn / .write: this thread's held connection, see hold_connection()
 
     @classmethod
     def open(cls, url: str | Path = "sqlite://", *, clock: Clock | None = None) -> Store:
@@ -114,8 +116,53 @@ class Store:
             yield conn
 
     @contextmanager
+    def hold_connection(self) -> Generator[None, None, None]:
+        """Within the block, this thread's transactions run one after another on one held connection.
+
+        Checking a connection out of the pool and back costs more than a
+        small SQLite transaction itself, so a caller about to run many in a
+        row (the evaluation loop) holds one for the duration. Each
+        transaction is still its own ``BEGIN`` ... ``COMMIT``. Other threads
+        are not affected, a transaction opened inside another still gets a
+        connection of its own, and a block inside a block joins it. Only
+        SQLite: elsewhere this changes nothing.
+        """
+        self._check_open()
+        if self._engine.dialect.name != "sqlite" or getattr(self._held, "conn", None) is not None:
+            yield
+            return
+        try:
+            conn = self._engine.connect()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"database error on {_redact(self._url)}: {_reason(exc)}") from exc
+        self._held.conn, self._held.write = conn, None
+        try:
+            yield
+        finally:
+            self._held.conn = None
+            conn.close()
+
+    def _held_connection(self) -> Connection | None:
+        """This thread's held connection when it can take a transaction now."""
+        conn: Connection | None = getattr(self._held, "conn", None)
+        if conn is None or conn.closed or conn.invalidated or conn.in_transaction():
+            return None
+        return conn
+
+    @contextmanager
     def _transaction(self, *, write: bool) -> Generator[Connection, None, None]:
         self._check_open()
+        held = self._held_connection()
+        if held is not None:
+            try:
+                if self._held.write is not write:
+                    held.execution_options(**{WRITE_OPTION: write})
+                    self._held.write = write
+                with held.begin():
+                    yield held
+            except SQLAlchemyError as exc:
+                raise StoreError(f"database error on {_redact(self._url)}: {_reason(exc)}") from exc
+            return
         try:
             with self._engine.connect() as conn:
                 options = transaction_options(self._engine.dialect.name, write=write)

@@ -54,7 +54,7 @@ def plain_blob_hash(message: Message) -> str:
 
 
 @given(messages)
-def test_property_blob_hash_is_the_hash_of_the_decoded_payload(message: Message) -> None:
+def test_property_blob_hash_and_payload_are_those_of_the_decoded_text(message: Message) -> None:
     try:
         plain = plain_blob_hash(message)
     except TranscriptError:  # mixed key types cannot even be sorted: refused by both
@@ -81,6 +81,11 @@ def test_property_blob_hash_is_the_hash_of_the_decoded_payload(message: Message)
         now=NOW,
     )
     assert draft.blob_hash == plain
+    # the payload kept in memory is what a reader decodes from the stored text
+    assert draft.payload == json.loads(draft.canonical)
+    assert json.dumps(draft.payload, sort_keys=True) == json.dumps(
+        json.loads(draft.canonical), sort_keys=True
+    )
 
 
 def test_object_arguments_with_integer_keys_keep_the_decoded_hash() -> None:

@@ -17,6 +17,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from json.encoder import encode_basestring
 
 import attrs
 from sqlalchemy import Connection
@@ -80,10 +81,13 @@ def draft_commit(
     now: datetime,
 ) -> Draft:
     """Check and encode one commit; TranscriptError names what is wrong, before anything is written."""
-    canonical = canonical_json(message_payload(content))
-    # Keep the JSON round-trip of what is stored, so that the cached view equals
-    # what any later reader decodes (tuples become lists, nothing shared with the caller).
-    payload: JSONObject = json.loads(canonical)
+    built = message_payload(content)
+    canonical = canonical_json(built)
+    plain = _plain_strings(content)
+    # Keep what any later reader decodes from the stored text, so that the cached view
+    # equals it (tuples become lists, nothing shared with the caller). A payload made of
+    # plain strings already is exactly that; anything else takes the JSON round trip.
+    payload: JSONObject = built if plain else json.loads(canonical)
     meta: JSONObject = json.loads(metadata_text(metadata or {}))
     if message is not None and not isinstance(message, str):
         raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")
@@ -93,7 +97,7 @@ def draft_commit(
         content=content,
         canonical=canonical,
         payload=payload,
-        blob_hash=_blob_hash(content, canonical, payload),
+        blob_hash=hashlib.sha256(canonical.encode("utf-8")).hexdigest() if plain else content_hash(payload),
         message=message,
         metadata=meta,
         metadata_text=metadata_json(meta) if meta else "{}",
@@ -105,16 +109,20 @@ def draft_commit(
     )
 
 
-def _blob_hash(content: Message, canonical: str, payload: JSONObject) -> str:
-    """``content_hash(payload)``, without encoding the payload a second time when that is the same text.
+def _plain_strings(content: Message) -> bool:
+    """True when every field of the payload is a string (or absent): decoding its JSON gives it back.
 
-    Re-encoding the decoded payload gives ``canonical`` back unless a tool
-    call's arguments are an object (its keys could be non-strings, which
-    JSON turns into strings and sorts differently); only then is it redone.
+    Then the blob hash, ``content_hash(decoded payload)``, is the hash of the
+    text already encoded. A tool call's arguments given as an object may not
+    round-trip (non-string keys become strings and sort differently), so
+    those, and any odd value, take the long way.
     """
-    if all(isinstance(call.arguments, str) for call in content.tool_calls):
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-    return content_hash(payload)
+    if not isinstance(content.tool_call_id, str | None) or not isinstance(content.name, str | None):
+        return False
+    return all(
+        isinstance(call.arguments, str) and isinstance(call.id, str) and isinstance(call.name, str)
+        for call in content.tool_calls
+    )
 
 
 @attrs.frozen
@@ -151,7 +159,8 @@ def place(draft: Draft, *, session_id: str, parent: str | None, seq: int, edit_t
 
 
 def _json(value: str | None) -> str:
-    return "null" if value is None else json.dumps(value, ensure_ascii=False)
+    # encode_basestring is what json.dumps(value, ensure_ascii=False) runs for a str
+    return "null" if value is None else encode_basestring(value)
 
 
 def _commit_digest(

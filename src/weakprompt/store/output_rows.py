@@ -157,7 +157,7 @@ def mark_oversized(conn: Connection, session_id: str, seq: int) -> None:
 
 
 def insert_output(conn: Connection, row: OutputRow) -> None:
-    values = attrs.asdict(row)
+    values = attrs.asdict(row, recurse=False)
     values["created_at"] = row.created_at.isoformat()
     _INSERT_OUTPUT.executemany(conn, [values])
 

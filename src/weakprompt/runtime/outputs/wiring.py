@@ -11,8 +11,9 @@ Defaults (documented in ``specs/TOOL_RESULTS.md``):
 * every result is stored; one over ``SizePolicy.max_bytes`` (12288) or over
   the remaining token budget is shown as the handle message;
 * ``tool_output`` is offered while the session has such an oversized
-  output, except on a turn whose tool choice is ``"none"``; extraction uses
-  the evaluation's adapter unless ``extraction_adapter`` is set;
+  output (read when the evaluation starts, then kept current by its own
+  results), except on a turn whose tool choice is ``"none"``; extraction
+  uses the evaluation's adapter unless ``extraction_adapter`` is set;
 * ``load_tool_results=False``: results from before this evaluation's user
   turn compile as slim references (when that is shorter), and
   ``get_tool_result`` is offered while one is in the context;
@@ -121,6 +122,7 @@ class EvaluationOutputs:
         self._lock = threading.Lock()
         self._listening = False
         self._start_seq = -1
+        self._oversized: bool | None = None  # see session_has_oversized()
 
     # -- tools ----------------------------------------------------------------------------------
 
@@ -141,7 +143,7 @@ class EvaluationOutputs:
         """Names of pipeline tools that may be forced right now (before any compile)."""
         names: list[str] = []
         extras = {t.name for t in self.extra_tools(prompt_names)}
-        if self.tool_output.name in extras and self.store.has_oversized():
+        if self.tool_output.name in extras and self.session_has_oversized():
             names.append(self.tool_output.name)
         if (
             GET_TOOL_RESULT_NAME in extras
@@ -170,7 +172,7 @@ class EvaluationOutputs:
             elif choice == "none":
                 continue
             elif tool is self.tool_output:
-                if self.store.has_oversized():
+                if self.session_has_oversized():
                     offered.append(tool)
             elif self.settings.offer_get_tool_result and _has_slim(context):
                 offered.append(tool)
@@ -183,9 +185,23 @@ class EvaluationOutputs:
         transform = LazyToolResults(self.load, self.turn_start)
         return transcript.compile(options=CompileOptions(transforms=(transform,)))
 
+    def session_has_oversized(self) -> bool:
+        """Whether the session has an output kept behind a handle (so ``tool_output`` is useful).
+
+        Read from the store once per evaluation, then kept up to date by this
+        evaluation's own results, instead of a read transaction on every turn.
+        """
+        if self._oversized is None:
+            self._oversized = self.store.has_oversized()
+        return self._oversized
+
     def process(self, call: ToolCall, content: str, *, is_error: bool) -> ProcessedResult:
         """Store one result and say what to commit for it (see :class:`ToolResultPipeline`)."""
         processed = self.pipeline.process(call, content, is_error=is_error)
+        if processed.reference is not None and processed.reference.oversized:
+            self._oversized = True
+        elif processed.reference is None and not self._oversized:
+            self._oversized = None  # e.g. get_tool_result may have marked one: read again
         if processed.reference is not None and processed.reference.seq > self._start_seq:
             self.stored.append(processed.reference)
         return processed

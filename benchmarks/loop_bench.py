@@ -14,9 +14,9 @@ Cases, measured in one process and one run, with the same 3-field tool:
   transactional dispatcher, events are published;
 - the transcript share: what one round trip asks of the transcript, alone,
   done as the loop does it (a turn: compile, the reply and the result
-  staged, one write transaction);
+  staged, one write transaction, on the connection the evaluation holds);
 - the output-store share: what one round trip asks of the tool-output store,
-  alone (``has_oversized`` when offering tools, ``store_result``);
+  alone (``store_result``; ``has_oversized`` once per run);
 - pydantic-ai: ``Agent(FunctionModel(...)).run_sync`` with a plain tool;
 - openai-agents: ``Runner.run`` with a scripted ``Model`` written here
   (tracing disabled), awaited inside one event loop.
@@ -99,28 +99,30 @@ def transcript_share_runner(k: int, store: Store) -> Callable[[], int]:
     call = ToolCall(id="call", name="forecast", arguments=ARGUMENTS)
 
     def run() -> int:
-        transcript = store.transcript(uuid.uuid4().hex)
-        transcript.set_tools(schemas)
-        transcript.system("Use the tool.")
-        for _ in range(k):
-            with transcript.turn(refresh=False):
-                transcript.compile()
-                transcript.assistant("", tool_calls=(call,), usage=_ONE_CALL)
-                transcript.tool_result(call.id, call.name, "Lisbon: sunny for 3 days")
+        with store.hold_connection():
+            transcript = store.transcript(uuid.uuid4().hex)
+            transcript.set_tools(schemas)
+            transcript.system("Use the tool.")
+            for _ in range(k):
+                with transcript.turn(refresh=False):
+                    transcript.compile()
+                    transcript.assistant("", tool_calls=(call,), usage=_ONE_CALL)
+                    transcript.tool_result(call.id, call.name, "Lisbon: sunny for 3 days")
         return k
 
     return run
 
 
 def output_store_share_runner(k: int, store: Store) -> Callable[[], int]:
-    """Only the tool-output store work of K round trips: the per-turn check and storing each result."""
+    """Only the tool-output store work of K round trips, as the loop does it: storing each result."""
     from weakprompt.runtime.outputs import ToolOutputStore
 
     def run() -> int:
-        outputs = ToolOutputStore(store, uuid.uuid4().hex)
-        for i in range(k):
-            outputs.has_oversized()
-            outputs.store_result(f"call_{i}", "forecast", ARGUMENTS, "Lisbon: sunny for 3 days")
+        with store.hold_connection():
+            outputs = ToolOutputStore(store, uuid.uuid4().hex)
+            outputs.has_oversized()  # once per evaluation
+            for i in range(k):
+                outputs.store_result(f"call_{i}", "forecast", ARGUMENTS, "Lisbon: sunny for 3 days")
         return k
 
     return run

@@ -13,6 +13,7 @@ from weakprompt.canonical import canonical_json, content_hash
 from weakprompt.errors import TranscriptError
 from weakprompt.jsontypes import JSONValue
 from weakprompt.messages import Message, ToolCall
+from weakprompt.store.commit_rows import metadata_json
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
 from weakprompt.transcript.records import CommitOperation, commit_hash, message_payload
 from weakprompt.transcript.writer import draft_commit, place
@@ -152,4 +153,7 @@ def test_property_commit_hash_is_the_plain_definition(
         metadata=json.loads(canonical_json(metadata)),
     )
     assert placed.info.hash == expected
+    decoded = json.loads(canonical_json(metadata))
+    assert draft.metadata == decoded
+    assert draft.metadata_text == (metadata_json(decoded) if decoded else "{}")  # the stored text
     assert placed.info.operation is operation

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from json.encoder import encode_basestring
+from typing import cast
 
 import attrs
 from sqlalchemy import Connection
@@ -88,7 +89,11 @@ def draft_commit(
     # equals it (tuples become lists, nothing shared with the caller). A payload made of
     # plain strings already is exactly that; anything else takes the JSON round trip.
     payload: JSONObject = built if plain else json.loads(canonical)
-    meta: JSONObject = json.loads(metadata_text(metadata or {}))
+    given_meta = metadata or {}
+    meta_text = metadata_text(given_meta)
+    meta: JSONObject = json.loads(meta_text)
+    if meta and not _string_keys(given_meta):
+        meta_text = metadata_json(meta)  # keys JSON turned into strings sort differently now
     if message is not None and not isinstance(message, str):
         raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")
     if edit is not None and (not isinstance(edit, str) or not edit):
@@ -100,13 +105,24 @@ def draft_commit(
         blob_hash=hashlib.sha256(canonical.encode("utf-8")).hexdigest() if plain else content_hash(payload),
         message=message,
         metadata=meta,
-        metadata_text=metadata_json(meta) if meta else "{}",
+        metadata_text=meta_text if meta else "{}",
         edit=edit,
         tools=tools,
         set_hash=set_hash if tools else None,
         token_count=message_tokens(content, counter),
         created_at=now,
     )
+
+
+def _string_keys(value: object) -> bool:
+    """True when every object inside ``value`` has only string keys (so its JSON text round-trips)."""
+    if isinstance(value, Mapping):
+        mapping = cast("Mapping[object, object]", value)
+        return all(isinstance(k, str) and _string_keys(v) for k, v in mapping.items())
+    if isinstance(value, list | tuple):
+        items = cast("Sequence[object]", value)
+        return all(_string_keys(v) for v in items)
+    return True
 
 
 def _plain_strings(content: Message) -> bool:

@@ -31,6 +31,7 @@ from ..store.tool_rows import (
     fetch_session_links,
 )
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
+from .chain_writer import ChainWriter
 from .compiled import CompiledContext
 from .compiler import CompileState
 from .compress import compress_tool_calls as _compress_tool_calls
@@ -44,16 +45,7 @@ from .records import CommitInfo, CommitOperation, commit_info, usage_metadata
 from .summarization_config import configure_tool_summarization as _configure_tool_summarization
 from .tool_tracking import PreparedTool, ToolSetChange, diff_tool_sets, hash_tool_set, prepare_tools
 from .turns import StagedTurn, TurnRecord
-from .writer import (
-    Draft,
-    Placed,
-    draft_commit,
-    place,
-    replace_chain,
-    resolve_edit,
-    store_commits,
-    stored_commit,
-)
+from .writer import Draft, Placed, draft_commit
 
 __all__ = ["ACTIVE_TOOLS", "ToolsArgument", "Transcript"]
 
@@ -102,8 +94,7 @@ class Transcript:
         self._compiled: CompiledContext | None = None
         self._tool_cache: dict[str, tuple[JSONObject, int]] = {}
         self._hooks = ToolResultHooks()
-        # Tool sets are immutable and shared store-wide, so once seen stored they stay stored.
-        self._stored_sets: set[str] = set()
+        self._writer = ChainWriter(store, session_id)
         self._turn: StagedTurn | None = None
         # The stored head as of this object's last write, when its view was at that head.
         self._written_head: str | None = None
@@ -284,32 +275,16 @@ class Transcript:
         with self._lock:
             turn = self._turn
             if turn is not None:
-                return self._stage(turn, draft)
-            # The named lock keeps concurrent writers of this session (other
-            # processes on PostgreSQL) from picking the same head as parent.
-            with self._store.write(lock=self._write_lock) as conn:
-                head = session_head(conn, self._session_id)
-                parent, seq = (None, 0) if head is None else (head[0], head[1] + 1)
-                target = None
-                if draft.edit is not None:
-                    target = resolve_edit(
-                        stored_commit(conn),
-                        session_id=self._session_id,
-                        target_hash=draft.edit,
-                        content=content,
-                    )
-                placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
-                new_sets = store_commits(conn, [placed], self._stored_sets)
-            self._stored_sets |= new_sets
-            self._remember_tools(draft)
-            if self._state.head == parent:
-                self._apply(placed)
+                placed = self._writer.stage(turn, draft)  # the state is at the turn's tail
+            else:
+                placed = self._writer.write_now(draft)
+                if self._state.head != placed.info.parent:  # another writer got in between: refresh later
+                    self._remember_tools(draft)
+                    return placed.info
                 self._written_head = placed.info.hash
+            self._remember_tools(draft)
+            self._apply(placed)
         return placed.info
-
-    @property
-    def _write_lock(self) -> str:
-        return f"transcript:{self._session_id}"
 
     def _apply(self, placed: Placed) -> None:
         """Fold a commit this object wrote into the compile state (which is at its parent)."""
@@ -372,53 +347,18 @@ class Transcript:
                 self._turn = None
                 self._store_turn(turn)
 
-    def _stage(self, turn: StagedTurn, draft: Draft) -> CommitInfo:
-        parent, seq = turn.tail
-        target = None
-        if draft.edit is not None:
-            target = self._resolve_staged_edit(turn, draft)
-        placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
-        turn.stage(placed)
-        self._remember_tools(draft)
-        self._apply(placed)
-        return placed.info
-
-    def _resolve_staged_edit(self, turn: StagedTurn, draft: Draft) -> str:
-        assert draft.edit is not None
-        with self._store.read() as conn:
-            stored = stored_commit(conn)
-
-            def lookup(commit: str) -> CommitInfo | None:
-                staged = turn.by_hash.get(commit)
-                return staged.info if staged is not None else stored(commit)
-
-            return resolve_edit(
-                lookup, session_id=self._session_id, target_hash=draft.edit, content=draft.content
-            )
-
     def _store_turn(self, turn: StagedTurn) -> None:
         """Write a finished turn in one transaction (caller holds the lock)."""
-        chain = turn.chain
-        if not chain:
-            turn.record.stored = True
-            return
-        moved = False
         try:
-            with self._store.write(lock=self._write_lock) as conn:
-                head = session_head(conn, self._session_id)
-                if (None if head is None else head[0]) != turn.base:
-                    chain = replace_chain(chain, session_id=self._session_id, head=head)
-                    moved = True
-                new_sets = store_commits(conn, chain, self._stored_sets)
+            chain, moved = self._writer.store_turn(turn)
         except BaseException as exc:
             self._drop(turn, exc)
             raise
-        self._stored_sets |= new_sets
         if moved:
             # The cached view holds the staged hashes; rebuild it from the store when next asked.
             self._state = CompileState()
             self._compiled = None
-        else:
+        elif chain:
             self._written_head = chain[-1].info.hash
         turn.record.commits = tuple(p.info for p in chain)
         turn.record.stored = True

@@ -1,0 +1,89 @@
+"""The store side of one transcript object's writes: a commit now, or a staged turn at its end.
+
+It places drafts (:mod:`weakprompt.transcript.writer`) on the stored chain
+and writes them; it knows nothing of the compiled view, which the
+:class:`~weakprompt.transcript.Transcript` keeps up to date from what this
+returns.
+"""
+
+from __future__ import annotations
+
+from ..store.commit_rows import session_head
+from ..store.store import Store
+from .records import CommitInfo
+from .turns import StagedTurn
+from .writer import Draft, Placed, place, replace_chain, resolve_edit, store_commits, stored_commit
+
+__all__ = ["ChainWriter"]
+
+
+class ChainWriter:
+    """Appends to the chain of ``session_id``; remembers which tool sets are known to be stored."""
+
+    def __init__(self, store: Store, session_id: str) -> None:
+        self._store = store
+        self._session_id = session_id
+        # Tool sets are immutable and shared store-wide, so once seen stored they stay stored.
+        self._stored_sets: set[str] = set()
+
+    @property
+    def _lock_name(self) -> str:
+        # Keeps concurrent writers of this session (other processes on
+        # PostgreSQL) from picking the same head as parent.
+        return f"transcript:{self._session_id}"
+
+    def write_now(self, draft: Draft) -> Placed:
+        """Append one commit to the stored head, in its own transaction."""
+        with self._store.write(lock=self._lock_name) as conn:
+            head = session_head(conn, self._session_id)
+            parent, seq = (None, 0) if head is None else (head[0], head[1] + 1)
+            target = None
+            if draft.edit is not None:
+                target = resolve_edit(
+                    stored_commit(conn),
+                    session_id=self._session_id,
+                    target_hash=draft.edit,
+                    content=draft.content,
+                )
+            placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
+            new_sets = store_commits(conn, [placed], self._stored_sets)
+        self._stored_sets |= new_sets
+        return placed
+
+    def stage(self, turn: StagedTurn, draft: Draft) -> Placed:
+        """Place a commit after the turn's last one; an edit is checked against staged and stored commits."""
+        parent, seq = turn.tail
+        target = None
+        if draft.edit is not None:
+            with self._store.read() as conn:
+                stored = stored_commit(conn)
+
+                def lookup(commit: str) -> CommitInfo | None:
+                    staged = turn.by_hash.get(commit)
+                    return staged.info if staged is not None else stored(commit)
+
+                target = resolve_edit(
+                    lookup, session_id=self._session_id, target_hash=draft.edit, content=draft.content
+                )
+        placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
+        turn.stage(placed)
+        return placed
+
+    def store_turn(self, turn: StagedTurn) -> tuple[list[Placed], bool]:
+        """Write a finished turn in one transaction: the commits as stored, and whether they moved.
+
+        They move (new parents and hashes) when another writer appended to
+        the session after the turn's base.
+        """
+        chain = turn.chain
+        if not chain:
+            return [], False
+        moved = False
+        with self._store.write(lock=self._lock_name) as conn:
+            head = session_head(conn, self._session_id)
+            if (None if head is None else head[0]) != turn.base:
+                chain = replace_chain(chain, session_id=self._session_id, head=head)
+                moved = True
+            new_sets = store_commits(conn, chain, self._stored_sets)
+        self._stored_sets |= new_sets
+        return chain, moved

@@ -17,13 +17,12 @@ from ..errors import ConfigurationError
 from ..jsontypes import JSONObject
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..runtime.adapter import ForceTool, ModelRequest, ToolChoice
-from ..tokens import TokenCounter
+from ._common import AdapterIdentity, client_or_build
 from ._shared import (
     check_tool_choice,
     is_strict_schema,
     json_answer_instruction,
     parameters_schema,
-    reject_ignored_settings,
 )
 from .error_mapping import from_anthropic_error
 
@@ -49,7 +48,7 @@ _STOP_REASONS: dict[str, FinishReason] = {
 }
 
 
-class AnthropicAdapter:
+class AnthropicAdapter(AdapterIdentity):
     """A :class:`~weakprompt.runtime.ProviderAdapter` for the Messages API.
 
     ``max_tokens`` is the reply limit used when the request sets none (the
@@ -77,40 +76,18 @@ class AnthropicAdapter:
             raise ConfigurationError("AnthropicAdapter: model must be a non-empty model name")
         if max_tokens < 1:
             raise ConfigurationError(f"AnthropicAdapter: max_tokens must be at least 1, got {max_tokens}")
-        self._model = model
-        self._name = name
+        super().__init__(name=name, model=model, context_window=context_window)
         self._max_tokens = max_tokens
-        self._context_window = context_window
         self._strict_tools = strict_tools
-        if client is not None:
-            reject_ignored_settings(
-                "AnthropicAdapter",
-                api_key=api_key,
-                base_url=base_url,
-                max_retries=max_retries,
-                timeout=timeout,
-            )
-            self._client = client
-        else:
-            self._client = _build_client(
-                api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
-            )
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
-
-    @property
-    def token_counter(self) -> TokenCounter | None:
-        return None
+        self._client = client_or_build(
+            "AnthropicAdapter",
+            client,
+            _build_client,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
 
     @property
     def client(self) -> anthropic.Anthropic:

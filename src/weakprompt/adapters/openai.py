@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Literal, cast
 from ..errors import ConfigurationError, ProviderError
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..runtime.adapter import ForceTool, ModelRequest, ToolChoice
-from ..tokens import TokenCounter
+from ._common import AdapterIdentity, client_or_build
 from ._shared import (
     check_tool_choice,
     is_strict_schema,
     output_schema_name,
     parameters_schema,
-    reject_ignored_settings,
 )
 from .error_mapping import from_openai_error
 
@@ -57,7 +56,7 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 _PLACEHOLDER_KEY = "not-needed"
 
 
-class OpenAIAdapter:
+class OpenAIAdapter(AdapterIdentity):
     """A :class:`~weakprompt.runtime.ProviderAdapter` for Chat Completions.
 
     Pass a ready ``client`` (``openai.OpenAI``) or let the adapter build one
@@ -85,38 +84,20 @@ class OpenAIAdapter:
     ) -> None:
         if not model:
             raise ConfigurationError("OpenAIAdapter: model must be a non-empty model name")
-        self._model = model
-        self._name = name
+        super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
-        self._context_window = context_window
         self._temperature = temperature
         self._seed = seed
         self._max_tokens_field: MaxTokensField = max_tokens_field
-        if client is not None:
-            reject_ignored_settings(
-                "OpenAIAdapter", base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
-            )
-            self._client = client
-        else:
-            self._client = _build_client(
-                base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
-            )
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
-
-    @property
-    def token_counter(self) -> TokenCounter | None:
-        return None
+        self._client = client_or_build(
+            "OpenAIAdapter",
+            client,
+            _build_client,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
 
     @property
     def client(self) -> openai.OpenAI:

@@ -14,7 +14,7 @@ from ..errors import AdapterError
 from ..jsontypes import JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..runtime.adapter import ModelRequest
-from ..tokens import TokenCounter
+from ._common import AdapterIdentity
 
 __all__ = [
     "FunctionAdapter",
@@ -56,7 +56,22 @@ def as_turn(reply: AssistantTurn | str) -> AssistantTurn:
     return text_turn(reply) if isinstance(reply, str) else reply
 
 
-class ScriptedAdapter:
+class _RecordingAdapter(AdapterIdentity):
+    """Identity plus a thread-safe record of every request seen."""
+
+    def __init__(self, *, name: str, model: str, context_window: int | None) -> None:
+        super().__init__(name=name, model=model, context_window=context_window)
+        self._lock = threading.Lock()
+        self._requests: list[ModelRequest] = []
+
+    @property
+    def requests(self) -> tuple[ModelRequest, ...]:
+        """Every request seen so far, oldest first."""
+        with self._lock:
+            return tuple(self._requests)
+
+
+class ScriptedAdapter(_RecordingAdapter):
     """Replies with a fixed list of turns, in order, and records every request.
 
     Running past the end of the script raises :class:`AdapterError` naming how
@@ -71,34 +86,8 @@ class ScriptedAdapter:
         model: str = "scripted",
         context_window: int | None = None,
     ) -> None:
+        super().__init__(name=name, model=model, context_window=context_window)
         self._turns = tuple(as_turn(turn) for turn in turns)
-        self._name = name
-        self._model = model
-        self._context_window = context_window
-        self._lock = threading.Lock()
-        self._requests: list[ModelRequest] = []
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
-
-    @property
-    def token_counter(self) -> TokenCounter | None:
-        return None
-
-    @property
-    def requests(self) -> tuple[ModelRequest, ...]:
-        """Every request seen so far, oldest first."""
-        with self._lock:
-            return tuple(self._requests)
 
     @property
     def remaining(self) -> int:
@@ -119,7 +108,7 @@ class ScriptedAdapter:
             return self._turns[index]
 
 
-class FunctionAdapter:
+class FunctionAdapter(_RecordingAdapter):
     """Computes each reply with a function of the request (context, tools, choice)."""
 
     def __init__(
@@ -130,34 +119,8 @@ class FunctionAdapter:
         model: str = "function",
         context_window: int | None = None,
     ) -> None:
+        super().__init__(name=name, model=model, context_window=context_window)
         self._fn = fn
-        self._name = name
-        self._model = model
-        self._context_window = context_window
-        self._lock = threading.Lock()
-        self._requests: list[ModelRequest] = []
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
-
-    @property
-    def token_counter(self) -> TokenCounter | None:
-        return None
-
-    @property
-    def requests(self) -> tuple[ModelRequest, ...]:
-        """Every request seen so far, oldest first."""
-        with self._lock:
-            return tuple(self._requests)
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
         with self._lock:

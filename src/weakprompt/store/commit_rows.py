@@ -23,7 +23,6 @@ __all__ = [
     "commit_params",
     "fetch_commit",
     "fetch_commits",
-    "insert_commit",
     "insert_commits",
     "metadata_json",
     "put_blob",
@@ -114,10 +113,6 @@ def commit_params(row: CommitRow, metadata_text: str | None = None) -> dict[str,
         "token_count": row.token_count,
         "created_at": row.created_at.isoformat(),
     }
-
-
-def insert_commit(conn: Connection, row: CommitRow) -> None:
-    _INSERT_COMMITS.executemany(conn, [commit_params(row)])
 
 
 def insert_commits(conn: Connection, rows: Sequence[Mapping[str, object]]) -> None:

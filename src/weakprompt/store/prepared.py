@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import attrs
 from sqlalchemy import ClauseElement, Connection, Table
@@ -138,7 +138,7 @@ class PreparedStatement:
         try:
             cursor.executemany(sql, bound)
         except Exception as exc:
-            raise _wrapped(conn, sql, exc) from exc
+            _raise_wrapped(conn, sql, exc)
         finally:
             cursor.close()
 
@@ -150,7 +150,7 @@ class PreparedStatement:
             cursor.execute(sql, bind(params))
             return list(cursor.fetchall())
         except Exception as exc:
-            raise _wrapped(conn, sql, exc) from exc
+            _raise_wrapped(conn, sql, exc)
         finally:
             cursor.close()
 
@@ -160,12 +160,12 @@ class PreparedStatement:
         return rows[0] if rows else None
 
 
-def _wrapped(conn: Connection, sql: str, exc: Exception) -> BaseException:
-    """The exception ``Connection.execute`` would have raised for this driver error."""
+def _raise_wrapped(conn: Connection, sql: str, exc: Exception) -> NoReturn:
+    """Raise what ``Connection.execute`` would have raised for this error (driver errors wrapped)."""
     base: type[Exception] = conn.dialect.loaded_dbapi.Error
     if not isinstance(exc, base):
-        return exc
-    return DBAPIError.instance(sql, None, exc, base, dialect=conn.dialect)
+        raise exc
+    raise DBAPIError.instance(sql, None, exc, base, dialect=conn.dialect) from exc
 
 
 def _insert_ignore(table: Table) -> Callable[[str], ClauseElement]:

@@ -20,7 +20,6 @@ __all__ = [
     "fetch_definitions_by_name",
     "fetch_links",
     "fetch_session_links",
-    "link_tool_set",
     "link_tool_sets",
     "put_definitions",
     "put_tool_set",
@@ -74,10 +73,6 @@ def put_tool_set(conn: Connection, set_hash: str, tool_hashes: Sequence[str], cr
 
 
 _LINK = PreparedStatement(tables.commit_tools.insert(), columns=("commit_hash", "tool_set_hash"))
-
-
-def link_tool_set(conn: Connection, commit_hash: str, set_hash: str) -> None:
-    link_tool_sets(conn, [(commit_hash, set_hash)])
 
 
 def link_tool_sets(conn: Connection, links: Sequence[tuple[str, str]]) -> None:

@@ -13,12 +13,10 @@ Cases, measured in one process and one run:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import json
 import logging
-import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -28,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Stats
+from harness import Stats, run_cli, stats_of
 
 from weakprompt.messages import ToolCall
 from weakprompt.runtime import ToolDispatcher
@@ -121,12 +119,7 @@ def measure_interleaved(cases: dict[str, Case], *, repeats: int) -> dict[str, St
     finally:
         if enabled:
             gc.enable()
-    return {name: _stats(values) for name, values in samples.items()}
-
-
-def _stats(samples: list[float]) -> Stats:
-    quartiles = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
-    return Stats(statistics.median(samples), quartiles[0], quartiles[2], len(samples))
+    return {name: stats_of(values) for name, values in samples.items()}
 
 
 def openai_agents_call() -> tuple[Callable[[], Awaitable[object]] | None, str]:
@@ -266,14 +259,4 @@ def main(quick: bool) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    result = main(quick=args.quick)
-    out = Path(__file__).resolve().parent / "results" / "dispatch.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str))
-    for row in result["rows"]:
-        print(row)
-    for goal in result["goals"]:
-        print(goal)
+    run_cli(main, name="dispatch", description=__doc__)

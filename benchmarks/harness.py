@@ -6,11 +6,15 @@ measured in the same run (a floor or a peer library), never a lone time.
 
 from __future__ import annotations
 
+import argparse
 import gc
+import json
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -55,5 +59,63 @@ def measure(fn: Callable[[], object], *, number: int, repeats: int = 7) -> Stats
     finally:
         if enabled:
             gc.enable()
+    return stats_of(samples)
+
+
+def stats_of(samples: Sequence[float]) -> Stats:
+    """Median and quartiles of per-call samples (one sample stands for all three)."""
     quartiles = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
-    return Stats(statistics.median(samples), quartiles[0], quartiles[2], repeats)
+    return Stats(statistics.median(samples), quartiles[0], quartiles[2], len(samples))
+
+
+def interleaved(cases: Mapping[str, Callable[[], object]], *, number: int, repeats: int) -> dict[str, Stats]:
+    """Time every case once per round, round after round; GC is off while timing.
+
+    The machine is shared, so load drifts during a run; cases measured in turn
+    within each round meet the same drift, which keeps their ratios honest.
+    """
+    for fn in cases.values():
+        fn()  # warm caches and lazy imports outside the measurement
+    samples: dict[str, list[float]] = {label: [] for label in cases}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            for label, fn in cases.items():
+                start = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                samples[label].append((time.perf_counter() - start) / number * 1e6)
+    finally:
+        if enabled:
+            gc.enable()
+    return {label: stats_of(values) for label, values in samples.items()}
+
+
+def run_cli(
+    main: Callable[[bool], Mapping[str, Any]],
+    *,
+    name: str,
+    description: str | None,
+    show_notes: bool = False,
+    quick_help: str | None = None,
+) -> None:
+    """The ``__main__`` block of a benchmark script.
+
+    Parses ``--quick``, runs ``main``, writes ``results/<name>.json`` next to
+    the scripts and prints the rows and goals (and notes when asked).
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args()
+    result = main(args.quick)
+    out = Path(__file__).resolve().parent / "results" / f"{name}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=str))
+    for row in result["rows"]:
+        print(row)
+    for goal in result["goals"]:
+        print(goal)
+    if show_notes:
+        for note in result["notes"]:
+            print("-", note)

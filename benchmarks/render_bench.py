@@ -16,10 +16,7 @@ Cases, one process, one run:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
-import statistics
 import string
 import sys
 import time
@@ -28,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Stats, measure
+from harness import measure, run_cli, stats_of
 
 from weakprompt.prompt import AnySection, MarkdownSection, Prompt, PromptTemplate
 from weakprompt.tools import Tool, ToolContext, ToolResult
@@ -142,8 +139,7 @@ def main(quick: bool) -> dict[str, Any]:
         start = time.perf_counter()
         fresh_prompt.render()
         cold_samples.append((time.perf_counter() - start) * 1e6)
-    q = statistics.quantiles(cold_samples, n=4)
-    cold = Stats(statistics.median(cold_samples), q[0], q[2], repeats)
+    cold = stats_of(cold_samples)
 
     # Warm: the same bound prompt again; count cache traffic of one render.
     first = prompt.render()
@@ -248,16 +244,4 @@ def main(quick: bool) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    result = main(quick=args.quick)
-    out = Path(__file__).resolve().parent / "results" / "render.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str))
-    for row in result["rows"]:
-        print(row)
-    for goal in result["goals"]:
-        print(goal)
-    for note in result["notes"]:
-        print("-", note)
+    run_cli(main, name="render", description=__doc__, show_notes=True)

@@ -11,27 +11,21 @@ Cases, one process, one run, for state payloads of ~1 KB, ~100 KB, ~10 MB
 - the naive alternative (peer measured here): ``copy.deepcopy`` of the slice
   table as the snapshot (10 MB is measured with a single call per repeat).
 
-The sizes are timed in turn within each round (see ``interleaved``), so load
+The sizes are timed in turn within each round (see ``harness.interleaved``), so load
 from other processes on a shared machine affects them alike.
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
-import gc
-import json
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Stats, measure
+from harness import Stats, interleaved, measure, run_cli
 
 from weakprompt.resources import InMemoryFilesystem
 from weakprompt.session import Session, SlicePolicy, append
@@ -88,35 +82,6 @@ def build_filesystem(payload_bytes: int) -> InMemoryFilesystem:
     for i in range(files):
         fs.write_bytes(f"dir{i % 50}/file{i}.txt", b"y" * 1_000)
     return fs
-
-
-def interleaved(cases: dict[str, Callable[[], object]], *, number: int, repeats: int) -> dict[str, Stats]:
-    """Time every case once per round, round after round.
-
-    The machine is shared, so load drifts during a run; measuring the sizes
-    in turn within each round exposes them to the same drift, which keeps
-    their ratio honest.
-    """
-    for fn in cases.values():
-        fn()
-    samples: dict[str, list[float]] = {label: [] for label in cases}
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for label, fn in cases.items():
-                start = time.perf_counter()
-                for _ in range(number):
-                    fn()
-                samples[label].append((time.perf_counter() - start) / number * 1e6)
-    finally:
-        if enabled:
-            gc.enable()
-    out: dict[str, Stats] = {}
-    for label, values in samples.items():
-        q = statistics.quantiles(values, n=4)
-        out[label] = Stats(statistics.median(values), q[0], q[2], repeats)
-    return out
 
 
 def main(quick: bool) -> dict[str, Any]:
@@ -218,16 +183,4 @@ def main(quick: bool) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    result = main(quick=args.quick)
-    out = Path(__file__).resolve().parent / "results" / "rollback.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str))
-    for row in result["rows"]:
-        print(row)
-    for goal in result["goals"]:
-        print(goal)
-    for note in result["notes"]:
-        print("-", note)
+    run_cli(main, name="rollback", description=__doc__, show_notes=True)

@@ -15,9 +15,7 @@ so load from other processes hits them alike. Run:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import gc
 import json
 import statistics
 import sys
@@ -28,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Stats
+from harness import interleaved, run_cli
 
 from weakprompt.serde import parse, schema
 
@@ -143,30 +141,6 @@ def _peers() -> tuple[dict[str, tuple[Case, Case]], dict[str, str]]:
     return peers, versions
 
 
-def _interleaved(cases: dict[str, Case], *, number: int, repeats: int) -> dict[str, Stats]:
-    """One repeat of every case in turn, so background load is shared fairly."""
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    for fn in cases.values():
-        fn()  # warm caches and compiled parsers
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for name, fn in cases.items():
-                start = time.perf_counter()
-                for _ in range(number):
-                    fn()
-                samples[name].append((time.perf_counter() - start) / number * 1e6)
-    finally:
-        if enabled:
-            gc.enable()
-    out: dict[str, Stats] = {}
-    for name, values in samples.items():
-        quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
-        out[name] = Stats(statistics.median(values), quartiles[0], quartiles[2], repeats)
-    return out
-
-
 def _schema_cold_us(repeats: int) -> float:
     """First ``schema()`` call for a type never seen before (a fresh class each time)."""
     cold: list[float] = []
@@ -194,7 +168,7 @@ def main(quick: bool) -> dict[str, Any]:
     ):
         cases: dict[str, Case] = {"floor": floor, "parse": ours}
         cases.update({name: funcs[peer_index] for name, funcs in peers.items()})
-        stats = _interleaved(cases, number=number, repeats=repeats)
+        stats = interleaved(cases, number=number, repeats=repeats)
         base = stats["floor"]
         ratios[label] = stats["parse"].ratio_to(base)
         rows.append(base.as_row(f"{label}: floor (json.loads + hand-built dataclass)", x_floor=1.0))
@@ -208,7 +182,7 @@ def main(quick: bool) -> dict[str, Any]:
             rows.append(
                 stats[name].as_row(f"{label}: peer {name}", x_floor=round(stats[name].ratio_to(base), 2))
             )
-    cached = _interleaved({"schema": lambda: schema(Order)}, number=2_000, repeats=repeats)["schema"]
+    cached = interleaved({"schema": lambda: schema(Order)}, number=2_000, repeats=repeats)["schema"]
     cold_us = _schema_cold_us(repeats)
     rows.append(cached.as_row("schema(Order), cached (returns a fresh copy)"))
     rows.append({"case": "schema(new type), first call", "median_us": round(cold_us, 1)})
@@ -250,14 +224,4 @@ def main(quick: bool) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer repeats (well under 20 s)")
-    args = parser.parse_args()
-    result = main(quick=args.quick)
-    out = Path(__file__).resolve().parent / "results" / "serde.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str))
-    for row in result["rows"]:
-        print(row)
-    for goal in result["goals"]:
-        print(goal)
+    run_cli(main, name="serde", description=__doc__, quick_help="fewer repeats (well under 20 s)")

@@ -1,8 +1,9 @@
 """What every SDK and test adapter repeats apart from its wire mapping.
 
 The identity properties the loop reads (name, model, context window, token
-counter) and the "ready client or build one" rule live here once, so each
-adapter module keeps only how it talks to its provider.
+counter), the "ready client or build one" rule and the OpenAI-style finish
+reasons live here once, so each adapter module keeps only how it talks to
+its provider.
 """
 
 from __future__ import annotations
@@ -10,10 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+from ..messages import FinishReason
 from ..tokens import TokenCounter
 from ._shared import reject_ignored_settings
 
-__all__ = ["AdapterIdentity", "client_or_build"]
+__all__ = ["OPENAI_FINISH_REASONS", "AdapterIdentity", "client_or_build"]
+
+# Chat Completions' finish reasons; llama.cpp's OpenAI-style replies use the same words.
+OPENAI_FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
 
 _P = ParamSpec("_P")
 _C = TypeVar("_C")

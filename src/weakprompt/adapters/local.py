@@ -38,6 +38,7 @@ from ._chat_template import (
     with_content_strings,
     with_system_text,
 )
+from ._common import OPENAI_FINISH_REASONS
 from ._llama import LlamaModel, LlamaTokenCounter, default_model_path, load_model
 from ._shared import check_tool_choice, forced_tool_name
 from .error_mapping import classify_status
@@ -47,13 +48,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalAdapter", "default_model_path", "grammar_schema", "turn_from_llama_reply"]
 
-_FINISH_REASONS: dict[str, FinishReason] = {
-    "stop": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "length": "length",
-    "content_filter": "content_filter",
-}
 _CHOICE_MAX_TOKENS = 32
 # llama.cpp pads smaller contexts up to this, and llama-cpp-python then breaks.
 _MIN_CONTEXT = 256
@@ -312,7 +306,7 @@ def turn_from_llama_reply(
     text = content if isinstance(content, str) else ""
     calls = _tool_calls(message.get("tool_calls"), call_id_seed)
     reason = choice.get("finish_reason")
-    finish: FinishReason = _FINISH_REASONS.get(reason, "other") if isinstance(reason, str) else "other"
+    finish: FinishReason = OPENAI_FINISH_REASONS.get(reason, "other") if isinstance(reason, str) else "other"
     return AssistantTurn(text=text, tool_calls=calls, usage=_usage(reply.get("usage")), finish_reason=finish)
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal, cast
 from ..errors import ConfigurationError, ProviderError
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..runtime.adapter import ForceTool, ModelRequest, ToolChoice
-from ._common import AdapterIdentity, client_or_build
+from ._common import OPENAI_FINISH_REASONS, AdapterIdentity, client_or_build
 from ._shared import (
     check_tool_choice,
     is_strict_schema,
@@ -44,13 +44,6 @@ __all__ = ["OpenAIAdapter", "turn_from_chat_completion"]
 
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
 
-_FINISH_REASONS: dict[str, FinishReason] = {
-    "stop": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "length": "length",
-    "content_filter": "content_filter",
-}
 
 # OpenAI-compatible local servers rarely check keys, but the SDK insists on one.
 _PLACEHOLDER_KEY = "not-needed"
@@ -186,7 +179,7 @@ def turn_from_chat_completion(completion: ChatCompletion, *, provider: str = "op
         for call in message.tool_calls or ()
         if call.type == "function"
     )
-    finish: FinishReason = _FINISH_REASONS.get(choice.finish_reason, "other")
+    finish: FinishReason = OPENAI_FINISH_REASONS.get(choice.finish_reason, "other")
     text = message.content or ""
     if message.refusal and not text:
         text, finish = message.refusal, "content_filter"

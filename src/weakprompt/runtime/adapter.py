@@ -7,7 +7,7 @@ never run tools, loop, or touch the transcript.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
 import attrs
 
@@ -15,7 +15,9 @@ from ..jsontypes import JSONObject
 from ..messages import AssistantTurn
 from ..tokens import TokenCounter
 from ..tools import AnyTool
-from ..transcript.compiled import CompiledContext
+
+if TYPE_CHECKING:  # the transcript package is only needed to type the field
+    from ..transcript.compiled import CompiledContext
 
 __all__ = ["ForceTool", "ModelRequest", "ProviderAdapter", "ToolChoice"]
 

@@ -28,6 +28,12 @@ def test_agent_imports_do_not_load_the_store() -> None:
     assert loaded_after("\n".join(f"import {m}" for m in AGENT_IMPORTS)) == []
 
 
+def test_agent_imports_do_not_even_load_the_transcript_package() -> None:
+    code = "\n".join(f"import {m}" for m in AGENT_IMPORTS if not m.startswith("weakprompt.transcript"))
+    code += "\nassert 'weakprompt.transcript' not in sys.modules, 'the transcript package was imported'"
+    assert loaded_after(code) == []
+
+
 def test_the_transcript_and_the_store_load_when_used() -> None:
     code = "from weakprompt.transcript import ACTIVE_TOOLS, Transcript\nassert Transcript.__name__"
     assert loaded_after(code) == ["sqlalchemy", "weakprompt.store", "weakprompt.transcript.transcript"]

@@ -28,7 +28,6 @@ from ..errors import (
 )
 from ..events import PromptExecuted, PromptRendered
 from ..messages import AssistantTurn, ToolCall, Usage
-from ..transcript.hooks import ToolResultRejected
 from . import loop_messages
 from .adapter import ForceTool, ModelRequest
 from .dispatcher import ToolDispatcher, ToolExecution
@@ -329,6 +328,9 @@ class _Evaluation(Generic[OutputT]):
     def _commit_result(
         self, call: ToolCall, content: str, failed: bool, *, metadata: JSONObject | None = None
     ) -> None:
+        # Here, not at the top: the transcript package is loaded with the store, when an evaluation runs.
+        from ..transcript.hooks import ToolResultRejected
+
         try:
             commit = self.transcript.tool_result(
                 call.id, call.name, content, is_error=failed, metadata=metadata

@@ -115,13 +115,19 @@ def draft_commit(
 
 
 def _string_keys(value: object) -> bool:
-    """True when every object inside ``value`` has only string keys (so its JSON text round-trips)."""
-    if isinstance(value, Mapping):
-        mapping = cast("Mapping[object, object]", value)
-        return all(isinstance(k, str) and _string_keys(v) for k, v in mapping.items())
-    if isinstance(value, list | tuple):
-        items = cast("Sequence[object]", value)
-        return all(_string_keys(v) for v in items)
+    """True when every object inside ``value`` has only string keys (so its JSON text round-trips).
+
+    Only dicts, lists and tuples can hold keys here: JSON encoding refuses
+    any other container before this runs.
+    """
+    if isinstance(value, dict):
+        for key, item in cast("dict[object, object]", value).items():
+            if not isinstance(key, str) or not _string_keys(item):
+                return False
+    elif isinstance(value, list | tuple):
+        for item in cast("Sequence[object]", value):
+            if not _string_keys(item):
+                return False
     return True
 
 

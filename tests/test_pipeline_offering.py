@@ -1,4 +1,4 @@
-"""Offering tool_output in the loop: the per-evaluation view of 'the session has an oversized output'."""
+"""Offering the pipeline tools in the loop: tool_output while an output is behind a handle, get_tool_result to force."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 
 from pipeline_support import Outputs, World, fetch_prompt, log_text
 from weakprompt.adapters.testing import tool_call, tool_call_turn
+from weakprompt.errors import ConfigurationError
 from weakprompt.messages import AssistantTurn
-from weakprompt.runtime import ModelRequest, evaluate
+from weakprompt.runtime import ForceTool, ModelRequest, evaluate
 from weakprompt.runtime.outputs import SizePolicy, ToolOutputSettings
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -81,3 +82,39 @@ def test_an_oversized_output_from_an_earlier_evaluation_is_seen_at_the_start(tra
         transcript=transcript,
     )
     assert "tool_output" in offered[0]
+
+
+def test_get_tool_result_can_be_forced_once_the_session_has_a_stored_result(transcript: Transcript) -> None:
+    session = Session(session_id="s1")
+    prompt = fetch_prompt(Outputs([MEDIUM]))
+    force = ForceTool("get_tool_result")
+    with pytest.raises(ConfigurationError, match="get_tool_result"):
+        evaluate(
+            prompt,
+            adapter=World(None).adapter,
+            session=session,
+            input="q",
+            transcript=transcript,
+            tool_choice=force,
+        )
+    evaluate(prompt, adapter=World(None).adapter, session=session, input="first", transcript=transcript)
+    call_id = transcript.find_tool_results(name="fetch")[0].content.tool_call_id
+    assert call_id is not None
+    forced: list[object] = []
+
+    def load(request: ModelRequest) -> AssistantTurn | str | None:
+        forced.append(request.tool_choice)
+        if request.context.messages[-1].role == "user":
+            return tool_call_turn(tool_call("get_tool_result", {"tool_call_id": call_id}))
+        return "done"
+
+    world = World(None, next_call=load)
+    evaluate(
+        prompt,
+        adapter=world.adapter,
+        session=session,
+        input="again",
+        transcript=transcript,
+        tool_choice=force,
+    )
+    assert forced[0] == force

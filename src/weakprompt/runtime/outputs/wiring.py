@@ -148,7 +148,7 @@ class EvaluationOutputs:
         if (
             GET_TOOL_RESULT_NAME in extras
             and self.settings.offer_get_tool_result
-            and self.store.list_results()
+            and self.store.next_seq() > 0  # some result is stored (without listing them all)
         ):
             names.append(GET_TOOL_RESULT_NAME)
         return tuple(names)

@@ -1,4 +1,4 @@
-"""Offering the pipeline tools in the loop: tool_output while an output is behind a handle, get_tool_result to force."""
+"""Pipeline tools in the loop: tool_output while an output is behind a handle; forcing get_tool_result."""
 
 from __future__ import annotations
 

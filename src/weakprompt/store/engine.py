@@ -14,6 +14,7 @@ per transaction, the same guarantee a SQLite read transaction gives.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,25 @@ def build_engine(url: str) -> Engine:
     return engine
 
 
+def _enable_wal(cursor: Any) -> None:
+    """Switch the file to WAL, waiting out other connections doing the same.
+
+    Several connections opening a fresh file at once all try to switch it;
+    SQLite may answer "database is locked" at once instead of waiting for
+    the busy timeout, so wait and try again (the switch is kept in the file:
+    the first one to succeed settles it for everyone).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
 def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:  # pyright: ignore[reportUnusedFunction]
@@ -106,7 +126,7 @@ def _configure_sqlite(engine: Engine, *, wal: bool) -> None:
             cursor.execute("PRAGMA foreign_keys = ON")
             cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
             if wal:
-                cursor.execute("PRAGMA journal_mode = WAL")
+                _enable_wal(cursor)
                 cursor.execute("PRAGMA synchronous = NORMAL")
         finally:
             cursor.close()

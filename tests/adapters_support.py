@@ -14,9 +14,8 @@ from typing import Any, Literal
 import httpx2
 
 from weakprompt.messages import AssistantTurn, Message, ToolCall, Usage
-from weakprompt.runtime.adapter import ModelRequest, ToolChoice
+from weakprompt.model import CompiledContext, ModelRequest, ToolChoice
 from weakprompt.tools import ToolContext, ToolResult, tool
-from weakprompt.transcript.compiled import CompiledContext
 
 
 @dataclass(frozen=True)

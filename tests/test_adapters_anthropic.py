@@ -38,7 +38,7 @@ from weakprompt.errors import (
     RateLimitError,
 )
 from weakprompt.messages import AssistantTurn, Message, ToolCall, Usage
-from weakprompt.runtime.adapter import ForceTool, ProviderAdapter
+from weakprompt.model import ForceTool, ProviderAdapter
 
 REQUEST_TYPE = TypeAdapter(MessageCreateParamsNonStreaming)
 MESSAGE_TYPE = TypeAdapter(MessageParam)

@@ -32,7 +32,7 @@ from weakprompt.adapters._chat_template import with_content_strings
 from weakprompt.adapters.local import LocalAdapter, grammar_schema, turn_from_llama_reply
 from weakprompt.errors import ConfigurationError, ContextLengthError, ProviderError
 from weakprompt.messages import Message, Usage
-from weakprompt.runtime.adapter import ForceTool, ProviderAdapter
+from weakprompt.model import ForceTool, ProviderAdapter
 
 
 class FakeLlama:

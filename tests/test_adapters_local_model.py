@@ -20,7 +20,7 @@ from adapters_support import (
 from weakprompt.adapters.local import LocalAdapter
 from weakprompt.errors import ContextLengthError
 from weakprompt.messages import Message
-from weakprompt.runtime.adapter import ForceTool
+from weakprompt.model import ForceTool
 
 pytestmark = pytest.mark.real_model
 

@@ -37,7 +37,7 @@ from weakprompt.errors import (
     RateLimitError,
 )
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
-from weakprompt.runtime.adapter import ForceTool, ProviderAdapter
+from weakprompt.model import ForceTool, ProviderAdapter
 
 REQUEST_TYPE = TypeAdapter(CompletionCreateParamsNonStreaming)
 

@@ -13,7 +13,7 @@ from llama_server import LlamaServer, llama_server  # noqa: F401 - pytest fixtur
 from weakprompt.adapters.openai import OpenAIAdapter
 from weakprompt.errors import ContextLengthError
 from weakprompt.messages import Message
-from weakprompt.runtime.adapter import ForceTool
+from weakprompt.model import ForceTool
 
 pytestmark = pytest.mark.real_model
 

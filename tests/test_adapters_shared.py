@@ -20,7 +20,7 @@ from weakprompt.adapters._shared import (
     reject_ignored_settings,
 )
 from weakprompt.errors import ConfigurationError
-from weakprompt.runtime.adapter import ForceTool
+from weakprompt.model import ForceTool
 from weakprompt.tools import ToolContext, ToolResult, tool
 
 

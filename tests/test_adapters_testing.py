@@ -17,7 +17,7 @@ from weakprompt.adapters.testing import (
 )
 from weakprompt.errors import AdapterError
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
-from weakprompt.runtime.adapter import ProviderAdapter
+from weakprompt.model import ProviderAdapter
 
 REQUEST = make_request([USER])
 

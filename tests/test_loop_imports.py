@@ -12,7 +12,7 @@ AGENT_IMPORTS = (
     "weakprompt.session",
     "weakprompt.runtime",
     "weakprompt.adapters.testing",
-    "weakprompt.transcript.compiled",
+    "weakprompt.model",
 )
 HEAVY = ("sqlalchemy", "weakprompt.store", "weakprompt.transcript.transcript", "weakprompt.runtime.outputs")
 

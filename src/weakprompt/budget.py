@@ -12,7 +12,7 @@ import threading
 import attrs
 
 from .errors import BudgetExceededError
-from .messages import Usage
+from .usage import Usage
 
 __all__ = ["Budget", "BudgetTracker"]
 

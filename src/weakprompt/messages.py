@@ -6,12 +6,14 @@ adapter layer ever sees a provider's own message shape.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Literal
 
 import attrs
 
 from .jsontypes import JSONObject, JSONValue
+from .usage import Usage
 
 __all__ = [
     "AssistantTurn",
@@ -38,27 +40,14 @@ class ToolCall:
     name: str
     arguments: str | Mapping[str, JSONValue] = "{}"
 
+    def arguments_json(self) -> str:
+        """The arguments as JSON text: a string exactly as given, a mapping as compact JSON.
 
-@attrs.frozen
-class Usage:
-    """Token usage of one or more model calls; adds up with ``+``."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-    model_calls: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
-            model_calls=self.model_calls + other.model_calls,
-        )
+        The form the transcript counts tokens of and OpenAI-style providers send.
+        """
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments), ensure_ascii=False, separators=(",", ":"))
 
 
 @attrs.frozen
@@ -67,7 +56,7 @@ class AssistantTurn:
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
-    usage: Usage = Usage()
+    usage: Usage = attrs.field(factory=Usage)
     finish_reason: FinishReason = "stop"
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..canonical import canonical_json
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
-from ..runtime.adapter import ForceTool, ModelRequest
+from ..model import ForceTool, ModelRequest
 
 if TYPE_CHECKING:
     from ..tools import AnyTool

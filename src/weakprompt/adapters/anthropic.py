@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..runtime.adapter import ForceTool, ModelRequest, ToolChoice
+from ..model import ForceTool, ModelRequest, ToolChoice
 from ._common import AdapterIdentity, client_or_build
 from ._shared import (
     check_tool_choice,
@@ -25,6 +25,7 @@ from ._shared import (
     parameters_schema,
 )
 from .error_mapping import from_anthropic_error
+from .wire.anthropic import anthropic_params
 
 if TYPE_CHECKING:
     import anthropic
@@ -96,7 +97,7 @@ class AnthropicAdapter(AdapterIdentity):
     def build_params(self, request: ModelRequest) -> MessageCreateParamsNonStreaming:
         """The keyword arguments for ``messages.create`` (no network)."""
         check_tool_choice(request, self._name)
-        wire = request.context.to_anthropic_params()
+        wire = anthropic_params(request.context.messages, request.context.tools)
         params: MessageCreateParamsNonStreaming = {
             "model": self._model,
             "max_tokens": request.max_output_tokens or self._max_tokens,

@@ -29,7 +29,7 @@ from ..canonical import content_hash
 from ..errors import AdapterError, ConfigurationError, ContextLengthError, ProviderError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..runtime.adapter import ModelRequest
+from ..model import ModelRequest
 from ..tokens import TokenCounter
 from ._chat_template import (
     describe_tools,
@@ -42,6 +42,7 @@ from ._common import OPENAI_FINISH_REASONS
 from ._llama import LlamaModel, LlamaTokenCounter, default_model_path, load_model
 from ._shared import check_tool_choice, forced_tool_name
 from .error_mapping import classify_status
+from .wire.openai import openai_params
 
 if TYPE_CHECKING:
     from ..tools import AnyTool
@@ -159,7 +160,7 @@ class LocalAdapter:
         return attrs.evolve(turn, usage=turn.usage + extra) if extra.model_calls else turn
 
     def _messages(self, request: ModelRequest) -> list[JSONObject]:
-        messages = with_content_strings(request.context.to_openai_params())
+        messages = with_content_strings(openai_params(request.context.messages, request.context.tools))
         if self._plain_template:
             messages = tool_results_as_user_messages(messages, request.context.messages)
         return messages

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from ..errors import ConfigurationError, ProviderError
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..runtime.adapter import ForceTool, ModelRequest, ToolChoice
+from ..model import ForceTool, ModelRequest, ToolChoice
 from ._common import OPENAI_FINISH_REASONS, AdapterIdentity, client_or_build
 from ._shared import (
     check_tool_choice,
@@ -24,6 +24,7 @@ from ._shared import (
     parameters_schema,
 )
 from .error_mapping import from_openai_error
+from .wire.openai import openai_params
 
 if TYPE_CHECKING:
     import openai
@@ -99,7 +100,7 @@ class OpenAIAdapter(AdapterIdentity):
     def build_params(self, request: ModelRequest) -> CompletionCreateParamsNonStreaming:
         """The keyword arguments for ``chat.completions.create`` (no network)."""
         check_tool_choice(request, self._name)
-        wire = request.context.to_openai_params()
+        wire = openai_params(request.context.messages, request.context.tools)
         params: CompletionCreateParamsNonStreaming = {
             "model": self._model,
             "messages": cast("list[ChatCompletionMessageParam]", wire["messages"]),

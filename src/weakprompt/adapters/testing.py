@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ..errors import AdapterError
 from ..jsontypes import JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..runtime.adapter import ModelRequest
+from ..model import ModelRequest
 from ._common import AdapterIdentity
 
 __all__ = [

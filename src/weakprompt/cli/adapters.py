@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 
 from ..errors import ConfigurationError
-from ..runtime.adapter import ProviderAdapter
+from ..model import ProviderAdapter
 from .loading import load_attribute
 
 __all__ = ["BUILTIN_ADAPTERS", "build_adapter"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .adapter import ForceTool, ModelRequest, ProviderAdapter, ToolChoice
+from ..model import ForceTool, ModelRequest, ProviderAdapter, ToolChoice
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, evaluate
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted

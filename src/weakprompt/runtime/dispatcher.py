@@ -35,10 +35,10 @@ from .redaction import Redactor, default_redact
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
     from ..deadlines import Deadline
+    from ..model import ProviderAdapter
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceRegistry, ResourceSnapshot
     from ..session import Session, SessionSnapshot
-    from .adapter import ProviderAdapter
 
 __all__ = ["ToolDispatcher", "ToolExecution"]
 

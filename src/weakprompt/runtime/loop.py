@@ -28,8 +28,8 @@ from ..errors import (
 )
 from ..events import PromptExecuted, PromptRendered
 from ..messages import AssistantTurn, ToolCall, Usage
+from ..model import ForceTool, ModelRequest
 from . import loop_messages
-from .adapter import ForceTool, ModelRequest
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .response import PromptResponse
@@ -37,6 +37,7 @@ from .response import PromptResponse
 if TYPE_CHECKING:
     from ..deadlines import Deadline
     from ..jsontypes import JSONObject
+    from ..model import ProviderAdapter, ToolChoice
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceRegistry
     from ..session import Session
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from ..tools import AnyTool
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
-    from .adapter import ProviderAdapter, ToolChoice
     from .outputs import EvaluationOutputs, Retention, ToolOutputSettings
 
 __all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "evaluate"]

@@ -11,8 +11,8 @@ from ..resources import Filesystem, ResourceRegistry
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
     from ..deadlines import Deadline
+    from ..model import ProviderAdapter
     from ..prompt import Prompt, RenderedPrompt
-    from ..runtime.adapter import ProviderAdapter
     from ..session import Session
 
 __all__ = ["ToolContext"]

@@ -10,8 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from .arguments import RAW_ARGUMENTS_KEY
-from .compiled import CompiledContext
+from ..model import CompiledContext
 from .compress import CompressedResult, SkippedResult, ToolCompression, compress_tool_calls
 from .hooks import (
     HOOK_EVENTS,
@@ -57,7 +56,6 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "ACTIVE_TOOLS",
     "HOOK_EVENTS",
-    "RAW_ARGUMENTS_KEY",
     "TOOL_SUMMARY_SYSTEM_PROMPT",
     "WITHHELD",
     "CommitInfo",

@@ -33,7 +33,7 @@ from .shaped import shaped_by_output_pipeline
 from .summarize import check_target_tokens
 
 if TYPE_CHECKING:
-    from ..runtime.adapter import ProviderAdapter
+    from ..model import ProviderAdapter
     from .transcript import Transcript
 
 __all__ = ["CompressedResult", "SkippedResult", "ToolCompression", "compress_tool_calls"]

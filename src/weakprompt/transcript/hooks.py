@@ -30,7 +30,7 @@ from ..messages import Usage
 from .summarize import SummaryAttempt, check_target_tokens, request_summary, summarizer_label
 
 if TYPE_CHECKING:
-    from ..runtime.adapter import ProviderAdapter
+    from ..model import ProviderAdapter
     from ..tokens import TokenCounter
     from .pending import PendingToolResult
 

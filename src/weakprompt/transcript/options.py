@@ -17,8 +17,8 @@ import attrs
 
 from ..errors import TranscriptError
 from ..messages import Message
+from ..model import CompiledContext
 from ..tokens import TokenCounter
-from .compiled import CompiledContext
 from .records import CommitInfo, message_tokens
 
 __all__ = ["CompileOptions", "CompileTransform", "CompileView"]

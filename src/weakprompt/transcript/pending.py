@@ -20,7 +20,7 @@ from .hooks import ToolResultHookError, ToolResultHooks
 from .summarize import SummaryAttempt
 
 if TYPE_CHECKING:
-    from ..runtime.adapter import ProviderAdapter
+    from ..model import ProviderAdapter
     from .transcript import Transcript
 
 __all__ = ["PendingStatus", "PendingToolResult"]

@@ -21,7 +21,6 @@ from ..errors import TranscriptError
 from ..jsontypes import JSONLike, JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
 from ..tokens import TokenCounter
-from .arguments import arguments_json
 
 if TYPE_CHECKING:
     from ..store.commit_rows import CommitRow
@@ -163,7 +162,7 @@ def message_tokens(message: Message, counter: TokenCounter) -> int:
     """Tokens of what is sent: the text plus each tool call's name and arguments."""
     total = counter.count(message.content)
     for call in message.tool_calls:
-        total += counter.count(call.name) + counter.count(arguments_json(call))
+        total += counter.count(call.name) + counter.count(call.arguments_json())
     return total
 
 

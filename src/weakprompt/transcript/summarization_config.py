@@ -28,7 +28,7 @@ from .pending import PendingToolResult
 from .shaped import shaped_by_output_pipeline
 
 if TYPE_CHECKING:
-    from ..runtime.adapter import ProviderAdapter
+    from ..model import ProviderAdapter
     from .transcript import Transcript
 
 __all__ = ["ToolSummarizationConfig", "ToolSummarizationHook", "configure_tool_summarization"]

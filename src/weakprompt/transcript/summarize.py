@@ -1,9 +1,8 @@
 """Asking a model to condense one tool result.
 
-The summarizer is any :class:`weakprompt.runtime.ProviderAdapter`. The
-runtime package imports the transcript, so this module only names the
-adapter type for the checker and imports :class:`ModelRequest` when a
-summary is actually requested.
+The summarizer is any :class:`weakprompt.model.ProviderAdapter`: the model
+contract sits in the core layer, so the transcript is handed a model (by
+the caller, or by a running evaluation) and never imports the runtime.
 
 A failed attempt never raises: it comes back as a :class:`SummaryAttempt`
 with ``error`` set, so the caller can keep the original text and say why.
@@ -16,10 +15,9 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..messages import Message, Usage
-from .compiled import CompiledContext
+from ..model import CompiledContext, ModelRequest, ProviderAdapter
 
 if TYPE_CHECKING:
-    from ..runtime.adapter import ProviderAdapter
     from ..tokens import TokenCounter
 
 __all__ = [
@@ -117,8 +115,6 @@ def request_summary(
     since that is the caller's mistake, not the model's.
     """
     check_target_tokens(target_tokens)
-    from ..runtime.adapter import ModelRequest  # runtime imports this package; import on use
-
     label = summarizer_label(adapter)
     system = Message("system", TOOL_SUMMARY_SYSTEM_PROMPT)
     user = Message(

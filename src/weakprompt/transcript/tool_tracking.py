@@ -17,7 +17,7 @@ import attrs
 from ..canonical import canonical_json
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
-from .tool_shapes import tool_schema_name
+from ..model.tool_shapes import tool_schema_name
 
 __all__ = [
     "PreparedTool",

@@ -21,6 +21,7 @@ from ..clock import Clock
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message, ToolCall, Usage
+from ..model import CompiledContext
 from ..store.commit_rows import CommitRow, fetch_commit, fetch_commits, session_head
 from ..store.store import Store
 from ..store.tool_rows import (
@@ -32,7 +33,6 @@ from ..store.tool_rows import (
 )
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from .chain_writer import ChainWriter
-from .compiled import CompiledContext
 from .compiler import CompileState
 from .compress import compress_tool_calls as _compress_tool_calls
 from .hook_run import run_tool_result_hook

@@ -24,7 +24,7 @@ from .truncate import truncate_text
 if TYPE_CHECKING:
     from ...budget import BudgetTracker
     from ...deadlines import Deadline
-    from ..adapter import ProviderAdapter
+    from ...model import ProviderAdapter
 
 __all__ = ["ExtractionResult", "Extractor"]
 

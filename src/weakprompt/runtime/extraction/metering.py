@@ -18,8 +18,8 @@ from ...messages import AssistantTurn, Usage
 if TYPE_CHECKING:
     from ...budget import BudgetTracker
     from ...deadlines import Deadline
+    from ...model import ModelRequest, ProviderAdapter
     from ...tokens import TokenCounter
-    from ..adapter import ModelRequest, ProviderAdapter
 
 __all__ = ["MeteredAdapter"]
 

@@ -24,7 +24,7 @@ from .wrapper import FinalWrapper
 if TYPE_CHECKING:
     from ...clock import Clock
     from ...deadlines import Deadline
-    from ..adapter import ProviderAdapter
+    from ...model import ProviderAdapter
 
 __all__ = ["read_grep_prompt", "run_read_grep"]
 

@@ -48,10 +48,9 @@ from .summaries import SummaryRegistry
 if TYPE_CHECKING:
     from ...budget import BudgetTracker
     from ...messages import ToolCall
+    from ...model import CompiledContext, ProviderAdapter, ToolChoice
     from ...session import Session
-    from ...transcript.compiled import CompiledContext
     from ...transcript.transcript import Transcript
-    from ..adapter import ProviderAdapter, ToolChoice
 
 __all__ = ["RETENTIONS", "EvaluationOutputs", "Retention", "ToolOutputSettings"]
 

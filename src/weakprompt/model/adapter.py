@@ -2,46 +2,20 @@
 
 An adapter translates a :class:`ModelRequest` into its provider's request and
 the reply back into a neutral :class:`AssistantTurn`. Nothing else: adapters
-never run tools, loop, or touch the transcript.
+never run tools, loop, or touch the transcript. The protocol sits in the core
+layer so that everything that needs a model (the loop, tool-result summaries,
+extraction, a tool handler) is handed one instead of importing an adapter.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-import attrs
-
-from ..jsontypes import JSONObject
 from ..messages import AssistantTurn
 from ..tokens import TokenCounter
-from ..tools import AnyTool
+from .request import ModelRequest
 
-if TYPE_CHECKING:  # the transcript package is only needed to type the field
-    from ..transcript.compiled import CompiledContext
-
-__all__ = ["ForceTool", "ModelRequest", "ProviderAdapter", "ToolChoice"]
-
-
-@attrs.frozen
-class ForceTool:
-    """Force the model to call this one tool on this turn."""
-
-    name: str
-
-
-ToolChoice: TypeAlias = Literal["auto", "required", "none"] | ForceTool
-
-
-@attrs.frozen
-class ModelRequest:
-    """Everything an adapter needs for one model call."""
-
-    context: CompiledContext
-    tools: tuple[AnyTool, ...] = ()
-    tool_choice: ToolChoice = "auto"
-    output_schema: JSONObject | None = None
-    output_name: str | None = None
-    max_output_tokens: int | None = None
+__all__ = ["ProviderAdapter"]
 
 
 @runtime_checkable

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from ..jsontypes import JSONObject, JSONValue
+from ..jsontypes import JSONObject
 from ..messages import Message
-from .wire_anthropic import anthropic_messages, anthropic_params
-from .wire_openai import openai_messages, openai_params
 
 __all__ = ["CompiledContext"]
 
@@ -21,6 +19,12 @@ class CompiledContext:
     never messages; the ``to_*`` methods convert them to each provider's
     shape. ``commit_hashes[i]`` is the commit whose content ``messages[i]``
     shows (the latest edit, when the message was edited).
+
+    The conversions live with the adapters (``weakprompt.adapters.wire``),
+    which own every provider format. These methods reach them through a
+    function-local import: the one upward import the layer contracts allow
+    (``specs/LAYOUT.md``), so that a context converts itself, as callers
+    expect, without the core layer loading provider code until asked.
     """
 
     messages: tuple[Message, ...]
@@ -30,21 +34,24 @@ class CompiledContext:
 
     def to_openai(self) -> list[JSONObject]:
         """Chat Completions ``messages`` only (no tools): a plain list."""
-        return openai_messages(self.messages)
+        from ..adapters.wire import openai  # the permitted upward import, see the class docstring
+
+        return openai.openai_messages(self.messages)
 
     def to_openai_params(self) -> JSONObject:
         """``{"messages", "tools"?}`` ready for ``chat.completions.create(**params)``."""
-        return openai_params(self.messages, self.tools)
+        from ..adapters.wire import openai  # the permitted upward import, see the class docstring
+
+        return openai.openai_params(self.messages, self.tools)
 
     def to_anthropic(self) -> JSONObject:
         """``{"system"?, "messages"}`` without tools."""
-        system, messages = anthropic_messages(self.messages)
-        out: JSONObject = {}
-        if system:
-            out["system"] = system
-        out["messages"] = list[JSONValue](messages)
-        return out
+        from ..adapters.wire import anthropic  # the permitted upward import, see the class docstring
+
+        return anthropic.anthropic_conversation(self.messages)
 
     def to_anthropic_params(self) -> JSONObject:
         """``{"system"?, "messages", "tools"?}`` ready for ``messages.create(**params)``."""
-        return anthropic_params(self.messages, self.tools)
+        from ..adapters.wire import anthropic  # the permitted upward import, see the class docstring
+
+        return anthropic.anthropic_params(self.messages, self.tools)

@@ -1,4 +1,4 @@
-"""CompiledContext -> OpenAI Chat Completions request parameters.
+"""Neutral messages and linked tool schemas -> OpenAI Chat Completions request parameters.
 
 The output is plain dicts shaped like the SDK's ``ChatCompletionMessageParam``
 and ``ChatCompletionToolParam`` TypedDicts, so the adapter can pass it
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..jsontypes import JSONObject, JSONValue
-from ..messages import Message
-from .arguments import arguments_json
-from .tool_shapes import read_function_tool
+from ...jsontypes import JSONObject, JSONValue
+from ...messages import Message
+from ...model.tool_shapes import read_function_tool
 
 __all__ = ["openai_message", "openai_messages", "openai_params", "openai_tool", "openai_tools"]
 
@@ -29,7 +28,7 @@ def openai_message(message: Message) -> JSONObject:
             {
                 "id": call.id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": arguments_json(call)},
+                "function": {"name": call.name, "arguments": call.arguments_json()},
             }
             for call in message.tool_calls
         ]

@@ -1,28 +1,22 @@
-"""Tool-call arguments in the two forms providers want.
+"""Tool-call arguments as the parsed object Anthropic wants.
 
-OpenAI sends and expects a JSON *string*; Anthropic a parsed *object*. A
-model can emit malformed JSON, and the transcript must still compile (the
-dispatcher reports the mistake to the model), so nothing here raises.
+OpenAI takes the JSON *string* (``ToolCall.arguments_json()``); Anthropic a
+parsed *object*. A model can emit malformed JSON, and the conversation must
+still convert (the dispatcher reports the mistake to the model), so nothing
+here raises.
 """
 
 from __future__ import annotations
 
 import json
 
-from ..jsontypes import JSONObject, JSONValue
-from ..messages import ToolCall
+from ...jsontypes import JSONObject, JSONValue
+from ...messages import ToolCall
 
-__all__ = ["RAW_ARGUMENTS_KEY", "arguments_json", "arguments_object"]
+__all__ = ["RAW_ARGUMENTS_KEY", "arguments_object"]
 
 RAW_ARGUMENTS_KEY = "_raw"
 """Key under which unparseable (or non-object) argument text is kept for Anthropic."""
-
-
-def arguments_json(call: ToolCall) -> str:
-    """The arguments as a JSON string; a string is passed through unchanged."""
-    if isinstance(call.arguments, str):
-        return call.arguments
-    return json.dumps(dict(call.arguments), ensure_ascii=False, separators=(",", ":"))
 
 
 def arguments_object(call: ToolCall) -> JSONObject:

@@ -1,4 +1,4 @@
-"""CompiledContext -> Anthropic Messages request parameters.
+"""Neutral messages and linked tool schemas -> Anthropic Messages request parameters.
 
 Anthropic's shape differs from the neutral one in four ways, all handled
 here: system text is a separate ``system`` parameter; tool results are
@@ -13,12 +13,19 @@ from collections.abc import Sequence
 
 import attrs
 
-from ..jsontypes import JSONObject, JSONValue
-from ..messages import Message
+from ...jsontypes import JSONObject, JSONValue
+from ...messages import Message
+from ...model.tool_shapes import read_function_tool
 from .arguments import arguments_object
-from .tool_shapes import read_function_tool
 
-__all__ = ["SYSTEM_SEPARATOR", "anthropic_messages", "anthropic_params", "anthropic_tool", "anthropic_tools"]
+__all__ = [
+    "SYSTEM_SEPARATOR",
+    "anthropic_conversation",
+    "anthropic_messages",
+    "anthropic_params",
+    "anthropic_tool",
+    "anthropic_tools",
+]
 
 SYSTEM_SEPARATOR = "\n\n"
 """Every system message, wherever it sits, is joined with this into ``system``."""
@@ -108,13 +115,19 @@ def anthropic_tools(tools: Sequence[JSONObject]) -> list[JSONObject]:
     return [anthropic_tool(t, index=i) for i, t in enumerate(tools)]
 
 
-def anthropic_params(messages: Sequence[Message], tools: Sequence[JSONObject]) -> JSONObject:
-    """``{"system"?, "messages", "tools"?}``: optional keys only when non-empty."""
+def anthropic_conversation(messages: Sequence[Message]) -> JSONObject:
+    """``{"system"?, "messages"}``: ``system`` only when there is system text."""
     system, wire_messages = anthropic_messages(messages)
     params: JSONObject = {}
     if system:
         params["system"] = system
     params["messages"] = list[JSONValue](wire_messages)
+    return params
+
+
+def anthropic_params(messages: Sequence[Message], tools: Sequence[JSONObject]) -> JSONObject:
+    """``{"system"?, "messages", "tools"?}``: optional keys only when non-empty."""
+    params = anthropic_conversation(messages)
     if tools:
         params["tools"] = list[JSONValue](anthropic_tools(tools))
     return params

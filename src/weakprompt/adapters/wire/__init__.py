@@ -1,0 +1,19 @@
+"""Provider wire formats: neutral messages and tool schemas in each provider's request shape.
+
+Pure data conversions with no SDK import. The adapters call them, and so
+does :class:`~weakprompt.model.CompiledContext` for its ``to_*`` methods.
+"""
+
+from __future__ import annotations
+
+from .anthropic import anthropic_conversation, anthropic_params
+from .arguments import RAW_ARGUMENTS_KEY
+from .openai import openai_messages, openai_params
+
+__all__ = [
+    "RAW_ARGUMENTS_KEY",
+    "anthropic_conversation",
+    "anthropic_params",
+    "openai_messages",
+    "openai_params",
+]

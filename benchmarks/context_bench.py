@@ -52,6 +52,7 @@ from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
 from weakprompt.tools import ToolContext, ToolResult, tool
+from weakprompt.transcript import Transcript
 
 TURNS = 20
 MB = 1_000_000
@@ -286,7 +287,7 @@ def run_session(mode: str, logs: Logs, trimmer: Any | None = None) -> Run:
         load = False
     started = time.perf_counter()
     with Store.open("sqlite://") as store:
-        transcript = store.transcript(session.session_id)
+        transcript = Transcript(store, session.session_id)
         for turn in range(1, TURNS + 1):
             agent.begin_turn(turn)
             evaluate(

@@ -46,6 +46,7 @@ from weakprompt.runtime import ModelRequest, evaluate
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolContext, ToolResult, tool
+from weakprompt.transcript import Transcript
 
 KS = (1, 10, 100)
 ARGUMENTS = '{"city": "Lisbon", "days": 3, "units": "metric"}'
@@ -100,7 +101,7 @@ def transcript_share_runner(k: int, store: Store) -> Callable[[], int]:
 
     def run() -> int:
         with store.hold_connection():
-            transcript = store.transcript(uuid.uuid4().hex)
+            transcript = Transcript(store, uuid.uuid4().hex)
             transcript.set_tools(schemas)
             transcript.system("Use the tool.")
             for _ in range(k):

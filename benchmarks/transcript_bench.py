@@ -95,7 +95,7 @@ def append_turn(t: Transcript, i: int) -> None:
 
 def bench_append(folder: Path, n: int, batches: int) -> tuple[Stats, Stats, Store, Transcript]:
     store = Store.open(folder / "append.db")
-    t = store.transcript("bench")
+    t = Transcript(store, "bench")
     t.set_tools(twenty_tools())
     per_batch = n // batches
     samples: list[float] = []
@@ -194,7 +194,7 @@ def file_bytes(path: Path) -> int:
 def build_turns(path: Path, turns: int, mode: str) -> int:
     tools = twenty_tools()
     with Store.open(path) as store:
-        t = store.transcript("bench")
+        t = Transcript(store, "bench")
         for i in range(turns):
             t.user(f"Question {i}", tools=None)
             if mode == "linked":

@@ -44,6 +44,7 @@ from weakprompt.serde import Meta, dump
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolContext, ToolResult, tool
+from weakprompt.transcript import Transcript
 
 NoteId = Literal["n1", "n2", "n3", "n4"]
 
@@ -197,7 +198,7 @@ def _print_live(session: Session) -> None:
 
 def _print_transcript(store: Store, session_id: str) -> None:
     print("\n=== stored transcript (what the model saw, in order)")
-    transcript = store.transcript(session_id)
+    transcript = Transcript(store, session_id)
     for commit in transcript.compile_view().commits:
         message = commit.content
         label = message.role if message.role != "tool" else f"tool {message.name}"

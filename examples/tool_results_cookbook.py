@@ -118,7 +118,7 @@ def recipe_queries(t: Transcript) -> None:
 
 def recipe_hook(store: Store) -> None:
     show("3. a tool_result hook: decide before anything is committed")
-    t = store.transcript("cookbook-hook")
+    t = Transcript(store, "cookbook-hook")
     t.hooks.summarizer = SUMMARIZER
 
     def handler(pending: PendingToolResult) -> None:
@@ -180,7 +180,7 @@ def agent_and_summarizer(request: ModelRequest) -> AssistantTurn:
 def recipe_configured(store: Store) -> None:
     show("5. configure_tool_summarization() inside evaluate()")
     session = Session()
-    transcript = store.transcript("cookbook-eval")
+    transcript = Transcript(store, "cookbook-eval")
     transcript.configure_tool_summarization(
         instructions={"read_log": "keep every ERROR line verbatim"},
         auto_threshold=300,
@@ -245,7 +245,7 @@ def nightly_model(request: ModelRequest) -> AssistantTurn | str:
 def recipe_oversized(store: Store) -> None:
     show("6. an oversized output, reached through tool_output")
     session = Session()
-    transcript = store.transcript("cookbook-nightly")
+    transcript = Transcript(store, "cookbook-nightly")
     extracted: list[ToolOutputExtracted] = []
     session.dispatcher.subscribe(ToolOutputExtracted, extracted.append)
     adapter = FunctionAdapter(nightly_model, name="offline", model="agent", context_window=8192)
@@ -268,7 +268,7 @@ def recipe_oversized(store: Store) -> None:
 
 def main() -> None:
     with Store.open("sqlite://") as store:
-        transcript = store.transcript("cookbook")
+        transcript = Transcript(store, "cookbook")
         hashes = record_agent_turns(transcript)
         recipe_edit(transcript, hashes)
         recipe_queries(transcript)

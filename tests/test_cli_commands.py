@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 from loop_support import arithmetic_prompt
 from weakprompt.cli import cli, main
 from weakprompt.store import Store
+from weakprompt.transcript import Transcript
 
 MODULE = """
 from loop_support import arithmetic_prompt, arithmetic_template, disclosure_prompt
@@ -94,7 +95,7 @@ def test_run_prints_turns_calls_results_and_the_final_answer(module: Path, tmp_p
     assert "3 model call(s), 2 tool call(s) (1 failed)" in out
     # The transcript is in the database under the given session id.
     store = Store.open(db)
-    roles = [c.role for c in store.transcript("s-1").log()]
+    roles = [c.role for c in Transcript(store, "s-1").log()]
     assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
 
 

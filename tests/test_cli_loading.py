@@ -15,6 +15,7 @@ from weakprompt.errors import ConfigurationError
 from weakprompt.events import Dispatcher
 from weakprompt.messages import ToolCall
 from weakprompt.runtime import ToolResultCommitted
+from weakprompt.transcript import Transcript
 
 
 def test_split_reference_takes_the_last_colon() -> None:
@@ -113,7 +114,7 @@ def test_transcript_show_prints_commits_without_linked_tools(tmp_path: Path) -> 
 
     db = tmp_path / "plain.db"
     store = Store.open(db)
-    transcript = store.transcript("plain")
+    transcript = Transcript(store, "plain")
     transcript.user("hello")
     transcript.assistant("hi there")
     store.close()

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from weakprompt.cli import cli
 from weakprompt.store import Store
+from weakprompt.transcript import Transcript
 
 pytestmark = pytest.mark.real_model
 
@@ -42,5 +43,5 @@ def test_run_the_demo_prompt_on_the_local_model(tmp_path: Path) -> None:
     assert "turn 1" in out and "→ call search_notes" in out
     assert "← result search_notes" in out and "Note n" in out
     assert "final answer" in out and "output (Finding)" in out
-    log = Store.open(db).transcript("local-run").log()
+    log = Transcript(Store.open(db), "local-run").log()
     assert [c.role for c in log][:4] == ["system", "user", "assistant", "tool"]

@@ -22,7 +22,7 @@ SCHEMA = {"name": "grep", "description": "search", "parameters": {"type": "objec
 @pytest.fixture
 def t() -> Iterator[Transcript]:
     with Store.open("sqlite://", clock=FakeClock()) as store:
-        yield store.transcript("compress")
+        yield Transcript(store, "compress")
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from weakprompt.transcript import (
 @pytest.fixture
 def t() -> Iterator[Transcript]:
     with Store.open("sqlite://", clock=FakeClock()) as store:
-        transcript = store.transcript("config")
+        transcript = Transcript(store, "config")
         start_call(transcript, ToolCall("g1", "grep", "{}"), ToolCall("r1", "read", "{}"))
         yield transcript
 
@@ -75,7 +75,7 @@ def test_config_under_threshold_passthrough(t: Transcript, model: FunctionAdapte
 @given(size=st.integers(min_value=0, max_value=300), threshold=st.integers(min_value=0, max_value=300))
 def test_threshold_boundary_is_strictly_greater(size: int, threshold: int) -> None:
     with Store.open("sqlite://") as store:
-        t = store.transcript("b")
+        t = Transcript(store, "b")
         model = summarizer("s")
         t.configure_tool_summarization(auto_threshold=threshold, summarizer=model)
         text = "abcd" * size  # exactly `size` tokens with the 4-bytes-per-token estimate

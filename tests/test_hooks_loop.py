@@ -67,7 +67,7 @@ class Agent:
 @pytest.fixture
 def transcript() -> Iterator[Transcript]:
     with Store.open("sqlite://") as store:
-        yield store.transcript("loop-hooks")
+        yield Transcript(store, "loop-hooks")
 
 
 def test_the_evaluation_adapter_is_the_default_summarizer(transcript: Transcript) -> None:

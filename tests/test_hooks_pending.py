@@ -24,7 +24,7 @@ from weakprompt.transcript import (
 @pytest.fixture
 def t() -> Iterator[Transcript]:
     with Store.open("sqlite://", clock=FakeClock()) as store:
-        transcript = store.transcript("hooks")
+        transcript = Transcript(store, "hooks")
         start_call(transcript, ToolCall("g1", "grep", '{"pattern": "main"}'))
         yield transcript
 

@@ -30,7 +30,7 @@ HUGE = log_lines(400)  # over the 12 KB cap: shown by handle
 @pytest.fixture
 def world() -> Generator[tuple[Transcript, ToolResultPipeline]]:
     with Store.open("sqlite://") as store:
-        transcript = store.transcript("lazy")
+        transcript = Transcript(store, "lazy")
         outputs = ToolOutputStore(store, "lazy")
         yield transcript, ToolResultPipeline(outputs, policy=SizePolicy())
 

@@ -9,6 +9,7 @@ from weakprompt.runtime.loop import evaluate
 from weakprompt.runtime.loop_events import SectionsExpanded
 from weakprompt.session import Session
 from weakprompt.store import Store
+from weakprompt.transcript import Transcript
 
 
 def _open(keys: list[str], id: str = "open") -> object:
@@ -42,7 +43,7 @@ def test_opening_a_section_re_renders_with_its_text_and_tools() -> None:
     assert [e.success for e in response.tool_executions] == [True]
     assert response.rendered.expanded_keys == frozenset({"secrets"})
     # Provenance: the system message was edited in place, the original kept.
-    transcript = store.transcript(session.session_id)
+    transcript = Transcript(store, session.session_id)
     log = transcript.log()
     assert [c.role for c in log if c.edit_target is not None] == ["system"]
     assert len(events.of(PromptRendered)) == 2

@@ -20,6 +20,7 @@ from weakprompt.runtime.loop import evaluate
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import NoParams, ToolContext, ToolResult, tool
+from weakprompt.transcript import Transcript
 
 
 def _always_tools(request: ModelRequest) -> AssistantTurn:
@@ -43,7 +44,7 @@ def test_deadline_is_checked_before_every_model_call() -> None:
         evaluate(arithmetic_prompt(), adapter=adapter, session=session, store=store, deadline=deadline)
     # Calls at t=0, 10 and 20 were allowed; at t=30 the deadline had passed.
     assert len(adapter.requests) == 3
-    roles = [c.role for c in store.transcript(session.session_id).log()]
+    roles = [c.role for c in Transcript(store, session.session_id).log()]
     assert roles.count("assistant") == 3 and roles.count("tool") == 3
 
 

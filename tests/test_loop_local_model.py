@@ -15,6 +15,7 @@ from weakprompt.serde import Meta
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolContext, ToolResult, tool
+from weakprompt.transcript import Transcript
 
 pytestmark = pytest.mark.real_model
 
@@ -101,7 +102,7 @@ def test_forced_tool_call_result_and_answer_on_the_local_model(adapter: object, 
     assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
 
     # Transcript: system, user, assistant(tool call), tool result, ..., final assistant.
-    transcript = store.transcript(session.session_id)
+    transcript = Transcript(store, session.session_id)
     log = transcript.log()
     roles = [c.role for c in log]
     assert roles[:4] == ["system", "user", "assistant", "tool"]

@@ -12,6 +12,7 @@ from weakprompt.runtime.loop import evaluate
 from weakprompt.runtime.loop_events import OutputRejected
 from weakprompt.session import Session
 from weakprompt.store import Store
+from weakprompt.transcript import Transcript
 
 
 def test_valid_answer_is_parsed_into_the_output_type() -> None:
@@ -49,7 +50,7 @@ def test_a_bad_answer_gets_one_corrective_turn_naming_the_paths() -> None:
     rejected = events.of(OutputRejected)
     assert len(rejected) == 1
     assert isinstance(rejected[0], OutputRejected) and rejected[0].retrying
-    roles = [c.role for c in store.transcript(session.session_id).log()]
+    roles = [c.role for c in Transcript(store, session.session_id).log()]
     assert roles == ["system", "assistant", "user", "assistant"]
 
 

@@ -18,6 +18,7 @@ from weakprompt.runtime.loop import evaluate
 from weakprompt.runtime.loop_events import ModelTurnCompleted, ToolResultCommitted
 from weakprompt.session import Session
 from weakprompt.store import Store
+from weakprompt.transcript import Transcript
 
 
 @pytest.fixture
@@ -36,9 +37,9 @@ def test_final_answer_without_tools_is_one_turn(store: Store) -> None:
     assert response.turns == 1
     assert response.tool_executions == ()
     assert response.usage.model_calls == 1
-    roles = [c.role for c in store.transcript(session.session_id).log()]
+    roles = [c.role for c in Transcript(store, session.session_id).log()]
     assert roles == ["system", "user", "assistant"]
-    assert response.head == store.transcript(session.session_id).head
+    assert response.head == Transcript(store, session.session_id).head
     assert response.session_id == response.transcript_id == session.session_id
     rendered = events.of(PromptRendered)
     assert len(rendered) == 1
@@ -58,7 +59,7 @@ def test_tool_round_trip_is_committed_and_linked(store: Store) -> None:
     assert response.text == "It is 5."
     assert response.turns == 2
     assert [e.success for e in response.tool_executions] == [True]
-    transcript = store.transcript(session.session_id)
+    transcript = Transcript(store, session.session_id)
     log = transcript.log()
     assert [c.role for c in log] == ["system", "user", "assistant", "tool", "assistant"]
     tool_commit = log[3]
@@ -96,7 +97,8 @@ def test_several_calls_in_one_turn_run_in_order(store: Store) -> None:
     )
     response = evaluate(arithmetic_prompt(), adapter=adapter, session=session, store=store)
     assert [e.event.call_id for e in response.tool_executions] == ["a", "b", "c"]
-    results = [c.content.tool_call_id for c in store.transcript(session.session_id).log() if c.role == "tool"]
+    log = Transcript(store, session.session_id).log()
+    results = [c.content.tool_call_id for c in log if c.role == "tool"]
     assert results == ["a", "b", "c"]
 
 
@@ -119,7 +121,7 @@ def test_model_mistakes_become_failed_results_and_the_loop_goes_on(
 
     assert response.text == "recovered"
     assert [e.success for e in response.tool_executions] == [False]
-    result = next(c for c in store.transcript(session.session_id).log() if c.role == "tool")
+    result = next(c for c in Transcript(store, session.session_id).log() if c.role == "tool")
     assert result.content.is_error is True
     assert expected in result.content.content
     # The model saw the failure on its next turn.
@@ -134,7 +136,7 @@ def test_max_turns_stops_a_model_that_never_answers(store: Store) -> None:
         evaluate(arithmetic_prompt(), adapter=adapter, session=session, store=store, max_turns=3)
     assert info.value.max_turns == 3
     assert len(adapter.requests) == 3
-    roles = [c.role for c in store.transcript(session.session_id).log()]
+    roles = [c.role for c in Transcript(store, session.session_id).log()]
     assert roles.count("assistant") == 3 and roles.count("tool") == 3
     notes = getattr(info.value, "__notes__", [])
     assert any(session.session_id in note and "3 model call(s)" in note for note in notes)
@@ -162,7 +164,7 @@ def test_forcing_a_tool_the_prompt_does_not_offer_fails_before_anything_is_writt
             arithmetic_prompt(), adapter=adapter, session=session, store=store, tool_choice=ForceTool("nope")
         )
     assert adapter.requests == ()
-    assert store.transcript(session.session_id).log() == []
+    assert Transcript(store, session.session_id).log() == []
 
 
 def test_bad_tool_choice_and_limits_are_configuration_errors(store: Store) -> None:
@@ -210,7 +212,7 @@ def test_adapter_error_propagates_and_earlier_commits_survive(tmp_path: object) 
     store.close()
     # Read back from disk with a fresh store: nothing committed before the failure is lost.
     reopened = Store.open(db)
-    log = reopened.transcript(session.session_id).log()
+    log = Transcript(reopened, session.session_id).log()
     assert [c.role for c in log] == ["system", "user", "assistant", "tool"]
     assert log[2].content.tool_calls[0].id == "k"
     assert '"total":8' in log[3].content.content
@@ -225,7 +227,7 @@ def test_default_store_is_private_and_in_memory() -> None:
 
 def test_explicit_transcript_is_used_and_must_match_the_store(store: Store) -> None:
     session = Session()
-    transcript = store.transcript("conversation-1")
+    transcript = Transcript(store, "conversation-1")
     response = evaluate(
         arithmetic_prompt(), adapter=ScriptedAdapter(["a"]), session=session, transcript=transcript
     )
@@ -247,7 +249,7 @@ def test_a_second_evaluation_continues_the_conversation_without_duplicating_the_
     store: Store,
 ) -> None:
     session = Session()
-    transcript = store.transcript(session.session_id)
+    transcript = Transcript(store, session.session_id)
     evaluate(
         arithmetic_prompt(),
         adapter=ScriptedAdapter(["first"]),
@@ -266,7 +268,7 @@ def test_a_changed_render_edits_the_system_message_in_place(store: Store) -> Non
     from loop_support import disclosure_prompt
 
     session = Session()
-    transcript = store.transcript(session.session_id)
+    transcript = Transcript(store, session.session_id)
     evaluate(arithmetic_prompt(), adapter=ScriptedAdapter(["first"]), session=session, transcript=transcript)
     adapter = ScriptedAdapter(["second"])
     evaluate(disclosure_prompt(), adapter=adapter, session=session, transcript=transcript)
@@ -305,6 +307,6 @@ def test_text_alongside_tool_calls_is_kept(store: Store) -> None:
         [tool_call_turn(tool_call("echo", {"text": "hi"}), text="Let me echo."), text_turn("done")]
     )
     evaluate(arithmetic_prompt(), adapter=adapter, session=session, store=store)
-    assistant = next(c for c in store.transcript(session.session_id).log() if c.role == "assistant")
+    assistant = next(c for c in Transcript(store, session.session_id).log() if c.role == "assistant")
     assert assistant.content.content == "Let me echo."
     assert assistant.content.tool_calls[0].name == "echo"

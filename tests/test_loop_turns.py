@@ -15,6 +15,7 @@ from weakprompt.runtime import ModelRequest, ToolResultCommitted, evaluate
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolContext, ToolResult, tool
+from weakprompt.transcript import Transcript
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def test_each_model_turn_is_stored_in_one_transaction(store: Store) -> None:
     ]
     # system, user, then [assistant + both results], then [final answer]
     assert commit_batches == [1, 1, 3, 1]
-    roles = [c.role for c in store.transcript(session.session_id).log()]
+    roles = [c.role for c in Transcript(store, session.session_id).log()]
     assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
 
 
@@ -100,7 +101,7 @@ def test_an_interrupted_turn_leaves_no_half_turn_and_the_session_resumes(store: 
     ]
     with pytest.raises(Interrupt) as failure:
         evaluate(PROMPT, adapter=ScriptedAdapter(script), session=session, input="go", store=store)
-    transcript = store.transcript(session.session_id)
+    transcript = Transcript(store, session.session_id)
     log = transcript.log()
     # turn 1 is complete; of turn 2 (reply, result c2, interrupted c3) nothing is stored
     assert [c.role for c in log] == ["system", "user", "assistant", "tool"]
@@ -125,7 +126,7 @@ def test_a_commit_from_another_writer_during_a_turn_is_kept_and_shown_next(store
 
     @tool(name="note", description="Leaves a note in the conversation from outside the loop.")
     def note(params: Step, *, context: ToolContext) -> ToolResult[None]:
-        store.transcript(session.session_id).user(f"note {params.n}")  # another writer, same session
+        Transcript(store, session.session_id).user(f"note {params.n}")  # another writer, same session
         return ToolResult(message="noted")
 
     prompt: Prompt[None] = Prompt(
@@ -144,7 +145,7 @@ def test_a_commit_from_another_writer_during_a_turn_is_kept_and_shown_next(store
         return text_turn("done")
 
     response = evaluate(prompt, adapter=FunctionAdapter(model), session=session, input="go", store=store)
-    log = store.transcript(session.session_id).log()
+    log = Transcript(store, session.session_id).log()
     assert [(c.role, c.content.content) for c in log[1:]] == [
         ("user", "go"),
         ("user", "note 1"),  # stored before the turn that was running when it arrived

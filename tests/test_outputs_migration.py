@@ -13,6 +13,7 @@ from weakprompt.runtime.outputs import ToolOutputStore
 from weakprompt.store import LATEST_VERSION, MIGRATIONS, Store
 from weakprompt.store.engine import WRITE_OPTION, build_engine, normalize_url
 from weakprompt.store.migrations import migrate, read_version
+from weakprompt.transcript import Transcript
 
 TOOL: JSONObject = {
     "name": "ping",
@@ -38,7 +39,7 @@ def _fill_v2(path: Path) -> list[str]:
     engine = build_engine(normalize_url(path))
     store = Store(engine, url=normalize_url(path), clock=FakeClock(), schema_version=2)
     try:
-        transcript = store.transcript("old-session")
+        transcript = Transcript(store, "old-session")
         transcript.set_tools([TOOL])
         transcript.system("Be brief.")
         transcript.user("Ping the host.")
@@ -73,7 +74,7 @@ def test_v2_database_upgrades_with_transcript_data_intact(tmp_path: Path) -> Non
 
     with Store.open(path) as store:
         assert store.schema_version == LATEST_VERSION
-        transcript = store.transcript("old-session")
+        transcript = Transcript(store, "old-session")
         assert [c.hash for c in transcript.log()] == hashes
         compiled = transcript.compile()
         assert [m.content for m in compiled.messages] == ["Be brief.", "Ping the host.", "", "pong"]
@@ -85,4 +86,4 @@ def test_v2_database_upgrades_with_transcript_data_intact(tmp_path: Path) -> Non
     with Store.open(path) as store:
         found = ToolOutputStore(store, "old-session").get_by_handle(ref.handle)
         assert found is not None and found.data == b"pong again"
-        assert [c.hash for c in store.transcript("old-session").log()] == hashes
+        assert [c.hash for c in Transcript(store, "old-session").log()] == hashes

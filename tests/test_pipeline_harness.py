@@ -30,7 +30,7 @@ SETTINGS = ToolOutputSettings(extraction_config=ExtractionConfig(grep_isolate=Fa
 @pytest.fixture
 def transcript() -> Generator[Transcript]:
     with Store.open("sqlite://") as store:
-        yield store.transcript("s1")
+        yield Transcript(store, "s1")
 
 
 def _run(transcript: Transcript, world: World, output: str) -> tuple[str, list[ToolOutputExtracted], str]:

@@ -31,6 +31,7 @@ from weakprompt.serde import Meta
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import AnyTool, ToolContext, ToolResult, tool
+from weakprompt.transcript import Transcript
 
 if TYPE_CHECKING:
     from weakprompt.runtime import ProviderAdapter
@@ -156,7 +157,7 @@ def test_oversized_output_handle_forced_tool_output_and_local_extraction(tmp_pat
     assert main[1].context.messages[-1].content == handle_text(meta.handle, meta.stats)
     assert main[1].tool_choice == ForceTool("tool_output")
     # The forced call named the handle, so extraction ran on the local model and was counted.
-    transcript = store.transcript(session.session_id)
+    transcript = Transcript(store, session.session_id)
     [call_turn] = transcript.find_tool_calls(name="tool_output")
     assert meta.handle in str(call_turn.content.tool_calls[0].arguments)
     [event] = extracted

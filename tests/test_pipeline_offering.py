@@ -22,7 +22,7 @@ MEDIUM = log_text(40)  # about 2.4 KB: under the default cap, over a 1 KB one
 @pytest.fixture
 def transcript() -> Generator[Transcript]:
     with Store.open("sqlite://") as store:
-        yield store.transcript("s1")
+        yield Transcript(store, "s1")
 
 
 def test_a_handle_from_get_tool_result_makes_tool_output_offered_next_turn(transcript: Transcript) -> None:

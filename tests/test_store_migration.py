@@ -15,6 +15,7 @@ from weakprompt.errors import SchemaVersionError
 from weakprompt.store import LATEST_VERSION, MIGRATIONS, Migration, Store
 from weakprompt.store.engine import build_engine
 from weakprompt.store.migrations import migrate, read_version
+from weakprompt.transcript import Transcript
 from weakprompt.transcript.records import CommitOperation, commit_hash
 
 # The version-1 schema exactly as the first release wrote it; never derived from current code.
@@ -106,7 +107,7 @@ def test_v1_database_opens_with_data_intact(v1_path: Path) -> None:
     hashes = write_v1_database(v1_path.with_name("again.db"))
     with Store.open(v1_path) as store:
         assert store.schema_version == LATEST_VERSION
-        transcript = store.transcript("s1")
+        transcript = Transcript(store, "s1")
         log = transcript.log()
         assert [c.hash for c in log] == hashes
         assert log[-1].operation is CommitOperation.EDIT
@@ -121,7 +122,7 @@ def test_v1_database_opens_with_data_intact(v1_path: Path) -> None:
 
 def test_v1_database_gains_tool_tracking(v1_path: Path) -> None:
     with Store.open(v1_path) as store:
-        transcript = store.transcript("s1")
+        transcript = Transcript(store, "s1")
         info = transcript.assistant("done", tools=[{"name": "ping", "parameters": {"type": "object"}}])
         assert transcript.get_commit_tools(info.hash) == [{"name": "ping", "parameters": {"type": "object"}}]
     with sqlite3.connect(v1_path) as raw:

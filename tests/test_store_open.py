@@ -11,6 +11,7 @@ from sqlalchemy import inspect, text
 from weakprompt.clock import FakeClock
 from weakprompt.errors import SchemaVersionError, StoreError
 from weakprompt.store import LATEST_VERSION, MIGRATIONS, Store, tables
+from weakprompt.transcript import Transcript
 
 
 def test_open_memory_store_creates_latest_schema() -> None:
@@ -34,10 +35,10 @@ def test_memory_store_is_shared_between_transcripts_and_threads() -> None:
     import threading
 
     with Store.open("sqlite://") as store:
-        store.transcript("s").user("hello")
+        Transcript(store, "s").user("hello")
 
         seen: list[int] = []
-        thread = threading.Thread(target=lambda: seen.append(len(store.transcript("s").log())))
+        thread = threading.Thread(target=lambda: seen.append(len(Transcript(store, "s").log())))
         thread.start()
         thread.join()
         assert seen == [1]
@@ -55,10 +56,10 @@ def test_file_store_uses_wal_and_foreign_keys(tmp_path: Path) -> None:
 def test_bare_path_means_a_sqlite_file(tmp_path: Path) -> None:
     path = tmp_path / "bare.db"
     with Store.open(path) as store:
-        store.transcript("s").user("x")
+        Transcript(store, "s").user("x")
         assert store.url == f"sqlite:///{path}"
     with Store.open(str(path)) as store:
-        assert [c.content.content for c in store.transcript("s").log()] == ["x"]
+        assert [c.content.content for c in Transcript(store, "s").log()] == ["x"]
 
 
 def test_versions_are_recorded_once_per_step(tmp_path: Path) -> None:
@@ -108,7 +109,7 @@ def test_close_and_context_manager() -> None:
     assert store.closed
     store.close()  # idempotent
     with pytest.raises(StoreError, match="closed"):
-        store.transcript("s").user("x")
+        Transcript(store, "s").user("x")
     with pytest.raises(StoreError, match="closed"):
         _ = store.engine
     assert "closed" in repr(store)
@@ -123,10 +124,10 @@ def test_repr_hides_passwords() -> None:
 def test_session_ids_lists_sessions_in_creation_order() -> None:
     clock = FakeClock()
     with Store.open(clock=clock) as store:
-        store.transcript("b").user("1")
+        Transcript(store, "b").user("1")
         clock.advance(1)
-        store.transcript("a").user("1")
-        store.transcript("b").user("2")
+        Transcript(store, "a").user("1")
+        Transcript(store, "b").user("2")
         assert store.session_ids() == ["b", "a"]
 
 
@@ -158,7 +159,7 @@ def test_foreign_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
 def test_newer_schema_version_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "future.db"
     with Store.open(path) as store:
-        store.transcript("s").user("keep me")
+        Transcript(store, "s").user("keep me")
         with store.write() as conn:
             conn.execute(
                 tables.schema_versions.insert().values(

@@ -187,7 +187,7 @@ def test_concurrent_opens_of_a_fresh_database_migrate_it_once(backend_url: str) 
 
 def test_newer_schema_is_refused_and_left_untouched(backend_url: str) -> None:
     with Store.open(backend_url) as store:
-        store.transcript("s").user("keep me")
+        Transcript(store, "s").user("keep me")
         with store.write() as conn:
             conn.execute(
                 tables.schema_versions.insert().values(
@@ -225,7 +225,7 @@ def test_a_foreign_database_is_refused_and_left_untouched(backend_url: str) -> N
 
 def test_transcript_round_trip_survives_reopening(backend_url: str) -> None:
     with Store.open(backend_url, clock=FakeClock()) as store:
-        t = store.transcript("s")
+        t = Transcript(store, "s")
         _conversation(t)
         compiled = t.compile()
         log = t.log()
@@ -238,7 +238,7 @@ def test_transcript_round_trip_survives_reopening(backend_url: str) -> None:
     ]
     assert [tool["name"] for tool in compiled.tools] == ["search"]
     with Store.open(backend_url) as store:
-        again = store.transcript("s")
+        again = Transcript(store, "s")
         assert again.compile() == compiled
         assert again.log() == log
         assert again.get_commit_tools(log[2].hash) == [WEATHER, SEARCH]
@@ -249,7 +249,7 @@ def test_transcript_round_trip_survives_reopening(backend_url: str) -> None:
 
 def test_tool_definitions_and_sets_are_stored_once(backend_url: str) -> None:
     with Store.open(backend_url, clock=FakeClock()) as store:
-        first, second = store.transcript("a"), store.transcript("b")
+        first, second = Transcript(store, "a"), Transcript(store, "b")
         for t in (first, second):
             t.set_tools([WEATHER, SEARCH])
             t.user("1")
@@ -273,7 +273,7 @@ def test_concurrent_writers_on_one_session_keep_one_chain(backend_url: str) -> N
 
     def append(worker: int) -> None:
         with Store.open(backend_url) as store:
-            t = store.transcript("shared")
+            t = Transcript(store, "shared")
             start.wait()
             for i in range(per_worker):
                 try:
@@ -288,7 +288,7 @@ def test_concurrent_writers_on_one_session_keep_one_chain(backend_url: str) -> N
         thread.join()
     assert errors == []
     with Store.open(backend_url) as store:
-        log = store.transcript("shared").log()
+        log = Transcript(store, "shared").log()
     _assert_chain(log)
     texts = [c.content.content for c in log]
     assert sorted(texts) == sorted(f"w{w}-{i}" for w in range(workers) for i in range(per_worker))
@@ -300,9 +300,10 @@ def test_concurrent_writers_on_one_session_keep_one_chain(backend_url: str) -> N
 _WORKER = """
 import sys
 from weakprompt.store import Store
+from weakprompt.transcript import Transcript
 url, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with Store.open(url) as store:
-    transcript = store.transcript("multi")
+    transcript = Transcript(store, "multi")
     for i in range(count):
         transcript.user(f"{tag}-{i}")
 """
@@ -317,27 +318,27 @@ def test_two_processes_appending_to_one_session_keep_one_chain(backend_url: str)
     outcomes = [(p.wait(timeout=120), p.stderr.read() if p.stderr else b"") for p in procs]
     assert [code for code, _ in outcomes] == [0, 0], outcomes
     with Store.open(backend_url) as store:
-        log = store.transcript("multi").log()
+        log = Transcript(store, "multi").log()
     _assert_chain(log)
     assert sorted(c.content.content for c in log) == sorted(f"{t}-{i}" for t in "pq" for i in range(20))
 
 
 def test_a_read_transaction_sees_one_snapshot(backend_url: str) -> None:
     with Store.open(backend_url) as reader, Store.open(backend_url) as writer:
-        writer.transcript("s").user("one")
+        Transcript(writer, "s").user("one")
         with reader.read() as conn:
             assert conn.execute(text("SELECT count(*) FROM commits")).scalar() == 1
-            writer.transcript("s").user("two")
+            Transcript(writer, "s").user("two")
             assert conn.execute(text("SELECT count(*) FROM commits")).scalar() == 1
-        assert len(reader.transcript("s").log()) == 2
+        assert len(Transcript(reader, "s").log()) == 2
 
 
 def test_nul_characters_are_refused_alike_where_text_cannot_hold_them(backend_url: str) -> None:
     with Store.open(backend_url) as store:
-        t = store.transcript("s")
+        t = Transcript(store, "s")
         stored = t.user("content may hold \x00 (it is stored as JSON)")
         with pytest.raises(TranscriptError, match="session_id contains a NUL"):
-            store.transcript("bad\x00id")
+            Transcript(store, "bad\x00id")
         with pytest.raises(TranscriptError, match="commit message contains a NUL"):
             t.user("x", message="m\x00")
         # A tool name with NUL (a model can send one) still commits; the default message drops it.
@@ -573,10 +574,10 @@ def test_foreign_keys_are_enforced(pg_url: str) -> None:
 @pytest.mark.postgres
 def test_the_same_conversation_hashes_and_compiles_alike_on_both_backends(pg_url: str) -> None:
     with Store.open("sqlite://", clock=FakeClock()) as lite, Store.open(pg_url, clock=FakeClock()) as pg:
-        _conversation(lite.transcript("s"))
-        _conversation(pg.transcript("s"))
-        assert pg.transcript("s").log() == lite.transcript("s").log()
-        assert pg.transcript("s").compile() == lite.transcript("s").compile()
+        _conversation(Transcript(lite, "s"))
+        _conversation(Transcript(pg, "s"))
+        assert Transcript(pg, "s").log() == Transcript(lite, "s").log()
+        assert Transcript(pg, "s").compile() == Transcript(lite, "s").compile()
 
 
 _messages = st.lists(
@@ -593,11 +594,11 @@ def test_any_conversation_gets_the_same_commits_on_both_backends(
     session = uuid.uuid4().hex
     with Store.open("sqlite://", clock=FakeClock()) as lite, Store.open(pg_url, clock=FakeClock()) as pg:
         for store in (lite, pg):
-            t = store.transcript(session)
+            t = Transcript(store, session)
             for role, content in turns:
                 getattr(t, role)(content)
-        assert pg.transcript(session).log() == lite.transcript(session).log()
-        assert pg.transcript(session).compile() == lite.transcript(session).compile()
+        assert Transcript(pg, session).log() == Transcript(lite, session).log()
+        assert Transcript(pg, session).compile() == Transcript(lite, session).compile()
 
 
 # --- URLs and errors (no server needed) ----------------------------------------------------------------

@@ -29,7 +29,7 @@ from weakprompt.transcript.hooks import ToolResultHooks
 @pytest.fixture
 def t() -> Iterator[Transcript]:
     with Store.open("sqlite://", clock=FakeClock()) as store:
-        transcript = store.transcript("sum")
+        transcript = Transcript(store, "sum")
         start_call(transcript, ToolCall("g1", "grep", "{}"))
         yield transcript
 
@@ -54,8 +54,8 @@ def test_summarized_from_resolves_to_the_original(t: Transcript) -> None:
 @given(st.text(min_size=40, max_size=400))
 def test_summarized_from_is_the_hash_the_plain_commit_would_have(text: str) -> None:
     with Store.open("sqlite://") as store:
-        plain = store.transcript("plain").tool_result("c", "tool", text)
-        hooked = store.transcript("hooked")
+        plain = Transcript(store, "plain").tool_result("c", "tool", text)
+        hooked = Transcript(store, "hooked")
         hooked.hooks.summarizer = summarizer("s")
         hooked.on("tool_result", lambda p: p.summarize())
         commit = hooked.tool_result("c", "tool", text)

@@ -56,17 +56,17 @@ class FetchSpy:
 
 
 def test_empty_transcript_compiles_to_nothing(store: Store) -> None:
-    assert store.transcript("s").compile() == CompiledContext(messages=())
+    assert Transcript(store, "s").compile() == CompiledContext(messages=())
 
 
 def test_compile_after_one_append_reads_only_the_new_commit(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     for i in range(50):
         t.user(f"m{i}")
     spy = FetchSpy(monkeypatch)
-    cold = store.transcript("s")
+    cold = Transcript(store, "s")
     cold.compile()
     assert spy.rows_read() == 50
     spy.calls.clear()
@@ -78,7 +78,7 @@ def test_compile_after_one_append_reads_only_the_new_commit(
 
 
 def test_own_appends_need_no_reads_at_all(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     first = t.user("a")
     t.compile()
     spy = FetchSpy(monkeypatch)
@@ -89,14 +89,14 @@ def test_own_appends_need_no_reads_at_all(store: Store, monkeypatch: pytest.Monk
 
 
 def test_unchanged_head_returns_the_cached_context(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.user("a", tools=TOOLS)
     first = t.compile()
     assert t.compile() is first
 
 
 def test_compile_recovers_from_a_state_that_does_not_continue(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.user("a")
     t.compile()
     t._state = attrs.evolve(t._state, head="f" * 64)  # pyright: ignore[reportPrivateUsage]
@@ -106,8 +106,8 @@ def test_compile_recovers_from_a_state_that_does_not_continue(store: Store) -> N
 
 
 def test_edit_targeting_another_session_in_the_database_is_reported_as_damage(store: Store) -> None:
-    foreign = store.transcript("other").user("x")
-    t = store.transcript("s")
+    foreign = Transcript(store, "other").user("x")
+    t = Transcript(store, "s")
     own = t.user("mine")
     with store.write() as conn:
         conn.exec_driver_sql(
@@ -115,17 +115,17 @@ def test_edit_targeting_another_session_in_the_database_is_reported_as_damage(st
             ("e" * 64, own.hash, foreign.hash, own.blob_hash, own.created_at.isoformat()),
         )
     with pytest.raises(TranscriptError, match="damaged"):
-        store.transcript("s").compile()
+        Transcript(store, "s").compile()
 
 
 def test_messages_carry_commit_metadata(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.user("x", metadata={"source": "cli"})
     assert t.compile().messages[0].metadata == {"source": "cli"}
 
 
 def test_commit_hashes_align_with_messages(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     a, b = t.user("a"), t.user("b")
     e = t.user("a2", edit=a.hash)
     assert t.compile().commit_hashes == (e.hash, b.hash)
@@ -143,7 +143,7 @@ def shrink_tool_results(view: CompileView) -> CompileView:
 
 
 def test_transforms_change_the_output_but_not_the_cache(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.assistant("", tool_calls=[ToolCall("1", "grep", "{}")])
     result = t.tool_result("1", "grep", "x" * 4000)
     plain = t.compile()
@@ -158,7 +158,7 @@ def test_transforms_change_the_output_but_not_the_cache(store: Store) -> None:
 
 
 def test_transforms_compose_in_order(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.user("abc")
 
     def upper(view: CompileView) -> CompileView:
@@ -175,7 +175,7 @@ def test_transforms_compose_in_order(store: Store) -> None:
 
 
 def test_transform_must_keep_positions(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.user("a")
     with pytest.raises(TranscriptError, match="one message per position"):
         t.compile_view().with_messages([])
@@ -250,19 +250,19 @@ def test_compile_is_deterministic_incremental_and_survives_reopening(
     path = tmp_path / f"prop-{os.getpid()}-{id(ops)}.db"
     path.unlink(missing_ok=True)
     with Store.open(path, clock=FakeClock()) as store:
-        t = store.transcript("p")
+        t = Transcript(store, "p")
         apply_ops(t, ops)
         first = t.compile()
         assert t.compile() == first
         messages, hashes = reference_compile(t)
         assert list(first.messages) == messages
         assert list(first.commit_hashes) == hashes
-        fresh = store.transcript("p").compile()  # a cold cache builds the same thing
+        fresh = Transcript(store, "p").compile()  # a cold cache builds the same thing
         assert fresh == first
         assert fresh.token_count == first.token_count
         assert [m.metadata for m in fresh.messages] == [m.metadata for m in first.messages]
     with Store.open(path) as reopened:
-        again = reopened.transcript("p").compile()
+        again = Transcript(reopened, "p").compile()
     assert again == first
     assert again.token_count == first.token_count
     assert again.to_openai_params() == first.to_openai_params()
@@ -277,9 +277,10 @@ _WRITER = textwrap.dedent(
     import sys
     from weakprompt.messages import ToolCall
     from weakprompt.store import Store
+    from weakprompt.transcript import Transcript
 
     with Store.open(sys.argv[1]) as store:
-        t = store.transcript(sys.argv[2])
+        t = Transcript(store, sys.argv[2])
         t.set_tools([{"name": "grep", "parameters": {"type": "object"}}])
         t.system("sys")
         t.user("find main")
@@ -294,9 +295,10 @@ _READER = textwrap.dedent(
     """
     import json, sys
     from weakprompt.store import Store
+    from weakprompt.transcript import Transcript
 
     with Store.open(sys.argv[1]) as store:
-        t = store.transcript(sys.argv[2])
+        t = Transcript(store, sys.argv[2])
         c = t.compile()
         print(json.dumps({"params": c.to_openai_params(), "hashes": list(c.commit_hashes),
                           "log": [x.hash for x in t.log()], "tokens": c.token_count}))
@@ -307,9 +309,10 @@ _APPENDER = textwrap.dedent(
     """
     import sys
     from weakprompt.store import Store
+    from weakprompt.transcript import Transcript
 
     with Store.open(sys.argv[1]) as store:
-        t = store.transcript("shared")
+        t = Transcript(store, "shared")
         for i in range(int(sys.argv[3])):
             t.user(f"{sys.argv[2]}-{i}")
     """
@@ -330,7 +333,7 @@ def test_transcript_written_by_one_process_is_read_intact_by_another(tmp_path: P
     path = str(tmp_path / "shared.db")
     run_python(_WRITER, path, "s")
     with Store.open(path) as store:
-        t = store.transcript("s")
+        t = Transcript(store, "s")
         compiled = t.compile()
         assert [m.content for m in compiled.messages] == ["sys", "find main", "", "src/app.py:10", "line 10"]
         assert compiled.tools == ({"name": "grep", "parameters": {"type": "object"}},)
@@ -359,7 +362,7 @@ def test_two_processes_appending_to_one_session_keep_the_chain_intact(tmp_path: 
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
     with Store.open(path) as store:
-        log = store.transcript("shared").log()
+        log = Transcript(store, "shared").log()
     assert len(log) == 80
     assert [c.seq for c in log] == list(range(80))
     assert [c.parent for c in log] == [None] + [c.hash for c in log[:-1]]

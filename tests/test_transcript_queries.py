@@ -17,7 +17,7 @@ from weakprompt.transcript import CommitInfo, CommitOperation, ToolTurn, Transcr
 @pytest.fixture
 def t(tmp_path: Path) -> Iterator[Transcript]:
     with Store.open(tmp_path / "q.db", clock=FakeClock()) as store:
-        yield store.transcript("agent")
+        yield Transcript(store, "agent")
 
 
 def agent_session(t: Transcript) -> dict[str, CommitInfo]:

@@ -44,7 +44,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture
 def t(store: Store) -> Transcript:
-    return store.transcript("s")
+    return Transcript(store, "s")
 
 
 def rows(store: Store, table: str) -> int:
@@ -143,9 +143,9 @@ def test_same_schema_on_two_commits_is_one_row_and_two_links(t: Transcript, stor
 
 
 def test_dedup_is_store_wide_across_sessions(store: Store) -> None:
-    store.transcript("one").user("a", tools=[WEATHER, SEARCH])
-    store.transcript("two").user("b", tools=[SEARCH, WEATHER])
-    store.transcript("three").user("c", tools=[WEATHER, SEARCH])
+    Transcript(store, "one").user("a", tools=[WEATHER, SEARCH])
+    Transcript(store, "two").user("b", tools=[SEARCH, WEATHER])
+    Transcript(store, "three").user("c", tools=[WEATHER, SEARCH])
     assert rows(store, "tool_definitions") == 2
     assert rows(store, "tool_sets") == 2  # order matters: two distinct sets
     assert rows(store, "tool_set_members") == 4
@@ -222,21 +222,21 @@ def test_schema_round_trips_exactly_as_given(t: Transcript, store: Store) -> Non
     info = t.user("x", tools=[SEARCH, CALC])
     reopened = Store.open(store.url)
     try:
-        assert reopened.transcript("s").get_commit_tools(info.hash) == [SEARCH, CALC]
+        assert Transcript(reopened, "s").get_commit_tools(info.hash) == [SEARCH, CALC]
     finally:
         reopened.close()
 
 
 def test_tools_never_become_messages_or_change_hashes(store: Store) -> None:
-    plain = store.transcript("s1")
-    tooled = store.transcript("s2")
+    plain = Transcript(store, "s1")
+    tooled = Transcript(store, "s2")
     tooled.set_tools([WEATHER])
     for tr in (plain, tooled):
         tr.user("hi")
     assert [m.role for m in tooled.compile().messages] == ["user"]
     other = Store.open("sqlite://")
     try:
-        x = other.transcript("s1")
+        x = Transcript(other, "s1")
         x.set_tools([SEARCH, CALC])
         assert x.user("hi").hash == plain.log()[0].hash
     finally:
@@ -244,9 +244,9 @@ def test_tools_never_become_messages_or_change_hashes(store: Store) -> None:
 
 
 def test_get_commit_tools_of_foreign_commit_is_refused(store: Store) -> None:
-    other = store.transcript("other").user("x", tools=[WEATHER])
+    other = Transcript(store, "other").user("x", tools=[WEATHER])
     with pytest.raises(TranscriptError, match="no commit"):
-        store.transcript("s").get_commit_tools(other.hash)
+        Transcript(store, "s").get_commit_tools(other.hash)
 
 
 # --- compile ------------------------------------------------------------------------------------------

@@ -51,10 +51,10 @@ def chain_is_unbroken(log: list[CommitInfo]) -> bool:
 
 
 def test_a_turn_is_visible_to_its_transcript_but_stored_only_when_it_ends(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.set_tools([TOOL])
     system = t.system("sys")
-    other = store.transcript("s")  # another object on the same session sees only what is stored
+    other = Transcript(store, "s")  # another object on the same session sees only what is stored
     with t.turn() as turn:
         reply = t.assistant("", tool_calls=[CALL], usage=Usage(input_tokens=3, model_calls=1))
         result = t.tool_result(CALL.id, CALL.name, "found")
@@ -86,13 +86,13 @@ def test_commits_made_in_a_turn_equal_those_made_one_by_one(tmp_path: Path) -> N
         Store.open(tmp_path / "a.db", clock=FakeClock()) as a,
         Store.open(tmp_path / "b.db", clock=FakeClock()) as b,
     ):
-        one_by_one = a.transcript("s")
+        one_by_one = Transcript(a, "s")
         write(one_by_one)
-        batched = b.transcript("s")
+        batched = Transcript(b, "s")
         with batched.turn():
             write(batched)
-        assert b.transcript("s").log() == one_by_one.log()
-        assert b.transcript("s").compile() == one_by_one.compile()
+        assert Transcript(b, "s").log() == one_by_one.log()
+        assert Transcript(b, "s").compile() == one_by_one.compile()
 
 
 def tool_message(call: int, text: str) -> Message:
@@ -118,8 +118,8 @@ def test_property_a_turn_stores_what_plain_commits_would(
         Store.open("sqlite://", clock=FakeClock()) as plain_store,
         Store.open("sqlite://", clock=FakeClock()) as turn_store,
     ):
-        plain = plain_store.transcript("s")
-        batched = turn_store.transcript("s")
+        plain = Transcript(plain_store, "s")
+        batched = Transcript(turn_store, "s")
         for m in before:
             plain.commit(m)
             batched.commit(m)
@@ -135,13 +135,13 @@ def test_property_a_turn_stores_what_plain_commits_would(
                 plain.commit(edited, operation=CommitOperation.EDIT, edit_target=last.hash)
                 batched.commit(edited, operation=CommitOperation.EDIT, edit_target=last.hash)
             assert batched.compile() == plain.compile()
-        reread = turn_store.transcript("s")
+        reread = Transcript(turn_store, "s")
         assert reread.log() == plain.log()
         assert reread.compile() == plain.compile() == batched.compile()
 
 
 def test_an_error_inside_the_turn_stores_none_of_it(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     question = t.user("question")
     staged: list[CommitInfo] = []
     with pytest.raises(RuntimeError, match="tool crashed") as failure:
@@ -158,7 +158,7 @@ def test_an_error_inside_the_turn_stores_none_of_it(store: Store) -> None:
 
 
 def test_a_failure_while_storing_the_turn_leaves_no_partial_turn(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.user("question")
     # A real database failure on the second row of the turn: the first was already inserted.
     with store.write() as conn:
@@ -170,7 +170,7 @@ def test_a_failure_while_storing_the_turn_leaves_no_partial_turn(store: Store) -
         with t.turn():
             t.assistant("", tool_calls=[CALL])
             t.tool_result(CALL.id, CALL.name, "found")
-    assert [c.role for c in store.transcript("s").log()] == ["user"]
+    assert [c.role for c in Transcript(store, "s").log()] == ["user"]
     assert stored_rows(store, "commit_tools") == 0
     assert [m.role for m in t.compile().messages] == ["user"]
 
@@ -182,8 +182,9 @@ def test_a_process_dying_inside_a_turn_stores_nothing_of_it(tmp_path: Path) -> N
         import os
         from weakprompt.messages import ToolCall
         from weakprompt.store import Store
+        from weakprompt.transcript import Transcript
         store = Store.open({str(db)!r})
-        t = store.transcript("s")
+        t = Transcript(store, "s")
         t.user("question")
         call = ToolCall("call_1", "lookup", "{{}}")
         with t.turn():
@@ -195,12 +196,12 @@ def test_a_process_dying_inside_a_turn_stores_nothing_of_it(tmp_path: Path) -> N
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 3, done.stderr
     with Store.open(db) as store:
-        assert [c.role for c in store.transcript("s").log()] == ["user"]
+        assert [c.role for c in Transcript(store, "s").log()] == ["user"]
 
 
 def test_a_turn_moves_after_commits_another_writer_made_meanwhile(store: Store) -> None:
-    t = store.transcript("s")
-    other = store.transcript("s")
+    t = Transcript(store, "s")
+    other = Transcript(store, "s")
     base = t.user("question")
     with t.turn() as turn:
         reply = t.assistant("", tool_calls=[CALL])
@@ -221,7 +222,7 @@ def test_a_turn_moves_after_commits_another_writer_made_meanwhile(store: Store) 
 
 
 def test_edits_inside_a_turn_are_checked_against_staged_and_stored_commits(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     system = t.system("old")
     with t.turn():
         new_system = t.system("new", edit=system.hash)
@@ -237,11 +238,11 @@ def test_edits_inside_a_turn_are_checked_against_staged_and_stored_commits(store
             t.user("no", edit=reply.hash)
         with pytest.raises(TranscriptError, match="no such commit"):
             t.user("no", edit="0" * 64)
-    assert [m.content for m in store.transcript("s").compile().messages] == ["new", "final!"]
+    assert [m.content for m in Transcript(store, "s").compile().messages] == ["new", "final!"]
 
 
 def test_a_turn_inside_a_turn_joins_it(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     with t.turn() as outer:
         t.user("one")
         with t.turn() as inner:
@@ -253,7 +254,7 @@ def test_a_turn_inside_a_turn_joins_it(store: Store) -> None:
 
 
 def test_an_empty_turn_writes_nothing(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     with t.turn() as turn:
         pass
     assert turn.stored and turn.commits == () and turn.head is None
@@ -261,13 +262,13 @@ def test_an_empty_turn_writes_nothing(store: Store) -> None:
 
 
 def test_tool_sets_first_linked_inside_a_turn_are_stored_with_it(store: Store) -> None:
-    t = store.transcript("s")
+    t = Transcript(store, "s")
     t.set_tools([TOOL, OTHER])
     with t.turn():
         first = t.user("a")
         second = t.user("b", tools=[OTHER])
         t.user("c", tools=None)
-    reread = store.transcript("s")
+    reread = Transcript(store, "s")
     assert reread.get_commit_tools(first.hash) == [TOOL, OTHER]
     assert reread.get_commit_tools(second.hash) == [OTHER]
     assert stored_rows(store, "tool_sets") == 2 and stored_rows(store, "commit_tools") == 2
@@ -275,8 +276,8 @@ def test_tool_sets_first_linked_inside_a_turn_are_stored_with_it(store: Store) -
 
 
 def test_refresh_false_trusts_this_objects_own_last_write(store: Store) -> None:
-    t = store.transcript("s")
-    other = store.transcript("s")
+    t = Transcript(store, "s")
+    other = Transcript(store, "s")
     mine = t.user("mine")
     theirs = other.user("theirs")  # lands in the gap between t's write and its next turn
     with t.turn(refresh=False) as turn:
@@ -290,14 +291,14 @@ def test_refresh_false_trusts_this_objects_own_last_write(store: Store) -> None:
 
 
 def test_refresh_false_still_reads_when_this_object_has_not_written(store: Store) -> None:
-    first = store.transcript("s").user("stored before")
-    t = store.transcript("s")
+    first = Transcript(store, "s").user("stored before")
+    t = Transcript(store, "s")
     with t.turn(refresh=False) as turn:
         assert t.compile().commit_hashes == (first.hash,)
         t.assistant("reply")
     assert not turn.moved and turn.commits[0].parent == first.hash
     # after a turn that had to move, the view is rebuilt: the next turn reads again
-    other = store.transcript("s")
+    other = Transcript(store, "s")
     with t.turn(refresh=False):
         t.user("a")
         other.user("b")

@@ -171,7 +171,9 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
             if session_id is None:
                 print_sessions(console, store.session_ids())
                 return
-            record = store.transcript(session_id)
+            from ..transcript import Transcript
+
+            record = Transcript(store, session_id)
             commits = list(record.compile_view().commits) if compiled else record.log()
             if not commits:
                 known = store.session_ids()

@@ -106,11 +106,14 @@ def evaluate(
     _check_limits(max_turns, output_retries, max_expansions)
     tracker = BudgetTracker(budget) if isinstance(budget, Budget) else budget
     if transcript is None:
+        # Loaded here, not at the top: importing the runtime does not load the store.
+        from ..transcript.transcript import Transcript
+
         if store is None:
             from ..store import Store
 
             store = Store.open("sqlite://", clock=session.clock)
-        transcript = store.transcript(session.session_id, token_counter=adapter.token_counter)
+        transcript = Transcript(store, session.session_id, token_counter=adapter.token_counter)
     elif store is not None and transcript.store is not store:
         raise ConfigurationError("evaluate: the transcript given belongs to another store than store=")
     # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.

@@ -1,4 +1,8 @@
-"""The database handle shared by the transcript and (later) the tool-output store."""
+"""The database handle shared by the transcript and the tool-output store.
+
+The store knows tables, not what is kept in them: it never imports the
+transcript. A transcript is opened on a store (``Transcript(store, session_id)``).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, select
 from sqlalchemy.exc import SQLAlchemyError
@@ -18,10 +21,6 @@ from . import tables
 from .engine import WRITE_OPTION, build_engine, normalize_url, transaction_options
 from .locks import SCHEMA_LOCK, advisory_lock
 from .migrations import check_shape, migrate
-
-if TYPE_CHECKING:
-    from ..tokens import TokenCounter
-    from ..transcript.transcript import Transcript
 
 __all__ = ["Store"]
 
@@ -179,14 +178,6 @@ class Store:
         query = select(tables.commits.c.session_id).where(first).order_by(tables.commits.c.created_at)
         with self.read() as conn:
             return [str(s) for s in conn.execute(query).scalars()]
-
-    def transcript(
-        self, session_id: str, *, token_counter: TokenCounter | None = None, clock: Clock | None = None
-    ) -> Transcript:
-        """The transcript of ``session_id`` in this store (created on first commit)."""
-        from ..transcript.transcript import Transcript
-
-        return Transcript(self, session_id, token_counter=token_counter, clock=clock)
 
     def close(self) -> None:
         """Release every connection; further use raises :class:`StoreError`."""

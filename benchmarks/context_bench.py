@@ -46,8 +46,8 @@ from weakprompt.events import ToolResultStored
 from weakprompt.messages import AssistantTurn, Message
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ModelRequest, evaluate
-from weakprompt.runtime.extraction import ExtractionConfig
-from weakprompt.runtime.outputs import SizePolicy, ToolOutputSettings
+from weakprompt.runtime.results import SizePolicy, ToolOutputSettings
+from weakprompt.runtime.results.extraction import ExtractionConfig
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER

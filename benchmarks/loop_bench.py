@@ -116,7 +116,7 @@ def transcript_share_runner(k: int, store: Store) -> Callable[[], int]:
 
 def output_store_share_runner(k: int, store: Store) -> Callable[[], int]:
     """Only the tool-output store work of K round trips, as the loop does it: storing each result."""
-    from weakprompt.runtime.outputs import ToolOutputStore
+    from weakprompt.runtime.results import ToolOutputStore
 
     def run() -> int:
         with store.hold_connection():

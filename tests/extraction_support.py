@@ -9,7 +9,7 @@ from collections.abc import Callable
 from weakprompt.adapters.testing import FunctionAdapter, tool_call, tool_call_turn
 from weakprompt.messages import AssistantTurn, Message, Usage
 from weakprompt.runtime import ModelRequest
-from weakprompt.runtime.extraction import ExtractionConfig, ExtractionSource
+from weakprompt.runtime.results.extraction import ExtractionConfig, ExtractionSource
 
 NONCE = re.compile(r"<wp-([A-Za-z0-9]+)-FINAL")
 

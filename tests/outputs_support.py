@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from weakprompt.clock import FakeClock
 from weakprompt.events import Dispatcher, ToolResultStored
-from weakprompt.runtime.outputs import SummaryRegistry, ToolOutputStore
+from weakprompt.runtime.results import SummaryRegistry, ToolOutputStore
 from weakprompt.store import Store
 
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from weakprompt.runtime.extraction import MIN_CHUNK_BYTES, chunk_count, chunk_spans, snap_to_char_start
+from weakprompt.runtime.results.extraction import chunk_spans
+from weakprompt.runtime.results.extraction.chunking import MIN_CHUNK_BYTES, chunk_count, snap_to_char_start
 
 
 def test_data_that_fits_is_one_span() -> None:

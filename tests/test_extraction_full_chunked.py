@@ -14,14 +14,9 @@ from weakprompt.deadlines import Deadline
 from weakprompt.errors import BudgetExceededError, DeadlineExceededError, RateLimitError
 from weakprompt.messages import AssistantTurn, Usage
 from weakprompt.runtime import ModelRequest
-from weakprompt.runtime.extraction import (
-    NO_RELEVANT_DATA,
-    DocumentStats,
-    ExtractionConfig,
-    Extractor,
-    choose_strategy,
-    plan_chunks,
-)
+from weakprompt.runtime.results.extraction import NO_RELEVANT_DATA, DocumentStats, ExtractionConfig, Extractor
+from weakprompt.runtime.results.extraction.full_chunked import plan_chunks
+from weakprompt.runtime.results.extraction.routing import choose_strategy
 from weakprompt.tokens import ByteEstimateCounter
 
 

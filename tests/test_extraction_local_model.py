@@ -13,7 +13,7 @@ import pytest
 
 from extraction_support import log_lines, source
 from weakprompt.budget import Budget, BudgetTracker
-from weakprompt.runtime.extraction import ExtractionConfig, Extractor
+from weakprompt.runtime.results.extraction import ExtractionConfig, Extractor
 
 pytestmark = pytest.mark.real_model
 

@@ -14,19 +14,15 @@ from weakprompt.clock import FakeClock
 from weakprompt.deadlines import Deadline
 from weakprompt.errors import DeadlineExceededError, RateLimitError
 from weakprompt.messages import AssistantTurn
-from weakprompt.runtime import ModelRequest, ToolDispatcher
-from weakprompt.runtime.extraction import (
+from weakprompt.runtime import ModelRequest, ToolDispatcher, evaluate
+from weakprompt.runtime.results.extraction import ExtractionConfig, Extractor, decode_text, regex_guard
+from weakprompt.runtime.results.extraction.regex_guard import (
     MAX_PATTERN_CHARS,
-    ExtractionConfig,
-    Extractor,
     PatternError,
-    StoredOutputView,
     compile_pattern,
-    decode_text,
-    read_grep_tools,
-    regex_guard,
     search_lines,
 )
+from weakprompt.runtime.results.extraction.stored_view import StoredOutputView, read_grep_tools
 from weakprompt.session import Session
 
 HANDLE = "h-1"
@@ -280,7 +276,7 @@ def test_grep_time_limit_never_exceeds_the_deadline(monkeypatch: pytest.MonkeyPa
         seen.append(kwargs["timeout"])
         raise regex_guard.SearchTimeout("too slow")
 
-    monkeypatch.setattr("weakprompt.runtime.extraction.stored_view.search_lines", spy)
+    monkeypatch.setattr("weakprompt.runtime.results.extraction.stored_view.search_lines", spy)
     clock = FakeClock()
     deadline = Deadline(clock.now() + timedelta(seconds=0.5), clock=clock)
     ok, _ = call(
@@ -301,7 +297,9 @@ def test_compile_pattern_reports_overflowing_repeats() -> None:
 def test_read_grep_finds_a_needle_with_grep_then_read() -> None:
     data = log_lines(5000, needle_at=4321)
     model = adapter(grep_then_read_agent())
-    result = Extractor(model, config=config()).extract(source(data), "find the secret in the ERROR line")
+    result = Extractor(model, run_agent=evaluate, config=config()).extract(
+        source(data), "find the secret in the ERROR line"
+    )
 
     assert result.strategy_used == "read-grep"
     assert result.fallback_reason is None
@@ -317,7 +315,9 @@ def test_read_grep_finds_a_needle_with_grep_then_read() -> None:
 
 def test_read_grep_nothing_found_is_an_answer() -> None:
     model = adapter(grep_then_read_agent(pattern="no-such-thing"))
-    result = Extractor(model, config=config()).extract(source(log_lines(3000)), "q", mode="read-grep")
+    result = Extractor(model, run_agent=evaluate, config=config()).extract(
+        source(log_lines(3000)), "q", mode="read-grep"
+    )
     assert result.strategy_used == "read-grep"
     assert result.text.startswith("NO RELEVANT DATA FOUND")
 
@@ -327,7 +327,7 @@ def test_a_sub_agent_that_never_answers_falls_back_to_truncate() -> None:
         return tool_call_turn(tool_call("grep", {"handle": "h-1", "pattern": "INFO"}))
 
     model = adapter(forever)
-    result = Extractor(model, config=config(read_grep_max_turns=3)).extract(
+    result = Extractor(model, run_agent=evaluate, config=config(read_grep_max_turns=3)).extract(
         source(log_lines(3000)), "q", mode="read-grep"
     )
     assert result.strategy_used == "truncate"
@@ -338,15 +338,27 @@ def test_a_sub_agent_that_never_answers_falls_back_to_truncate() -> None:
     assert "WARNING: this is not the whole output." in result.text
 
 
+def test_without_a_sub_agent_runner_read_grep_falls_back_and_says_how_to_fix_it() -> None:
+    # The pipeline never imports the loop: the loop passes itself in as run_agent.
+    model = adapter(grep_then_read_agent())
+    result = Extractor(model, config=config()).extract(source(log_lines(3000)), "q", mode="read-grep")
+    assert result.strategy_used == "truncate"
+    assert result.fallback_reason == (
+        "read-grep failed: no sub-agent runner: build the Extractor with "
+        "run_agent=weakprompt.runtime.evaluate"
+    )
+    assert result.model_calls == 0 and model.requests == ()
+
+
 def test_an_empty_final_reply_is_reported_as_such() -> None:
-    result = Extractor(adapter(lambda r: "  "), config=config()).extract(
+    result = Extractor(adapter(lambda r: "  "), run_agent=evaluate, config=config()).extract(
         source(log_lines(3000)), "q", mode="read-grep"
     )
     assert result.fallback_reason is not None and result.fallback_reason.endswith("(an empty reply)")
 
 
 def test_a_sub_agent_final_reply_without_wrapper_falls_back() -> None:
-    result = Extractor(adapter(lambda r: "The secret is 4711."), config=config()).extract(
+    result = Extractor(adapter(lambda r: "The secret is 4711."), run_agent=evaluate, config=config()).extract(
         source(log_lines(3000)), "q", mode="read-grep"
     )
     assert result.strategy_used == "truncate"
@@ -358,7 +370,9 @@ def test_a_sub_agent_model_error_falls_back() -> None:
     def fail(request: ModelRequest) -> str:
         raise RateLimitError("try later", provider="test")
 
-    result = Extractor(adapter(fail), config=config()).extract(source(log_lines(3000)), "q", mode="read-grep")
+    result = Extractor(adapter(fail), run_agent=evaluate, config=config()).extract(
+        source(log_lines(3000)), "q", mode="read-grep"
+    )
     assert (
         result.fallback_reason
         == "read-grep failed: the sub-agent's model call failed: RateLimitError: try later"
@@ -375,7 +389,7 @@ def test_the_sub_agent_recovers_from_its_own_tool_mistakes() -> None:
         assert last.is_error and "past the end" in last.content
         return wrapped(request, "gave up politely")
 
-    result = Extractor(adapter(clumsy), config=config()).extract(
+    result = Extractor(adapter(clumsy), run_agent=evaluate, config=config()).extract(
         source(log_lines(3000)), "q", mode="read-grep"
     )
     assert result.text == "gave up politely"
@@ -391,6 +405,6 @@ def test_the_sub_agent_respects_the_deadline() -> None:
         return tool_call_turn(tool_call("grep", {"handle": "h-1", "pattern": "x"}))
 
     with pytest.raises(DeadlineExceededError):
-        Extractor(adapter(slow), config=config(), clock=clock).extract(
+        Extractor(adapter(slow), run_agent=evaluate, config=config(), clock=clock).extract(
             source(log_lines(3000)), "q", mode="read-grep", deadline=deadline
         )

@@ -8,22 +8,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from weakprompt.runtime.extraction import (
-    MAX_HANDLE_CHARS,
-    MIN_TRUNCATE_BYTES,
+from weakprompt.runtime.results.extraction import (
     ExtractionSource,
-    FinalWrapper,
-    count_lines,
     decode_text,
     document_stats,
-    failure_reply,
     handle_message,
-    not_found_reply,
-    random_nonce,
-    split_lines,
-    success_reply,
     truncate_text,
 )
+from weakprompt.runtime.results.extraction.replies import (
+    MAX_HANDLE_CHARS,
+    failure_reply,
+    not_found_reply,
+    success_reply,
+)
+from weakprompt.runtime.results.extraction.source import count_lines, split_lines
+from weakprompt.runtime.results.extraction.truncate import MIN_TRUNCATE_BYTES
+from weakprompt.runtime.results.extraction.wrapper import FinalWrapper, random_nonce
 from weakprompt.tokens import ByteEstimateCounter
 
 STORE_BYTE_CAP = 12288  # the output store's default max_bytes
@@ -252,7 +252,7 @@ def test_truncate_always_fits_its_cap(data: bytes, cap: int, preface: str) -> No
 
 
 def test_a_preface_with_no_room_is_dropped() -> None:
-    from weakprompt.runtime.extraction.truncate import _fit  # pyright: ignore[reportPrivateUsage]
+    from weakprompt.runtime.results.extraction.truncate import _fit  # pyright: ignore[reportPrivateUsage]
 
     assert _fit("NOTE: long\n", 7) == ""
     assert _fit("NOTE: ok\n", 100) == "NOTE: ok\n"

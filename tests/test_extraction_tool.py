@@ -27,9 +27,9 @@ from weakprompt.events import ToolInvoked, ToolOutputExtracted
 from weakprompt.messages import AssistantTurn, Usage
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ModelRequest, ToolDispatcher, evaluate
-from weakprompt.runtime.extraction import (
+from weakprompt.runtime.results import NEVER_STORED_TOOLS
+from weakprompt.runtime.results.extraction import (
     EXTRACTION_MODES,
-    NEVER_STORED_TOOLS,
     NO_RELEVANT_DATA,
     TOOL_OUTPUT_SCHEMA,
     ExtractionResult,
@@ -67,7 +67,9 @@ class Outputs:
 
 def tool_for(outputs: Outputs, model_fn=None, **changes: object) -> AnyTool:  # type: ignore[no-untyped-def]
     model = adapter(model_fn or (lambda request: wrapped(request, "extracted")))
-    return make_tool_output_tool(outputs.lookup, lambda context: Extractor(model, config=config(**changes)))
+    return make_tool_output_tool(
+        outputs.lookup, lambda context: Extractor(model, run_agent=evaluate, config=config(**changes))
+    )
 
 
 def run(tool: AnyTool, arguments: dict[str, object], session: Session, tracker: BudgetTracker | None = None):  # type: ignore[no-untyped-def]
@@ -370,7 +372,7 @@ def harness(outputs: Outputs, payload: bytes, extraction_model) -> tuple[Prompt[
 
     fetch: AnyTool = Tool(name="fetch_logs", description="Fetch the service logs.", handler=fetch_logs)
     tool_output = make_tool_output_tool(
-        outputs.lookup, lambda context: Extractor(extraction_model, config=config())
+        outputs.lookup, lambda context: Extractor(extraction_model, run_agent=evaluate, config=config())
     )
     template: PromptTemplate[None] = PromptTemplate(
         ns="tests/extraction",

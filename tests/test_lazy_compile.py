@@ -9,7 +9,7 @@ import pytest
 from outputs_support import log_lines
 from weakprompt.errors import TranscriptError
 from weakprompt.messages import ToolCall
-from weakprompt.runtime.outputs import SizePolicy, ToolOutputStore, ToolResultPipeline
+from weakprompt.runtime.results import SizePolicy, ToolOutputStore, ToolResultPipeline
 from weakprompt.store import Store
 from weakprompt.transcript import CompileOptions, CompileView, Transcript
 from weakprompt.transcript.lazy import (

@@ -10,14 +10,14 @@ from outputs_support import log_lines
 from weakprompt.budget import Budget, BudgetTracker
 from weakprompt.messages import ToolCall
 from weakprompt.runtime import ToolDispatcher
-from weakprompt.runtime.outputs import (
+from weakprompt.runtime.results import (
     GET_TOOL_RESULT_NAME,
     SizePolicy,
     ToolOutputStore,
     handle_text,
     make_get_tool_result_tool,
-    not_found_text,
 )
+from weakprompt.runtime.results.lazy_tool import not_found_text
 from weakprompt.session import Session
 from weakprompt.store import Store
 

@@ -14,7 +14,7 @@ AGENT_IMPORTS = (
     "weakprompt.adapters.testing",
     "weakprompt.model",
 )
-HEAVY = ("sqlalchemy", "weakprompt.store", "weakprompt.transcript.transcript", "weakprompt.runtime.outputs")
+HEAVY = ("sqlalchemy", "weakprompt.store", "weakprompt.transcript.transcript", "weakprompt.runtime.results")
 
 
 def loaded_after(code: str) -> list[str]:

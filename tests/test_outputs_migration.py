@@ -9,7 +9,7 @@ from sqlalchemy import inspect
 from weakprompt.clock import FakeClock
 from weakprompt.jsontypes import JSONObject
 from weakprompt.messages import ToolCall
-from weakprompt.runtime.outputs import ToolOutputStore
+from weakprompt.runtime.results import ToolOutputStore
 from weakprompt.store import LATEST_VERSION, MIGRATIONS, Store
 from weakprompt.store.engine import WRITE_OPTION, build_engine, normalize_url
 from weakprompt.store.migrations import migrate, read_version

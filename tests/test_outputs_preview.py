@@ -5,10 +5,8 @@ from __future__ import annotations
 import pytest
 
 from weakprompt.errors import ConfigurationError
-from weakprompt.runtime.extraction import DocumentStats
-from weakprompt.runtime.outputs import (
+from weakprompt.runtime.results import (
     DEFAULT_MAX_BYTES,
-    EMPTY_PREVIEW,
     PREVIEW_MAX_CHARS,
     SUMMARY_MAX_CHARS,
     SizePolicy,
@@ -18,9 +16,10 @@ from weakprompt.runtime.outputs import (
     handle_text,
     make_preview,
     register_summary,
-    safe_text,
 )
-from weakprompt.runtime.outputs.summaries import DEFAULT_SUMMARIES
+from weakprompt.runtime.results.extraction import DocumentStats
+from weakprompt.runtime.results.preview import EMPTY_PREVIEW, safe_text
+from weakprompt.runtime.results.summaries import DEFAULT_SUMMARIES
 
 
 def test_short_output_is_its_own_preview() -> None:

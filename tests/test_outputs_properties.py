@@ -7,8 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from weakprompt.runtime.extraction import DocumentStats, split_lines
-from weakprompt.runtime.outputs import (
+from weakprompt.runtime.results import (
     MIN_MAX_BYTES,
     PREVIEW_MAX_CHARS,
     SizePolicy,
@@ -18,6 +17,8 @@ from weakprompt.runtime.outputs import (
     make_preview,
     payload_hash,
 )
+from weakprompt.runtime.results.extraction import DocumentStats
+from weakprompt.runtime.results.extraction.source import split_lines
 from weakprompt.store import Store
 
 # One store for the whole module: hypothesis runs many examples; ids never repeat.

@@ -12,8 +12,8 @@ from sqlalchemy import select, text
 from outputs_support import log_lines, output_store
 from weakprompt.clock import FakeClock
 from weakprompt.errors import StoreError
-from weakprompt.runtime.extraction import NEVER_STORED_TOOLS
-from weakprompt.runtime.outputs import (
+from weakprompt.runtime.results import (
+    NEVER_STORED_TOOLS,
     SummaryRegistry,
     ToolOutputStore,
     ToolOutputStoreError,
@@ -77,7 +77,7 @@ def test_get_result_returns_exact_bytes_and_metadata() -> None:
 
 
 def test_get_metadata_does_not_read_the_payload(monkeypatch: pytest.MonkeyPatch) -> None:
-    import weakprompt.runtime.outputs.store as module
+    import weakprompt.runtime.results.store as module
 
     with output_store() as (outputs, _, _):
         outputs.store_result("c1", "cat", "{}", "data")

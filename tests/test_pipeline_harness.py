@@ -18,8 +18,8 @@ from weakprompt.adapters.testing import tool_call, tool_call_turn
 from weakprompt.events import ToolOutputExtracted
 from weakprompt.messages import AssistantTurn
 from weakprompt.runtime import ModelRequest, evaluate
-from weakprompt.runtime.extraction import ExtractionConfig
-from weakprompt.runtime.outputs import ToolOutputSettings, ToolOutputStore
+from weakprompt.runtime.results import ToolOutputSettings, ToolOutputStore
+from weakprompt.runtime.results.extraction import ExtractionConfig
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.transcript import Transcript

@@ -25,8 +25,9 @@ from weakprompt.events import ToolOutputExtracted, ToolResultStored
 from weakprompt.messages import AssistantTurn
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ForceTool, ModelRequest, evaluate
-from weakprompt.runtime.extraction import TOOL_OUTPUT_SCHEMA, ExtractionConfig, FixedSchemaTool
-from weakprompt.runtime.outputs import ToolOutputSettings, ToolOutputStore, handle_text
+from weakprompt.runtime.results import ToolOutputSettings, ToolOutputStore, handle_text
+from weakprompt.runtime.results.extraction import TOOL_OUTPUT_SCHEMA, ExtractionConfig
+from weakprompt.runtime.results.extraction.tool_output_tool import FixedSchemaTool
 from weakprompt.serde import Meta
 from weakprompt.session import Session
 from weakprompt.store import Store

@@ -14,8 +14,8 @@ from weakprompt.errors import ConfigurationError
 from weakprompt.events import ToolOutputExtracted, ToolResultStored
 from weakprompt.messages import AssistantTurn
 from weakprompt.runtime import ForceTool, ModelRequest, evaluate
-from weakprompt.runtime.extraction import ExtractionConfig
-from weakprompt.runtime.outputs import SizePolicy, ToolOutputSettings, ToolOutputStore
+from weakprompt.runtime.results import SizePolicy, ToolOutputSettings, ToolOutputStore
+from weakprompt.runtime.results.extraction import ExtractionConfig
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolContext, ToolResult, tool

@@ -11,7 +11,7 @@ from weakprompt.adapters.testing import tool_call, tool_call_turn
 from weakprompt.errors import ConfigurationError
 from weakprompt.messages import AssistantTurn
 from weakprompt.runtime import ForceTool, ModelRequest, evaluate
-from weakprompt.runtime.outputs import SizePolicy, ToolOutputSettings
+from weakprompt.runtime.results import SizePolicy, ToolOutputSettings
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.transcript import Transcript

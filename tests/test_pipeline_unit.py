@@ -8,7 +8,7 @@ import pytest
 
 from weakprompt.budget import Budget, BudgetTracker
 from weakprompt.messages import ToolCall
-from weakprompt.runtime.outputs import SizePolicy, ToolOutputStore, ToolResultPipeline, handle_text
+from weakprompt.runtime.results import SizePolicy, ToolOutputStore, ToolResultPipeline, handle_text
 from weakprompt.store import Store
 from weakprompt.transcript.lazy import LOADED_RESULT_KEY, STORED_OUTPUT_KEY
 

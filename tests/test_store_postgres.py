@@ -27,7 +27,7 @@ from weakprompt.clock import FakeClock
 from weakprompt.errors import SchemaVersionError, StoreError, TranscriptError
 from weakprompt.jsontypes import JSONObject
 from weakprompt.messages import ToolCall
-from weakprompt.runtime.outputs import SummaryRegistry, ToolOutputStore, ToolOutputStoreError
+from weakprompt.runtime.results import SummaryRegistry, ToolOutputStore, ToolOutputStoreError
 from weakprompt.store import LATEST_VERSION, MIGRATIONS, Store, tables
 from weakprompt.store.engine import normalize_url
 from weakprompt.store.locks import SCHEMA_LOCK, advisory_lock, lock_key

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ..tools import AnyTool
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
-    from .outputs import EvaluationOutputs, Retention, ToolOutputSettings
+    from .results import EvaluationOutputs, Retention, ToolOutputSettings
 
 __all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "evaluate"]
 
@@ -117,7 +117,7 @@ def evaluate(
     elif store is not None and transcript.store is not store:
         raise ConfigurationError("evaluate: the transcript given belongs to another store than store=")
     # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.
-    from .outputs import EvaluationOutputs
+    from .results import EvaluationOutputs
 
     outputs = EvaluationOutputs(
         transcript=transcript,
@@ -127,6 +127,7 @@ def evaluate(
         settings=tool_outputs,
         load_tool_results=load_tool_results,
         retention=retention,
+        run_agent=evaluate,  # read-grep extraction runs its sub-agent on this same loop
     )
     run = _Evaluation(
         prompt,

@@ -8,6 +8,10 @@ oversized output (rewriting it would lose the handle) and the replies of
 stored output). ``configure_tool_summarization()`` and
 ``compress_tool_calls()`` leave those alone; a custom handler can ask the
 same question.
+
+The names of the pipeline's own tools are decided here, in the lowest layer
+that needs them; the output store, the pipeline and the tools themselves
+(``weakprompt.runtime.results``) take them from this module.
 """
 
 from __future__ import annotations
@@ -17,7 +21,20 @@ from collections.abc import Mapping
 from ..jsontypes import JSONValue
 from .lazy import LOADED_RESULT_KEY, STORED_OUTPUT_KEY
 
-__all__ = ["shaped_by_output_pipeline"]
+__all__ = ["GET_TOOL_RESULT_NAME", "NEVER_STORED_TOOLS", "TOOL_OUTPUT_NAME", "shaped_by_output_pipeline"]
+
+TOOL_OUTPUT_NAME = "tool_output"
+"""The tool that answers questions about an output kept behind a handle."""
+
+GET_TOOL_RESULT_NAME = "get_tool_result"
+"""The tool that loads an earlier result shown as a slim reference."""
+
+NEVER_STORED_TOOLS: frozenset[str] = frozenset({TOOL_OUTPUT_NAME, GET_TOOL_RESULT_NAME})
+"""Tools whose results always go to the model inline, never behind a handle.
+
+Their results are already the answer to "show me a stored output"; storing
+them again would send the model round in circles.
+"""
 
 
 def shaped_by_output_pipeline(tool_name: str, metadata: Mapping[str, JSONValue]) -> str | None:
@@ -27,9 +44,6 @@ def shaped_by_output_pipeline(tool_name: str, metadata: Mapping[str, JSONValue])
         return "it is the handle message of an oversized stored output"
     if LOADED_RESULT_KEY in metadata:
         return "it is a get_tool_result reply, which the model asked for in full"
-    # The runtime package imports this one, so its constant is read on use.
-    from ..runtime.extraction import NEVER_STORED_TOOLS
-
     if tool_name in NEVER_STORED_TOOLS:
         return f"it is a {tool_name} reply about stored output"
     return None

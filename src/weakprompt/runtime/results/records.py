@@ -9,7 +9,7 @@ import attrs
 from ...errors import StoreError
 from ...jsontypes import JSONObject
 from ...transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
-from ..extraction import DocumentStats, ExtractionSource, decode_text
+from .extraction import DocumentStats, ExtractionSource, decode_text
 
 __all__ = [
     "StoredToolResult",

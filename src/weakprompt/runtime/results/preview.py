@@ -9,7 +9,7 @@ decoded: the cost does not grow with the output.
 
 from __future__ import annotations
 
-from ..extraction import count_lines, decode_text, split_lines
+from .extraction.source import count_lines, decode_text, split_lines
 
 __all__ = ["EMPTY_PREVIEW", "ERROR_PREFIX", "PREVIEW_MAX_CHARS", "make_preview", "safe_text"]
 

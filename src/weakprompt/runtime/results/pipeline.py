@@ -17,8 +17,8 @@ import attrs
 
 from ...jsontypes import JSONObject
 from ...transcript.lazy import LOADED_RESULT_KEY
-from ..extraction import NEVER_STORED_TOOLS, DocumentStats
-from .lazy_tool import GET_TOOL_RESULT_NAME
+from ...transcript.shaped import GET_TOOL_RESULT_NAME, NEVER_STORED_TOOLS
+from .extraction import DocumentStats
 from .policy import OversizeReason, SizePolicy, handle_text
 from .records import ToolOutputStoreError, ToolResultReference
 

@@ -17,20 +17,20 @@ from typing import TypeVar
 
 import attrs
 
-from ...errors import ConfigurationError
-from ...events import ToolOutputExtracted
-from ...jsontypes import JSONObject, JSONValue
-from ...serde import StrictSchemaError
-from ...tools import Tool, ToolContext, ToolResult
-from ..redaction import default_redact
+from ....errors import ConfigurationError
+from ....events import ToolOutputExtracted
+from ....jsontypes import JSONObject, JSONValue
+from ....serde import StrictSchemaError
+from ....tools import Tool, ToolContext, ToolResult
+from ....transcript.shaped import TOOL_OUTPUT_NAME
+from ...redaction import default_redact
 from .config import EXTRACTION_MODES, ExtractionConfig, ExtractionMode
 from .extractor import ExtractionResult, Extractor
+from .read_grep import RunSubAgent
 from .replies import failure_reply, not_found_reply, success_reply
 from .source import ExtractionSource
 
 __all__ = [
-    "NEVER_STORED_TOOLS",
-    "TOOL_OUTPUT_NAME",
     "TOOL_OUTPUT_SCHEMA",
     "FixedSchemaTool",
     "SourceLookup",
@@ -43,15 +43,6 @@ logger = logging.getLogger(__name__)
 
 P = TypeVar("P")
 R = TypeVar("R")
-
-TOOL_OUTPUT_NAME = "tool_output"
-
-NEVER_STORED_TOOLS: frozenset[str] = frozenset({TOOL_OUTPUT_NAME, "get_tool_result"})
-"""Tools whose results always go to the model inline, never behind a handle.
-
-Their results are already the answer to "show me a stored output"; storing
-them again would send the model round in circles.
-"""
 
 TOOL_OUTPUT_SCHEMA: JSONObject = {
     "type": "object",
@@ -141,9 +132,12 @@ def _publish(context: ToolContext, source: ExtractionSource, result: ExtractionR
         )
 
 
-def context_extractor(config: ExtractionConfig | None = None) -> Callable[[ToolContext], Extractor]:
+def context_extractor(
+    config: ExtractionConfig | None = None, *, run_agent: RunSubAgent | None = None
+) -> Callable[[ToolContext], Extractor]:
     """An ``extractor_factory`` that extracts with the evaluation's own model and clock.
 
+    ``run_agent`` runs the read-grep sub-agent (see :class:`Extractor`).
     Raises :class:`ConfigurationError` (turned into a failure reply by the
     tool) when the context carries no adapter.
     """
@@ -153,7 +147,7 @@ def context_extractor(config: ExtractionConfig | None = None) -> Callable[[ToolC
             raise ConfigurationError(
                 "tool_output needs an extraction model, and this tool context has no adapter"
             )
-        return Extractor(context.adapter, config=config, clock=context.session.clock)
+        return Extractor(context.adapter, config=config, clock=context.session.clock, run_agent=run_agent)
 
     return build
 

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ...messages import AssistantTurn, Usage
+from ....messages import AssistantTurn, Usage
 
 if TYPE_CHECKING:
-    from ...budget import BudgetTracker
-    from ...deadlines import Deadline
-    from ...model import ModelRequest, ProviderAdapter
-    from ...tokens import TokenCounter
+    from ....budget import BudgetTracker
+    from ....deadlines import Deadline
+    from ....model import ModelRequest, ProviderAdapter
+    from ....tokens import TokenCounter
 
 __all__ = ["MeteredAdapter"]
 

@@ -1,19 +1,21 @@
 """The read-grep strategy: a sub-agent that searches the output with ``grep`` and ``read``.
 
 It is an ordinary nested evaluation through :func:`weakprompt.runtime.evaluate`
-(the one loop), with a prompt whose only tools read this one output. It runs
-in a private session so its tool calls and events stay out of the caller's
-state; its model calls still go through the metered adapter, so they are
-charged to the caller's usage and budget.
+(the one loop), with a prompt whose only tools read this one output. The loop
+runs this pipeline, so the pipeline does not import the loop: the evaluation
+function is passed in (:class:`RunSubAgent`). The sub-agent runs in a private
+session so its tool calls and events stay out of the caller's state; its
+model calls still go through the metered adapter, so they are charged to the
+caller's usage and budget.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from ...errors import AdapterError, MaxTurnsExceededError, OutputParseError
-from ...prompt import MarkdownSection, Prompt, PromptTemplate
-from ...session import Session
+from ....errors import AdapterError, MaxTurnsExceededError, OutputParseError
+from ....prompt import MarkdownSection, Prompt, PromptTemplate
+from ....session import Session
 from .config import ExtractionConfig
 from .failure import StrategyFailed, reply_preview
 from .prompts import READ_GREP_TEMPLATE, ReadGrepBrief, read_grep_brief, read_grep_request
@@ -22,11 +24,34 @@ from .stored_view import StoredOutputView, read_grep_tools
 from .wrapper import FinalWrapper
 
 if TYPE_CHECKING:
-    from ...clock import Clock
-    from ...deadlines import Deadline
-    from ...model import ProviderAdapter
+    from ....clock import Clock
+    from ....deadlines import Deadline
+    from ....model import ProviderAdapter
 
-__all__ = ["read_grep_prompt", "run_read_grep"]
+__all__ = ["RunSubAgent", "SubAgentReply", "read_grep_prompt", "run_read_grep"]
+
+
+class SubAgentReply(Protocol):
+    """What the sub-agent's evaluation returns that read-grep reads: its final text."""
+
+    @property
+    def text(self) -> str: ...
+
+
+class RunSubAgent(Protocol):
+    """Runs a prompt to its final answer: :func:`weakprompt.runtime.evaluate` fits."""
+
+    def __call__(
+        self,
+        prompt: Prompt[None],
+        *,
+        adapter: ProviderAdapter,
+        session: Session,
+        input: str | None,
+        deadline: Deadline | None,
+        max_turns: int,
+        max_output_tokens: int | None,
+    ) -> SubAgentReply: ...
 
 
 def read_grep_prompt(view: StoredOutputView, brief: ReadGrepBrief) -> Prompt[None]:
@@ -58,15 +83,14 @@ def run_read_grep(
     config: ExtractionConfig,
     clock: Clock,
     deadline: Deadline | None,
+    run_agent: RunSubAgent,
 ) -> str:
-    """Run the sub-agent; returns the answer from its wrapped final reply."""
-    from ..loop import evaluate  # the loop module imports the runtime package that holds this one
-
+    """Run the sub-agent with ``run_agent``; returns the answer from its wrapped final reply."""
     wrapper = FinalWrapper(config.nonce_factory())
     view = StoredOutputView(source, text, config)
     brief = read_grep_brief(source, stats, query, wrapper, max_lines=config.read_max_lines)
     try:
-        response = evaluate(
+        response = run_agent(
             read_grep_prompt(view, brief),
             adapter=adapter,
             session=Session(clock=clock),

@@ -7,24 +7,24 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ...clock import SYSTEM_CLOCK, Clock
-from ...errors import BudgetExceededError, DeadlineExceededError
-from ...messages import Usage
-from ...tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
-from ..redaction import default_redact
+from ....clock import SYSTEM_CLOCK, Clock
+from ....errors import BudgetExceededError, DeadlineExceededError
+from ....messages import Usage
+from ....tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
+from ...redaction import default_redact
 from .config import EXTRACTION_MODES, ExtractionConfig, ExtractionMode, StrategyName
 from .failure import StrategyFailed
 from .full_chunked import plan_chunks, run_full_chunked
 from .metering import MeteredAdapter
-from .read_grep import run_read_grep
+from .read_grep import RunSubAgent, run_read_grep
 from .routing import choose_strategy
 from .source import DocumentStats, ExtractionSource, decode_text, document_stats
 from .truncate import truncate_text
 
 if TYPE_CHECKING:
-    from ...budget import BudgetTracker
-    from ...deadlines import Deadline
-    from ...model import ProviderAdapter
+    from ....budget import BudgetTracker
+    from ....deadlines import Deadline
+    from ....model import ProviderAdapter
 
 __all__ = ["ExtractionResult", "Extractor"]
 
@@ -62,7 +62,9 @@ class Extractor:
     its ``context_window`` and ``token_counter`` size the chunks. Limits of
     the surrounding evaluation are honoured: a passed deadline or an
     exhausted budget raises instead of falling back, because the evaluation
-    has to stop anyway.
+    has to stop anyway. ``run_agent`` runs the read-grep sub-agent (pass
+    :func:`weakprompt.runtime.evaluate`; the evaluation loop passes itself):
+    without it, read-grep fails over to truncate and says so.
     """
 
     def __init__(
@@ -71,10 +73,12 @@ class Extractor:
         *,
         config: ExtractionConfig | None = None,
         clock: Clock | None = None,
+        run_agent: RunSubAgent | None = None,
     ) -> None:
         self.adapter = adapter
         self.config = config if config is not None else ExtractionConfig()
         self.clock = clock if clock is not None else SYSTEM_CLOCK
+        self.run_agent = run_agent
 
     @property
     def token_counter(self) -> TokenCounter:
@@ -137,9 +141,21 @@ class Extractor:
         try:
             if strategy == "full-chunked":
                 answer = run_full_chunked(metered, source, stats, query, counter=counter, config=config)
+            elif self.run_agent is None:
+                raise StrategyFailed(
+                    "no sub-agent runner: build the Extractor with run_agent=weakprompt.runtime.evaluate"
+                )
             else:
                 answer = run_read_grep(
-                    metered, source, text, stats, query, config=config, clock=self.clock, deadline=deadline
+                    metered,
+                    source,
+                    text,
+                    stats,
+                    query,
+                    config=config,
+                    clock=self.clock,
+                    deadline=deadline,
+                    run_agent=self.run_agent,
                 )
         except (DeadlineExceededError, BudgetExceededError):
             raise

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ...messages import Message
+from ....messages import Message
 from .source import DocumentStats, ExtractionSource
 from .wrapper import NO_RELEVANT_DATA, FinalWrapper
 

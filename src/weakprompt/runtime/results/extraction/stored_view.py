@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...tools import AnyTool, Tool, ToolContext, ToolResult
+from ....tools import AnyTool, Tool, ToolContext, ToolResult
 from .config import ExtractionConfig
 from .regex_guard import LineHit, PatternError, SearchFailed, SearchTimeout, search_lines
 from .source import ExtractionSource, split_lines

@@ -39,7 +39,8 @@ from ...store.output_rows import (
     put_output_blob,
 )
 from ...tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
-from ..extraction import NEVER_STORED_TOOLS, DocumentStats, ExtractionSource, document_stats
+from ...transcript.shaped import NEVER_STORED_TOOLS
+from .extraction import DocumentStats, ExtractionSource, document_stats
 from .handles import handle_for, payload_hash
 from .preview import make_preview
 from .records import StoredToolResult, ToolOutputStoreError, ToolResultMetadata, ToolResultReference

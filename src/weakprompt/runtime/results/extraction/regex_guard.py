@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ...clock import SYSTEM_CLOCK, Clock
+from ....clock import SYSTEM_CLOCK, Clock
 
 __all__ = [
     "MAX_PATTERN_CHARS",

@@ -10,18 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...tools import Tool, ToolContext, ToolResult
+from ...transcript.shaped import GET_TOOL_RESULT_NAME
 from .policy import SizePolicy, handle_text
 from .store import ToolOutputStore
 
 __all__ = [
-    "GET_TOOL_RESULT_NAME",
     "KNOWN_IDS_SHOWN",
     "GetToolResultParams",
     "make_get_tool_result_tool",
     "not_found_text",
 ]
 
-GET_TOOL_RESULT_NAME = "get_tool_result"
 KNOWN_IDS_SHOWN = 10
 
 

@@ -13,7 +13,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from ...errors import ConfigurationError
-from ..extraction import DocumentStats, handle_message
+from .extraction import DocumentStats, handle_message
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

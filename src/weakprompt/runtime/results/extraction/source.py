@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from ...tokens import TokenCounter
+from ....tokens import TokenCounter
 
 __all__ = [
     "DocumentStats",

@@ -37,8 +37,10 @@ from ...messages import Usage
 from ...tools import AnyTool, ToolContext
 from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
 from ...transcript.options import CompileOptions
-from ..extraction import ExtractionConfig, ExtractionSource, Extractor, make_tool_output_tool
-from .lazy_tool import GET_TOOL_RESULT_NAME, make_get_tool_result_tool
+from ...transcript.shaped import GET_TOOL_RESULT_NAME
+from .extraction import ExtractionConfig, ExtractionSource, Extractor, make_tool_output_tool
+from .extraction.read_grep import RunSubAgent
+from .lazy_tool import make_get_tool_result_tool
 from .pipeline import ProcessedResult, ToolResultPipeline
 from .policy import SizePolicy
 from .records import ToolResultReference
@@ -91,6 +93,7 @@ class EvaluationOutputs:
         settings: ToolOutputSettings | None = None,
         load_tool_results: LoadToolResults = False,
         retention: Retention = "session",
+        run_agent: RunSubAgent | None = None,
     ) -> None:
         if retention not in RETENTIONS:
             raise ConfigurationError(
@@ -104,6 +107,7 @@ class EvaluationOutputs:
         self.retention: Retention = retention
         self.session = session
         self.adapter = adapter
+        self.run_agent = run_agent
         self.store = ToolOutputStore(
             transcript.store,
             transcript.session_id,
@@ -132,7 +136,8 @@ class EvaluationOutputs:
 
     def _extractor(self, context: ToolContext) -> Extractor:
         adapter = self.settings.extraction_adapter or context.adapter or self.adapter
-        return Extractor(adapter, config=self.settings.extraction_config, clock=self.session.clock)
+        config = self.settings.extraction_config
+        return Extractor(adapter, config=config, clock=self.session.clock, run_agent=self.run_agent)
 
     def extra_tools(self, prompt_names: Sequence[str]) -> tuple[AnyTool, ...]:
         """The pipeline's tools the dispatcher must know (a prompt tool of the same name wins)."""

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ...errors import AdapterError
-from ...messages import Message
-from ...model import CompiledContext, ModelRequest
-from ...tokens import TokenCounter
+from ....errors import AdapterError
+from ....messages import Message
+from ....model import CompiledContext, ModelRequest
+from ....tokens import TokenCounter
 from .chunking import MIN_CHUNK_BYTES, Span, chunk_spans
 from .config import ExtractionConfig
 from .failure import StrategyFailed, reply_preview
@@ -26,7 +26,7 @@ from .source import DocumentStats, ExtractionSource, decode_text
 from .wrapper import FinalWrapper
 
 if TYPE_CHECKING:
-    from ...model import ProviderAdapter
+    from ....model import ProviderAdapter
 
 __all__ = ["MIN_CHUNK_TOKENS", "ChunkPlan", "plan_chunks", "run_full_chunked"]
 

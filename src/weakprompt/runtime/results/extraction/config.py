@@ -7,8 +7,8 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from ...errors import ConfigurationError
-from ...tokens import TokenCounter
+from ....errors import ConfigurationError
+from ....tokens import TokenCounter
 from .truncate import MIN_TRUNCATE_BYTES
 from .wrapper import NonceFactory, random_nonce
 

@@ -16,6 +16,7 @@ from weakprompt.runtime.results import (
     ToolOutputStore,
     handle_text,
     make_get_tool_result_tool,
+    output_stats,
 )
 from weakprompt.runtime.results.lazy_tool import not_found_text
 from weakprompt.session import Session
@@ -46,7 +47,7 @@ def test_returns_an_earlier_result_in_full(outputs: ToolOutputStore) -> None:
 def test_an_oversized_result_comes_back_as_its_handle_message(outputs: ToolOutputStore) -> None:
     ref = outputs.store_result("c1", "read_log", "{}", log_lines(1000))
     message, ok = _dispatch(outputs, '{"tool_call_id": "c1"}')
-    assert ok and message == handle_text(ref.handle, ref.stats)
+    assert ok and message == handle_text(ref.handle, output_stats(ref))
     assert outputs.has_oversized()  # so tool_output is offered from now on
 
 

@@ -25,7 +25,7 @@ from weakprompt.events import ToolOutputExtracted, ToolResultStored
 from weakprompt.messages import AssistantTurn
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ForceTool, ModelRequest, evaluate
-from weakprompt.runtime.results import ToolOutputSettings, ToolOutputStore, handle_text
+from weakprompt.runtime.results import ToolOutputSettings, ToolOutputStore, handle_text, output_stats
 from weakprompt.runtime.results.extraction import TOOL_OUTPUT_SCHEMA, ExtractionConfig
 from weakprompt.runtime.results.extraction.tool_output_tool import FixedSchemaTool
 from weakprompt.serde import Meta
@@ -155,7 +155,7 @@ def test_oversized_output_handle_forced_tool_output_and_local_extraction(tmp_pat
     assert meta.tool_name == "fetch_logs" and meta.oversized and meta.size_bytes == len(LOG)
     assert [(e.tool_name, e.oversized) for e in stored] == [("fetch_logs", True)]
     main = [r for r in adapter.requests if "fetch_logs" in [t.name for t in r.tools]]
-    assert main[1].context.messages[-1].content == handle_text(meta.handle, meta.stats)
+    assert main[1].context.messages[-1].content == handle_text(meta.handle, output_stats(meta))
     assert main[1].tool_choice == ForceTool("tool_output")
     # The forced call named the handle, so extraction ran on the local model and was counted.
     transcript = Transcript(store, session.session_id)

@@ -8,7 +8,14 @@ import pytest
 
 from weakprompt.budget import Budget, BudgetTracker
 from weakprompt.messages import ToolCall
-from weakprompt.runtime.results import SizePolicy, ToolOutputStore, ToolResultPipeline, handle_text
+from weakprompt.runtime.results import (
+    SizePolicy,
+    ToolOutputStore,
+    ToolResultPipeline,
+    handle_text,
+    output_stats,
+    stored_output_ref,
+)
 from weakprompt.store import Store
 from weakprompt.transcript.lazy import LOADED_RESULT_KEY, STORED_OUTPUT_KEY
 
@@ -23,7 +30,7 @@ def test_a_fitting_result_is_stored_and_shown_as_is(outputs: ToolOutputStore) ->
     processed = ToolResultPipeline(outputs).process(ToolCall("c1", "t", "{}"), "small")
     assert processed.content == "small" and not processed.oversized
     assert processed.reference is not None
-    assert processed.metadata == {STORED_OUTPUT_KEY: processed.reference.reference().to_json()}
+    assert processed.metadata == {STORED_OUTPUT_KEY: stored_output_ref(processed.reference).to_json()}
 
 
 def test_an_oversized_result_is_shown_as_its_handle(outputs: ToolOutputStore) -> None:
@@ -31,7 +38,7 @@ def test_an_oversized_result_is_shown_as_its_handle(outputs: ToolOutputStore) ->
     processed = pipeline.process(ToolCall("c1", "t", {"q": 1}), "x" * 2000)
     assert processed.oversized and processed.oversize_reason == "max_bytes"
     assert processed.reference is not None and processed.reference.oversized
-    assert processed.content == handle_text(processed.reference.handle, processed.reference.stats)
+    assert processed.content == handle_text(processed.reference.handle, output_stats(processed.reference))
 
 
 def test_the_token_budget_reason(outputs: ToolOutputStore) -> None:

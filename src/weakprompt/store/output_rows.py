@@ -1,4 +1,4 @@
-"""SQL for stored tool outputs: plain rows in and out, no policy.
+"""SQL for stored tool outputs: :class:`ToolResultMetadata` records in and out, no policy.
 
 Payloads live once per content hash in ``tool_output_blobs`` (compressed);
 ``tool_outputs`` has one small row per stored call, ordered per session by
@@ -19,11 +19,11 @@ from sqlalchemy import Connection, bindparam, delete, func, select, update
 from ..errors import StoreError
 from . import tables
 from .locks import advisory_lock
+from .output_record import ToolResultMetadata
 from .prepared import PreparedInsertIgnore, PreparedStatement
 
 __all__ = [
     "ZLIB_ENCODING",
-    "OutputRow",
     "blob_exists",
     "compress",
     "delete_orphan_blobs",
@@ -46,27 +46,6 @@ ZLIB_ENCODING = "zlib"
 _outputs = tables.tool_outputs
 _blobs = tables.tool_output_blobs
 _BATCH = 500  # bound parameters per IN (...) list
-
-
-@attrs.frozen(kw_only=True)
-class OutputRow:
-    """One ``tool_outputs`` row."""
-
-    session_id: str
-    seq: int
-    tool_call_id: str
-    handle: str
-    blob_hash: str
-    tool_name: str
-    arguments: str
-    size_bytes: int
-    lines: int
-    tokens: int
-    is_error: bool
-    oversized: bool
-    summary: str
-    preview: str
-    created_at: datetime
 
 
 def compress(data: bytes) -> bytes:
@@ -156,19 +135,21 @@ def mark_oversized(conn: Connection, session_id: str, seq: int) -> None:
     conn.execute(update(_outputs).where(condition).values(oversized=True))
 
 
-def insert_output(conn: Connection, row: OutputRow) -> None:
+def insert_output(conn: Connection, row: ToolResultMetadata) -> None:
     values = attrs.asdict(row, recurse=False)
+    del values["deduplicated"]  # what one store call found, not a column
+    values["blob_hash"] = values.pop("stored_hash")
     values["created_at"] = row.created_at.isoformat()
     _INSERT_OUTPUT.executemany(conn, [values])
 
 
-def _row(mapping: Mapping[Any, Any]) -> OutputRow:
-    return OutputRow(
+def _row(mapping: Mapping[Any, Any]) -> ToolResultMetadata:
+    return ToolResultMetadata(
         session_id=str(mapping["session_id"]),
         seq=int(mapping["seq"]),
         tool_call_id=str(mapping["tool_call_id"]),
         handle=str(mapping["handle"]),
-        blob_hash=str(mapping["blob_hash"]),
+        stored_hash=str(mapping["blob_hash"]),
         tool_name=str(mapping["tool_name"]),
         arguments=str(mapping["arguments"]),
         size_bytes=int(mapping["size_bytes"]),
@@ -182,13 +163,13 @@ def _row(mapping: Mapping[Any, Any]) -> OutputRow:
     )
 
 
-def find_by_call(conn: Connection, session_id: str, tool_call_id: str) -> OutputRow | None:
+def find_by_call(conn: Connection, session_id: str, tool_call_id: str) -> ToolResultMetadata | None:
     """The newest row of ``tool_call_id`` in the session (ids are meant to be unique; the last wins)."""
     found = _FIND_BY_CALL.first(conn, {"session_id": session_id, "call_id": tool_call_id})
     return None if found is None else _row(dict(zip(_COLUMNS, found, strict=True)))
 
 
-def find_by_handle(conn: Connection, session_id: str, handle: str) -> OutputRow | None:
+def find_by_handle(conn: Connection, session_id: str, handle: str) -> ToolResultMetadata | None:
     """The first call of the session that stored the output behind ``handle``."""
     query = (
         select(_outputs)
@@ -200,7 +181,7 @@ def find_by_handle(conn: Connection, session_id: str, handle: str) -> OutputRow 
     return None if found is None else _row(found)
 
 
-def list_outputs(conn: Connection, session_id: str) -> list[OutputRow]:
+def list_outputs(conn: Connection, session_id: str) -> list[ToolResultMetadata]:
     query = select(_outputs).where(_outputs.c.session_id == session_id).order_by(_outputs.c.seq)
     return [_row(m) for m in conn.execute(query).mappings()]
 

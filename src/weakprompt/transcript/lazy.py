@@ -54,7 +54,12 @@ LoadToolResults: TypeAlias = bool | Sequence[str]
 
 @attrs.frozen(kw_only=True)
 class StoredOutputRef:
-    """What a transcript commit remembers about its stored output."""
+    """What a transcript commit remembers about its stored output.
+
+    The metadata-only view of the one stored-output record
+    (:class:`weakprompt.store.output_record.ToolResultMetadata`): the fields
+    a compiled slim reference shows, kept in commit metadata as JSON.
+    """
 
     tool_call_id: str
     tool_name: str

@@ -13,6 +13,7 @@ needs (its own ``evaluate`` for the read-grep sub-agent).
 
 from __future__ import annotations
 
+from ...store.output_record import ToolResultMetadata, ToolResultReference
 from ...transcript.shaped import GET_TOOL_RESULT_NAME, NEVER_STORED_TOOLS, TOOL_OUTPUT_NAME
 from .extraction import (
     ExtractionConfig,
@@ -30,7 +31,7 @@ from .lazy_tool import GetToolResultParams, make_get_tool_result_tool
 from .pipeline import ProcessedResult, ToolResultPipeline
 from .policy import DEFAULT_MAX_BYTES, MIN_MAX_BYTES, OversizeReason, SizePolicy, handle_text
 from .preview import PREVIEW_MAX_CHARS, make_preview
-from .records import StoredToolResult, ToolOutputStoreError, ToolResultMetadata, ToolResultReference
+from .records import StoredToolResult, ToolOutputStoreError, commit_metadata, output_stats, stored_output_ref
 from .store import OversizedDecision, ToolOutputStore
 from .summaries import (
     SUMMARY_MAX_CHARS,
@@ -75,12 +76,15 @@ __all__ = [
     "ToolResultPipeline",
     "ToolResultReference",
     "context_extractor",
+    "commit_metadata",
     "default_summary",
     "handle_for",
     "handle_message",
     "handle_text",
     "make_get_tool_result_tool",
     "make_tool_output_tool",
+    "output_stats",
+    "stored_output_ref",
     "make_preview",
     "payload_hash",
     "register_summary",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ...tools import Tool, ToolContext, ToolResult
 from ...transcript.shaped import GET_TOOL_RESULT_NAME
 from .policy import SizePolicy, handle_text
+from .records import output_stats
 from .store import ToolOutputStore
 
 __all__ = [
@@ -64,10 +65,10 @@ def make_get_tool_result_tool(
         tracker = context.budget_tracker
         remaining = None if tracker is None else tracker.remaining_tokens()
         meta = found.metadata
-        if used_policy.is_oversized(meta.stats, remaining):
+        if used_policy.is_oversized(output_stats(meta), remaining):
             if not meta.oversized:
                 outputs.mark_oversized(meta.tool_call_id)
-            return ToolResult(message=handle_text(meta.handle, meta.stats))
+            return ToolResult(message=handle_text(meta.handle, output_stats(meta)))
         return ToolResult(message=found.text)
 
     return Tool(

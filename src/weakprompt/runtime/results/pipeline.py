@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ...jsontypes import JSONObject
+from ...store.output_record import ToolResultReference
 from ...transcript.lazy import LOADED_RESULT_KEY
 from ...transcript.shaped import GET_TOOL_RESULT_NAME, NEVER_STORED_TOOLS
 from .extraction import DocumentStats
 from .policy import OversizeReason, SizePolicy, handle_text
-from .records import ToolOutputStoreError, ToolResultReference
+from .records import ToolOutputStoreError, commit_metadata, output_stats
 
 if TYPE_CHECKING:
     from ...budget import BudgetTracker
@@ -114,10 +115,10 @@ class ToolResultPipeline:
             logger.warning("tool result of call %r was not stored: %s", call.id, exc)
             return ProcessedResult(content=content, metadata={})
         reason = decided[-1] if decided else None
-        shown = handle_text(reference.handle, reference.stats) if reason is not None else content
+        shown = handle_text(reference.handle, output_stats(reference)) if reason is not None else content
         return ProcessedResult(
             content=shown,
-            metadata=reference.commit_metadata(),
+            metadata=commit_metadata(reference),
             reference=reference,
             oversize_reason=reason,
         )

@@ -1,21 +1,29 @@
-"""The values the tool-output store hands out: metadata, references and full results."""
+"""What the tool-output store hands out: the stored-output record, its payload, and views of it.
+
+The record itself (:class:`ToolResultMetadata`, also known as
+:class:`ToolResultReference`) is defined once, in the store layer that
+reads and writes it. Here are the payload wrapper and the two views the
+pipeline needs: the size figures for the policy and the slim reference a
+transcript commit keeps.
+"""
 
 from __future__ import annotations
-
-from datetime import datetime
 
 import attrs
 
 from ...errors import StoreError
 from ...jsontypes import JSONObject
+from ...store.output_record import ToolResultMetadata
 from ...transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
-from .extraction import DocumentStats, ExtractionSource, decode_text
+from .extraction import DocumentStats, ExtractionSource
+from .extraction.source import decode_text
 
 __all__ = [
     "StoredToolResult",
     "ToolOutputStoreError",
-    "ToolResultMetadata",
-    "ToolResultReference",
+    "commit_metadata",
+    "output_stats",
+    "stored_output_ref",
 ]
 
 
@@ -23,68 +31,31 @@ class ToolOutputStoreError(StoreError):
     """The tool-output store was asked for something it cannot do (bad id, a never-stored tool, ...)."""
 
 
-@attrs.frozen(kw_only=True)
-class ToolResultMetadata:
-    """Everything known about one stored tool call except its payload.
-
-    ``arguments`` is the call's arguments as the model sent them (verbatim
-    JSON text). ``handle`` is the same for every call of the session that
-    returned the same bytes; ``stored_hash`` is the sha256 of those bytes.
-    ``oversized`` says the model was shown the handle message instead of
-    the output. ``seq`` orders the calls of a session.
-    """
-
-    session_id: str
-    tool_call_id: str
-    tool_name: str
-    arguments: str
-    handle: str
-    stored_hash: str
-    size_bytes: int
-    lines: int
-    tokens: int
-    is_error: bool
-    oversized: bool
-    summary: str
-    preview: str
-    created_at: datetime
-    seq: int
-
-    @property
-    def stats(self) -> DocumentStats:
-        return DocumentStats(size_bytes=self.size_bytes, lines=self.lines, tokens=self.tokens)
-
-    def reference(self) -> StoredOutputRef:
-        """The slim reference kept in the transcript commit of this result."""
-        return StoredOutputRef(
-            tool_call_id=self.tool_call_id,
-            tool_name=self.tool_name,
-            handle=self.handle,
-            stored_hash=self.stored_hash,
-            summary=self.summary,
-            preview=self.preview,
-            size_bytes=self.size_bytes,
-            lines=self.lines,
-            tokens=self.tokens,
-            is_error=self.is_error,
-            oversized=self.oversized,
-        )
-
-    def commit_metadata(self) -> JSONObject:
-        """``{"stored_output": {...}}``: what the transcript commit of this result records."""
-        return {STORED_OUTPUT_KEY: self.reference().to_json()}
+def output_stats(meta: ToolResultMetadata) -> DocumentStats:
+    """The stored output's size figures, as the size policy and the handle message read them."""
+    return DocumentStats(size_bytes=meta.size_bytes, lines=meta.lines, tokens=meta.tokens)
 
 
-@attrs.frozen(kw_only=True)
-class ToolResultReference(ToolResultMetadata):
-    """What :meth:`ToolOutputStore.store_result` returns.
+def stored_output_ref(meta: ToolResultMetadata) -> StoredOutputRef:
+    """The slim reference kept in the transcript commit of this result."""
+    return StoredOutputRef(
+        tool_call_id=meta.tool_call_id,
+        tool_name=meta.tool_name,
+        handle=meta.handle,
+        stored_hash=meta.stored_hash,
+        summary=meta.summary,
+        preview=meta.preview,
+        size_bytes=meta.size_bytes,
+        lines=meta.lines,
+        tokens=meta.tokens,
+        is_error=meta.is_error,
+        oversized=meta.oversized,
+    )
 
-    ``deduplicated`` is true when the payload bytes were already stored, so
-    only the small per-call row was written (or nothing at all, when the
-    same call was stored before with the same output).
-    """
 
-    deduplicated: bool = False
+def commit_metadata(meta: ToolResultMetadata) -> JSONObject:
+    """``{"stored_output": {...}}``: what the transcript commit of this result records."""
+    return {STORED_OUTPUT_KEY: stored_output_ref(meta).to_json()}
 
 
 @attrs.frozen(kw_only=True)

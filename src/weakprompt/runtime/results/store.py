@@ -20,8 +20,8 @@ import attrs
 from ...clock import Clock
 from ...events import Dispatcher, ToolResultStored
 from ...jsontypes import JSONValue
+from ...store.output_record import ToolResultMetadata, ToolResultReference
 from ...store.output_rows import (
-    OutputRow,
     blob_exists,
     compress,
     delete_orphan_blobs,
@@ -43,7 +43,7 @@ from ...transcript.shaped import NEVER_STORED_TOOLS
 from .extraction import DocumentStats, ExtractionSource, document_stats
 from .handles import handle_for, payload_hash
 from .preview import make_preview
-from .records import StoredToolResult, ToolOutputStoreError, ToolResultMetadata, ToolResultReference
+from .records import StoredToolResult, ToolOutputStoreError
 from .summaries import DEFAULT_SUMMARIES, SummaryInput, SummaryRegistry
 
 if TYPE_CHECKING:
@@ -98,31 +98,6 @@ def _arguments(args: object, tool_call_id: str) -> str:
         f"the arguments of tool call {tool_call_id!r} must be a JSON string or a mapping, "
         f"got {type(args).__name__}"
     )
-
-
-def _metadata(row: OutputRow) -> ToolResultMetadata:
-    return ToolResultMetadata(
-        session_id=row.session_id,
-        tool_call_id=row.tool_call_id,
-        tool_name=row.tool_name,
-        arguments=row.arguments,
-        handle=row.handle,
-        stored_hash=row.blob_hash,
-        size_bytes=row.size_bytes,
-        lines=row.lines,
-        tokens=row.tokens,
-        is_error=row.is_error,
-        oversized=row.oversized,
-        summary=row.summary,
-        preview=row.preview,
-        created_at=row.created_at,
-        seq=row.seq,
-    )
-
-
-def _reference(row: OutputRow, *, deduplicated: bool) -> ToolResultReference:
-    fields = attrs.asdict(_metadata(row), recurse=False)
-    return ToolResultReference(**fields, deduplicated=deduplicated)
 
 
 class ToolOutputStore:
@@ -225,7 +200,7 @@ class ToolOutputStore:
         # The named lock serialises the dedupe check and the next seq per session (PostgreSQL).
         with self._store.write(lock=f"tool_outputs:{self._session_id}") as conn:
             existing = find_by_call(conn, self._session_id, call_id)
-            if existing is not None and (existing.blob_hash, existing.tool_name, existing.is_error) == (
+            if existing is not None and (existing.stored_hash, existing.tool_name, existing.is_error) == (
                 digest,
                 name,
                 is_error,
@@ -233,18 +208,18 @@ class ToolOutputStore:
                 if flag and not existing.oversized:
                     mark_oversized(conn, self._session_id, existing.seq)
                     existing = attrs.evolve(existing, oversized=True)
-                reference = _reference(existing, deduplicated=True)
+                reference = attrs.evolve(existing, deduplicated=True)
             else:
                 lock_output_blob(conn, digest)  # a concurrent purge must not delete it under us
                 already = blob_exists(conn, digest)
                 if not already:
                     put_output_blob(conn, digest, compressed or compress(data), stats.size_bytes, now)
-                row = OutputRow(
+                row = ToolResultMetadata(
                     session_id=self._session_id,
                     seq=next_output_seq(conn, self._session_id),
                     tool_call_id=call_id,
                     handle=handle,
-                    blob_hash=digest,
+                    stored_hash=digest,
                     tool_name=name,
                     arguments=arguments,
                     size_bytes=stats.size_bytes,
@@ -257,7 +232,7 @@ class ToolOutputStore:
                     created_at=now,
                 )
                 insert_output(conn, row)
-                reference = _reference(row, deduplicated=already)
+                reference = attrs.evolve(row, deduplicated=True) if already else row
         self._publish(reference)
         return reference
 
@@ -303,19 +278,18 @@ class ToolOutputStore:
             row = find_by_call(conn, self._session_id, call_id)
             if row is None:
                 return None
-            return StoredToolResult(metadata=_metadata(row), data=fetch_blob(conn, row.blob_hash))
+            return StoredToolResult(metadata=row, data=fetch_blob(conn, row.stored_hash))
 
     def get_metadata(self, tool_call_id: str) -> ToolResultMetadata | None:
         """Everything about the stored call except its payload (which is not read)."""
         call_id = _check_id("tool_call_id", tool_call_id)
         with self._store.read() as conn:
-            row = find_by_call(conn, self._session_id, call_id)
-        return None if row is None else _metadata(row)
+            return find_by_call(conn, self._session_id, call_id)
 
     def list_results(self) -> list[ToolResultMetadata]:
         """Every stored call of this session, oldest first (no payloads)."""
         with self._store.read() as conn:
-            return [_metadata(r) for r in list_outputs(conn, self._session_id)]
+            return list_outputs(conn, self._session_id)
 
     def get_by_handle(self, handle: str) -> StoredToolResult | None:
         """The output behind ``handle`` (first call that stored it), or ``None`` for any other string."""
@@ -325,7 +299,7 @@ class ToolOutputStore:
             row = find_by_handle(conn, self._session_id, handle)
             if row is None:
                 return None
-            return StoredToolResult(metadata=_metadata(row), data=fetch_blob(conn, row.blob_hash))
+            return StoredToolResult(metadata=row, data=fetch_blob(conn, row.stored_hash))
 
     def extraction_source(self, handle: str) -> ExtractionSource | None:
         """The output behind ``handle`` as the extraction module reads it."""

@@ -34,6 +34,7 @@ import attrs
 from ...errors import ConfigurationError, TranscriptError
 from ...events import ToolOutputExtracted
 from ...messages import Usage
+from ...store.output_record import ToolResultReference
 from ...tools import AnyTool, ToolContext
 from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
 from ...transcript.options import CompileOptions
@@ -43,7 +44,6 @@ from .extraction.read_grep import RunSubAgent
 from .lazy_tool import make_get_tool_result_tool
 from .pipeline import ProcessedResult, ToolResultPipeline
 from .policy import SizePolicy
-from .records import ToolResultReference
 from .store import ToolOutputStore
 from .summaries import SummaryRegistry
 

@@ -1,0 +1,51 @@
+"""The one record of a stored tool output: everything known about one stored call but its payload.
+
+The output store's SQL reads and writes it, the tool-result pipeline hands
+it out, and the transcript commit of a result keeps a slim view of it
+(:class:`~weakprompt.transcript.lazy.StoredOutputRef`). It lives here, in
+the lowest layer that handles it, so every layer above shares one type.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import attrs
+
+__all__ = ["ToolResultMetadata", "ToolResultReference"]
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultMetadata:
+    """One stored tool call, without its payload.
+
+    ``arguments`` is the call's arguments as the model sent them (verbatim
+    JSON text). ``handle`` is the same for every call of the session that
+    returned the same bytes; ``stored_hash`` is the sha256 of those bytes.
+    ``oversized`` says the model was shown the handle message instead of
+    the output. ``seq`` orders the calls of a session. ``deduplicated`` is
+    only ever true on what ``store_result`` returns: the payload bytes were
+    already stored, so only the small per-call row was written (or nothing
+    at all, when the same call was stored before with the same output).
+    """
+
+    session_id: str
+    tool_call_id: str
+    tool_name: str
+    arguments: str
+    handle: str
+    stored_hash: str
+    size_bytes: int
+    lines: int
+    tokens: int
+    is_error: bool
+    oversized: bool
+    summary: str
+    preview: str
+    created_at: datetime
+    seq: int
+    deduplicated: bool = False
+
+
+ToolResultReference = ToolResultMetadata
+"""What ``ToolOutputStore.store_result`` returns: the same record (the seed's name for it)."""

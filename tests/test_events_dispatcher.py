@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from weakprompt.errors import WeakpromptError
-from weakprompt.events import Dispatcher, DispatchResult, EventHandlerError, HandlerFailure
+from weakprompt.events import Dispatcher, DispatchResult, EventHandlerError, HandlerFailure, publish
 
 
 @dataclass(frozen=True)
@@ -264,3 +265,39 @@ def test_handler_failure_is_a_frozen_value() -> None:
     failure = HandlerFailure("h", ValueError("v"))
     with pytest.raises(AttributeError):
         failure.handler = "other"  # type: ignore[misc]
+
+
+def test_publish_logs_each_failing_subscriber_and_still_reaches_the_others(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    d = Dispatcher()
+    seen: list[object] = []
+
+    def broken(event: Base) -> None:
+        raise RuntimeError("subscriber bug")
+
+    d.subscribe(Base, broken, name="broken")
+    d.subscribe(Base, seen.append, name="recorder")
+    own = logging.getLogger("tests.publisher")
+    with caplog.at_level(logging.ERROR):
+        outcome = publish(d, Base(7), logger=own, about="for call c1")
+    assert seen == [Base(7)]
+    assert [f.handler for f in outcome.errors] == ["broken"]
+    [record] = caplog.records
+    assert record.name == "tests.publisher"
+    assert record.getMessage() == "subscriber broken raised on Base for call c1"
+    assert record.exc_info is not None and str(record.exc_info[1]) == "subscriber bug"
+
+
+def test_publish_without_failures_logs_nothing_and_defaults_to_the_events_logger(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    d = Dispatcher()
+    with caplog.at_level(logging.DEBUG):
+        assert publish(d, Other("x")).ok
+    assert caplog.records == []
+    d.subscribe(Other, lambda event: 1 / 0, name="zero")
+    with caplog.at_level(logging.ERROR):
+        publish(d, Other("x"))
+    [record] = caplog.records
+    assert (record.name, record.getMessage()) == ("weakprompt.events", "subscriber zero raised on Other")

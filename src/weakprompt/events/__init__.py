@@ -2,6 +2,8 @@
 
 Events are frozen records; the :class:`Dispatcher` hands them to subscribers
 and reports handler failures on a :class:`DispatchResult` instead of raising.
+:func:`publish` is how the framework sends its own events: dispatch, then log
+any subscriber that raised.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from ._dispatcher import (
     EventHandlerError,
     HandlerFailure,
 )
+from ._publish import publish
 from ._types import (
     PromptExecuted,
     PromptRendered,
@@ -36,4 +39,5 @@ __all__ = [
     "ToolResultStored",
     "ToolResultSummarized",
     "new_event_id",
+    "publish",
 ]

@@ -24,7 +24,7 @@ from ..errors import (
     ToolValidationError,
     VisibilityExpansionRequired,
 )
-from ..events import HandlerFailure, ToolInvoked
+from ..events import HandlerFailure, ToolInvoked, publish
 from ..jsontypes import JSONValue
 from ..messages import ToolCall
 from ..serde import SerdeError, parse
@@ -275,14 +275,7 @@ class ToolDispatcher:
             finished_at=self._clock.now(),
             arguments=arguments if isinstance(arguments, str) else _as_text(arguments),
         )
-        dispatched = self._session.dispatcher.dispatch(event)
-        for failure in dispatched.errors:
-            logger.error(
-                "subscriber %s raised on ToolInvoked for tool %r",
-                failure.handler,
-                call.name,
-                exc_info=failure.exception,
-            )
+        dispatched = publish(self._session.dispatcher, event, logger=logger, about=f"for tool {call.name!r}")
         return ToolExecution(result=result, message=message, event=event, subscriber_errors=dispatched.errors)
 
 

@@ -26,7 +26,7 @@ from ..errors import (
     PromptRenderError,
     VisibilityExpansionRequired,
 )
-from ..events import PromptExecuted, PromptRendered
+from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest
 from . import loop_messages
@@ -468,15 +468,7 @@ class _Evaluation(Generic[OutputT]):
         self.usage = self.usage + usage
 
     def _publish(self, event: object) -> None:
-        outcome = self.session.dispatcher.dispatch(event)
-        for failure in outcome.errors:
-            logger.error(
-                "subscriber %s raised on %s during evaluation of %r",
-                failure.handler,
-                type(event).__name__,
-                self.name,
-                exc_info=failure.exception,
-            )
+        publish(self.session.dispatcher, event, logger=logger, about=f"during evaluation of {self.name!r}")
 
     def _finish(self, reply: AssistantTurn, output: OutputT | None) -> PromptResponse[OutputT]:
         self.usage = self.usage + self.outputs.side_usage

@@ -25,7 +25,7 @@ import attrs
 
 from ..budget import BudgetTracker
 from ..errors import BudgetExceededError, ConfigurationError, TranscriptError
-from ..events import Dispatcher
+from ..events import Dispatcher, publish
 from ..messages import Usage
 from .summarize import SummaryAttempt, check_target_tokens, request_summary, summarizer_label
 
@@ -306,16 +306,8 @@ class ToolResultHooks:
         if dispatcher is None:
             binding = self.current_evaluation()
             dispatcher = None if binding is None else binding.dispatcher
-        if dispatcher is None:
-            return
-        outcome = dispatcher.dispatch(event)
-        for failure in outcome.errors:
-            logger.error(
-                "subscriber %s raised on %s",
-                failure.handler,
-                type(event).__name__,
-                exc_info=failure.exception,
-            )
+        if dispatcher is not None:
+            publish(dispatcher, event, logger=logger)
 
 
 def _check_event(event: str) -> None:

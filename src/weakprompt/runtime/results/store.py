@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ...clock import Clock
-from ...events import Dispatcher, ToolResultStored
+from ...events import Dispatcher, ToolResultStored, publish
 from ...jsontypes import JSONValue
 from ...store.output_record import ToolResultMetadata, ToolResultReference
 from ...store.output_rows import (
@@ -249,14 +249,7 @@ class ToolOutputStore:
             deduplicated=reference.deduplicated,
             created_at=self._clock.now(),
         )
-        outcome = self._dispatcher.dispatch(event)
-        for failure in outcome.errors:
-            logger.error(
-                "subscriber %s raised on ToolResultStored for call %s",
-                failure.handler,
-                reference.tool_call_id,
-                exc_info=failure.exception,
-            )
+        publish(self._dispatcher, event, logger=logger, about=f"for call {reference.tool_call_id}")
 
     def mark_oversized(self, tool_call_id: str) -> bool:
         """Record that the stored call was shown by handle after all; False when there is no such call."""

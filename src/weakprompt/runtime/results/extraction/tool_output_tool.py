@@ -18,7 +18,7 @@ from typing import TypeVar
 import attrs
 
 from ....errors import ConfigurationError
-from ....events import ToolOutputExtracted
+from ....events import ToolOutputExtracted, publish
 from ....jsontypes import JSONObject, JSONValue
 from ....serde import StrictSchemaError
 from ....tools import Tool, ToolContext, ToolResult
@@ -122,14 +122,7 @@ def _publish(context: ToolContext, source: ExtractionSource, result: ExtractionR
         usage=result.usage,
         created_at=context.session.clock.now(),
     )
-    outcome = context.session.dispatcher.dispatch(event)
-    for failure in outcome.errors:
-        logger.error(
-            "subscriber %s raised on ToolOutputExtracted for handle %s",
-            failure.handler,
-            source.handle,
-            exc_info=failure.exception,
-        )
+    publish(context.session.dispatcher, event, logger=logger, about=f"for handle {source.handle}")
 
 
 def context_extractor(

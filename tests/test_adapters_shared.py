@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters_support import TOOLS, USER, get_weather, make_request
-from weakprompt.adapters._shared import (
+from weakprompt.adapters._support import (
     check_tool_choice,
     is_strict_schema,
     json_answer_instruction,

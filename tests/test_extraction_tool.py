@@ -19,7 +19,7 @@ from extraction_support import (
     tool_names,
     wrapped,
 )
-from weakprompt.adapters._shared import parameters_schema
+from weakprompt.adapters._support import parameters_schema
 from weakprompt.adapters.testing import tool_call, tool_call_turn
 from weakprompt.budget import Budget, BudgetTracker
 from weakprompt.clock import FakeClock

@@ -17,9 +17,10 @@ from ..errors import ConfigurationError
 from ..jsontypes import JSONObject
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import ForceTool, ModelRequest, ToolChoice
-from ._common import AdapterIdentity, client_or_build
-from ._shared import (
+from ._support import (
+    AdapterIdentity,
     check_tool_choice,
+    client_or_build,
     is_strict_schema,
     json_answer_instruction,
     parameters_schema,

@@ -38,9 +38,8 @@ from ._chat_template import (
     with_content_strings,
     with_system_text,
 )
-from ._common import OPENAI_FINISH_REASONS
 from ._llama import LlamaModel, LlamaTokenCounter, default_model_path, load_model
-from ._shared import check_tool_choice, forced_tool_name
+from ._support import OPENAI_FINISH_REASONS, check_tool_choice, forced_tool_name
 from .error_mapping import classify_status
 from .wire.openai import openai_params
 

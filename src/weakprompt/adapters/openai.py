@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Literal, cast
 from ..errors import ConfigurationError, ProviderError
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import ForceTool, ModelRequest, ToolChoice
-from ._common import OPENAI_FINISH_REASONS, AdapterIdentity, client_or_build
-from ._shared import (
+from ._support import (
+    OPENAI_FINISH_REASONS,
+    AdapterIdentity,
     check_tool_choice,
+    client_or_build,
     is_strict_schema,
     output_schema_name,
     parameters_schema,

@@ -14,7 +14,7 @@ from ..errors import AdapterError
 from ..jsontypes import JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import ModelRequest
-from ._common import AdapterIdentity
+from ._support import AdapterIdentity
 
 __all__ = [
     "FunctionAdapter",

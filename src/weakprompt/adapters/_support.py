@@ -1,25 +1,32 @@
-"""Request checks and schema helpers every adapter shares.
+"""What every adapter shares apart from its wire mapping.
 
-Kept free of any SDK so the checks run (and fail clearly) before a network
-call or a model load.
+Request checks and schema helpers, the identity properties the loop reads
+(name, model, context window, token counter), the "ready client or build
+one" rule and the OpenAI-style finish reasons. Kept free of any SDK so the
+checks run (and fail clearly) before a network call or a model load.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from ..canonical import canonical_json
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
+from ..messages import FinishReason
 from ..model import ForceTool, ModelRequest
+from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
     from ..tools import AnyTool
 
 __all__ = [
+    "OPENAI_FINISH_REASONS",
+    "AdapterIdentity",
     "check_tool_choice",
+    "client_or_build",
     "reject_ignored_settings",
     "forced_tool_name",
     "is_strict_schema",
@@ -137,3 +144,54 @@ def parameters_schema(tool: AnyTool, *, strict: bool) -> tuple[JSONObject, bool]
         except StrictSchemaError:
             pass
     return tool.parameters_schema(), False
+
+
+# Chat Completions' finish reasons; llama.cpp's OpenAI-style replies use the same words.
+OPENAI_FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+_P = ParamSpec("_P")
+_C = TypeVar("_C")
+
+
+class AdapterIdentity:
+    """The read-only facts a :class:`~weakprompt.runtime.ProviderAdapter` exposes.
+
+    None of these adapters counts tokens locally, so ``token_counter`` is None.
+    """
+
+    def __init__(self, *, name: str, model: str, context_window: int | None) -> None:
+        self._name = name
+        self._model = model
+        self._context_window = context_window
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def context_window(self) -> int | None:
+        return self._context_window
+
+    @property
+    def token_counter(self) -> TokenCounter | None:
+        return None
+
+
+def client_or_build(
+    adapter: str, client: _C | None, build: Callable[_P, _C], *args: _P.args, **settings: _P.kwargs
+) -> _C:
+    """``client`` when given (refusing settings it would ignore), else ``build(**settings)``."""
+    if client is not None:
+        reject_ignored_settings(adapter, **settings)
+        return client
+    return build(*args, **settings)

@@ -160,7 +160,7 @@ _C = TypeVar("_C")
 
 
 class AdapterIdentity:
-    """The read-only facts a :class:`~weakprompt.runtime.ProviderAdapter` exposes.
+    """The read-only facts a :class:`~weakprompt.model.ProviderAdapter` exposes.
 
     None of these adapters counts tokens locally, so ``token_counter`` is None.
     """

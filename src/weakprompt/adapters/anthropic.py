@@ -51,7 +51,7 @@ _STOP_REASONS: dict[str, FinishReason] = {
 
 
 class AnthropicAdapter(AdapterIdentity):
-    """A :class:`~weakprompt.runtime.ProviderAdapter` for the Messages API.
+    """A :class:`~weakprompt.model.ProviderAdapter` for the Messages API.
 
     ``max_tokens`` is the reply limit used when the request sets none (the
     API requires one). Structured output uses the API's JSON-schema output

@@ -57,7 +57,7 @@ _CHOOSE_INSTRUCTION = "Reply with the name of the one tool to call next."
 
 
 class LocalAdapter:
-    """A :class:`~weakprompt.runtime.ProviderAdapter` over an in-process llama.cpp model.
+    """A :class:`~weakprompt.model.ProviderAdapter` over an in-process llama.cpp model.
 
     Greedy decoding (``temperature=0``) by default, so the same request gives
     the same turn; with a temperature above zero, ``seed`` fixes the sampling.

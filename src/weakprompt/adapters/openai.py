@@ -53,7 +53,7 @@ _PLACEHOLDER_KEY = "not-needed"
 
 
 class OpenAIAdapter(AdapterIdentity):
-    """A :class:`~weakprompt.runtime.ProviderAdapter` for Chat Completions.
+    """A :class:`~weakprompt.model.ProviderAdapter` for Chat Completions.
 
     Pass a ready ``client`` (``openai.OpenAI``) or let the adapter build one
     from ``base_url`` / ``api_key`` / ``max_retries`` / ``timeout``; giving

@@ -16,14 +16,9 @@ from weakprompt.events import Dispatcher, ToolResultSummarized
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
 from weakprompt.runtime import ModelRequest
 from weakprompt.store import Store
-from weakprompt.transcript import (
-    PendingToolResult,
-    SummaryAttempt,
-    Transcript,
-    build_summary_request_text,
-    request_summary,
-)
+from weakprompt.transcript import PendingToolResult, SummaryAttempt, Transcript
 from weakprompt.transcript.hooks import ToolResultHooks
+from weakprompt.transcript.summarize import build_summary_request_text, request_summary
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ _LAZY: dict[str, str] = {
     "tool": "weakprompt.tools",
     "Store": "weakprompt.store",
     "Transcript": "weakprompt.transcript",
-    "ForceTool": "weakprompt.runtime",
+    "ForceTool": "weakprompt.model",
     "PromptResponse": "weakprompt.runtime",
     "ToolDispatcher": "weakprompt.runtime",
     "evaluate": "weakprompt.runtime",
@@ -56,8 +56,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .model import ForceTool
     from .prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt
-    from .runtime import ForceTool, PromptResponse, ToolDispatcher, evaluate
+    from .runtime import PromptResponse, ToolDispatcher, evaluate
     from .session import Session
     from .store import Store
     from .tools import Tool, ToolContext, ToolExample, ToolResult, tool

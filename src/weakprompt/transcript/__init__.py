@@ -1,8 +1,10 @@
-"""The conversation record: provenance, tool tracking, compile to provider params.
+"""The conversation record: the commit chain, tool tracking, queries, compile, and tool-result hooks.
 
-``Transcript`` (and what comes with it) loads the store and so SQLAlchemy;
-it is imported on first use, so that code needing only the compiled
-context or the records (adapters, the runtime's types) stays light.
+Layer 2: it uses the store and the core (the model contract included: a
+summary is asked of any ``ProviderAdapter`` it is handed) and never the
+runtime. ``Transcript`` (and what comes with it) loads the store and so
+SQLAlchemy; it is imported on first use, so that code needing only the
+records or the hook types stays light.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from ..model import CompiledContext
 from .compress import CompressedResult, SkippedResult, ToolCompression, compress_tool_calls
 from .hooks import (
     HOOK_EVENTS,
-    EvaluationBinding,
     HookEvent,
     ToolResultHandler,
     ToolResultHookError,
@@ -27,7 +28,7 @@ from .queries import ToolTurn
 from .records import CommitInfo, CommitOperation
 from .shaped import shaped_by_output_pipeline
 from .summarization_config import ToolSummarizationConfig, ToolSummarizationHook, configure_tool_summarization
-from .summarize import TOOL_SUMMARY_SYSTEM_PROMPT, SummaryAttempt, build_summary_request_text, request_summary
+from .summarize import TOOL_SUMMARY_SYSTEM_PROMPT, SummaryAttempt
 from .tool_tracking import ToolSetChange, hash_tool_schema
 from .turns import TurnRecord
 
@@ -65,7 +66,6 @@ __all__ = [
     "CompileView",
     "CompiledContext",
     "CompressedResult",
-    "EvaluationBinding",
     "HookEvent",
     "PendingStatus",
     "PendingToolResult",
@@ -83,11 +83,9 @@ __all__ = [
     "ToolsArgument",
     "Transcript",
     "TurnRecord",
-    "build_summary_request_text",
     "commit_withheld",
     "compress_tool_calls",
     "configure_tool_summarization",
     "hash_tool_schema",
-    "request_summary",
     "shaped_by_output_pipeline",
 ]

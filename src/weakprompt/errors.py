@@ -1,7 +1,10 @@
 """The exception hierarchy shared by every layer.
 
 Everything weakprompt raises on purpose derives from :class:`WeakpromptError`, so
-callers can catch the library's errors without catching their own bugs.
+callers can catch the library's errors without catching their own bugs. The
+cross-cutting classes are here; an exception that belongs to one package
+(``SerdeError``, ``EventHandlerError``, ``ToolResultRejected``, ...) lives in
+that package and derives from one of these (``specs/LAYOUT.md`` lists where).
 """
 
 from __future__ import annotations

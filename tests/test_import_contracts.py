@@ -8,6 +8,7 @@ exactly that import. Function-local and TYPE_CHECKING imports count.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -130,3 +131,44 @@ def test_a_layer_of_its_own_for_every_top_level_module(tmp_path: Path) -> None:
     done = lint_imports(src, tmp_path)
     assert done.returncode == 1
     assert "weakprompt.unplaced" in done.stdout
+
+
+PRIVATE_CHECK = """
+import json, grimp
+graph = grimp.build_graph("weakprompt", cache_dir=None)
+found = []
+for module in sorted(graph.modules):
+    package, _, leaf = module.rpartition(".")
+    if leaf.startswith("_") and not leaf.startswith("__"):
+        for importer in sorted(graph.find_modules_that_directly_import(module)):
+            if importer != package and not importer.startswith(package + "."):
+                found.append([importer, module])
+print(json.dumps(found))
+"""
+
+
+def private_imports_across_packages(src: Path, cwd: Path) -> list[list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PRIVATE_CHECK],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(src)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    found: list[list[str]] = json.loads(done.stdout)
+    return found
+
+
+def test_private_modules_are_imported_only_inside_their_package(tmp_path: Path) -> None:
+    assert private_imports_across_packages(PACKAGE.parent, tmp_path) == []
+
+
+def test_the_private_module_check_would_notice_a_leak(tmp_path: Path) -> None:
+    src = copy_with(
+        tmp_path, "runtime/loop.py", LOCAL.format(target="..session._snapshot", name="SessionSnapshot")
+    )
+    assert private_imports_across_packages(src, tmp_path) == [
+        ["weakprompt.runtime.loop", "weakprompt.session._snapshot"]
+    ]

@@ -1,4 +1,9 @@
-"""The runtime layer: the provider-adapter contract, the shared tool dispatcher and the evaluation loop."""
+"""The runtime layer: the one evaluation loop, the one tool dispatcher, the tool-result pipeline.
+
+The model contract (``ProviderAdapter``, ``ModelRequest``, ...) lives in
+``weakprompt.model`` and is re-exported here for convenience. Importing this
+package loads neither the transcript nor the store.
+"""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src
 	$(BIN)/pyright -p pyproject.toml
+	$(BIN)/pyright -p tests/typing
 
 pytest: $(STAMP)
 	rm -f .coverage .coverage.*

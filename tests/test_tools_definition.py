@@ -228,7 +228,15 @@ def test_unresolvable_params_annotation_names_the_tool() -> None:
     def handler(params: Missing, *, context: ToolContext) -> ToolResult[None]:  # type: ignore[name-defined]  # noqa: F821
         return ToolResult.error("x")
 
-    with pytest.raises(PromptValidationError, match=r"tool 't'.*cannot resolve.*NameError"):
+    with pytest.raises(PromptValidationError, match=r"tool .t.: cannot resolve.*NameError.*params_type="):
+        Tool(name="t", description="d", handler=handler)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def test_unresolvable_return_annotation_points_at_result_type() -> None:
+    def handler(params: LookupParams, *, context: ToolContext) -> Missing:  # type: ignore[name-defined]  # noqa: F821
+        return ToolResult.error("x")
+
+    with pytest.raises(PromptValidationError, match=r"cannot resolve.*pass result_type= explicitly"):
         Tool(name="t", description="d", handler=handler)  # pyright: ignore[reportUnknownArgumentType]
 
 

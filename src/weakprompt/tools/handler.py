@@ -33,6 +33,7 @@ __all__ = [
     "infer_result_type",
     "is_params_class",
     "resolve_hints",
+    "result_type_of",
 ]
 
 P_contra = TypeVar("P_contra", contravariant=True)
@@ -139,7 +140,7 @@ def infer_params_type(handler: Callable[..., object], what: str) -> type[Any]:
             "handler(params, *, context)"
         )
     first = positional[0].name
-    hints = _resolved(handler, (first,), what)
+    hints = _resolved(handler, (first,), what, instead="params_type=")
     if first not in hints:
         raise PromptValidationError(
             f"{what}: the handler's parameter {first!r} has no annotation; "
@@ -151,16 +152,19 @@ def infer_params_type(handler: Callable[..., object], what: str) -> type[Any]:
 
 def infer_result_type(handler: Callable[..., object], what: str) -> type[Any] | None:
     """The ``R`` of the handler's ``-> ToolResult[R]``; ``None`` for no value (or no annotation)."""
-    return result_type_of(_resolved(handler, ("return",), what).get("return"), what)
+    hints = _resolved(handler, ("return",), what, instead="result_type=")
+    return result_type_of(hints.get("return"), what)
 
 
-def _resolved(handler: Callable[..., object], names: tuple[str, ...], what: str) -> dict[str, Any]:
+def _resolved(
+    handler: Callable[..., object], names: tuple[str, ...], what: str, *, instead: str
+) -> dict[str, Any]:
     try:
         return resolve_hints(handler, names)
     except Exception as exc:  # unresolvable forward references and the like
         raise PromptValidationError(
             f"{what}: cannot resolve the handler's annotations ({type(exc).__name__}: {exc}); "
-            "pass params_type= and result_type= explicitly"
+            f"pass {instead} explicitly"
         ) from exc
 
 

@@ -22,6 +22,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src
 	$(BIN)/pyright -p pyproject.toml
 	$(BIN)/lint-imports
+	$(BIN)/pyright -p tests/typing
 
 pytest: $(STAMP)
 	rm -f .coverage .coverage.*

@@ -22,18 +22,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
+from weakprompt import (
+    ForceTool,
+    MarkdownSection,
+    Prompt,
+    PromptTemplate,
+    ScriptedAdapter,
+    Session,
+    WeakpromptError,
+    evaluate,
+)
+from weakprompt.adapters.testing import text_turn, tool_call, tool_call_turn
 from weakprompt.contrib.planning import Plan, PlanningStrategy, PlanningToolsSection
-from weakprompt.errors import WeakpromptError
-from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ForceTool, ProviderAdapter, ToolChoice, evaluate
-from weakprompt.session import Session
+from weakprompt.runtime import ProviderAdapter, ToolChoice
 
 TASK = "Plan how to get the flat ready for guests tonight: tidy, shop for dinner, cook."
 
 
-def build_prompt(session: Session, strategy: PlanningStrategy) -> Prompt[object]:
-    template: PromptTemplate[object] = PromptTemplate(
+def build_prompt(session: Session, strategy: PlanningStrategy) -> Prompt[None]:
+    template: PromptTemplate[None] = PromptTemplate(
         ns="examples/planning",
         key="agent",
         sections=[
@@ -86,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.scripted:
         adapter, choice = scripted_adapter(), "auto"
     else:
-        from weakprompt.adapters.local import LocalAdapter
+        from weakprompt import LocalAdapter
 
         adapter, choice = LocalAdapter(max_tokens=200), ForceTool("planning_setup_plan")
     try:

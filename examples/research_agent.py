@@ -33,18 +33,26 @@ import sys
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from weakprompt.adapters.local import LocalAdapter
-from weakprompt.errors import OutputParseError, WeakpromptError
+from weakprompt import (
+    ForceTool,
+    LocalAdapter,
+    MarkdownSection,
+    Meta,
+    OutputParseError,
+    Prompt,
+    PromptTemplate,
+    Session,
+    Store,
+    ToolContext,
+    ToolResult,
+    Transcript,
+    WeakpromptError,
+    evaluate,
+    tool,
+)
 from weakprompt.events import ToolInvoked
-from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ForceTool
-from weakprompt.runtime.loop import evaluate
-from weakprompt.runtime.loop_events import ModelTurnCompleted, OutputRejected, ToolResultCommitted
-from weakprompt.serde import Meta, dump
-from weakprompt.session import Session
-from weakprompt.store import Store
-from weakprompt.tools import ToolContext, ToolResult, tool
-from weakprompt.transcript import Transcript
+from weakprompt.runtime import ModelTurnCompleted, OutputRejected, ToolResultCommitted
+from weakprompt.serde import dump
 
 NoteId = Literal["n1", "n2", "n3", "n4"]
 
@@ -214,7 +222,7 @@ def _print_transcript(store: Store, session_id: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--question", default=DEFAULT_QUESTION)
     parser.add_argument("--db", default="sqlite://", help="where to keep the transcript (default: memory)")
     args = parser.parse_args(argv)

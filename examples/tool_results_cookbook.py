@@ -33,15 +33,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from weakprompt.adapters.testing import FunctionAdapter, tool_call, tool_call_turn
+from weakprompt import (
+    AssistantTurn,
+    FunctionAdapter,
+    MarkdownSection,
+    ModelRequest,
+    Prompt,
+    PromptTemplate,
+    Session,
+    Store,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    Transcript,
+    Usage,
+    evaluate,
+    tool,
+)
+from weakprompt.adapters.testing import tool_call, tool_call_turn
 from weakprompt.events import ToolOutputExtracted, ToolResultSummarized
-from weakprompt.messages import AssistantTurn, ToolCall, Usage
-from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ModelRequest, evaluate
-from weakprompt.session import Session
-from weakprompt.store import Store
-from weakprompt.tools import ToolContext, ToolResult, tool
-from weakprompt.transcript import TOOL_SUMMARY_SYSTEM_PROMPT, PendingToolResult, Transcript
+from weakprompt.transcript import TOOL_SUMMARY_SYSTEM_PROMPT, PendingToolResult
 
 # A build log: a couple of hundred routine lines and the two that matter (about 8 KB,
 # small enough to stay in context, large enough to be worth summarizing).

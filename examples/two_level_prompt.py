@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.tools import ToolContext, ToolExample, ToolResult, tool
+from weakprompt import MarkdownSection, Prompt, PromptTemplate, ToolContext, ToolExample, ToolResult, tool
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,36 @@ def test_explicit_types_win_over_annotations() -> None:
     assert built.result_type is None
 
 
+def test_explicit_params_type_needs_no_annotation_on_the_handler() -> None:
+    def untyped(params, *, context):  # type: ignore[no-untyped-def]
+        return ToolResult.ok(None)
+
+    built = Tool(
+        name="untyped",
+        description="only the params type is given",
+        handler=untyped,  # pyright: ignore[reportUnknownArgumentType]
+        params_type=AttrsParams,
+    )
+    assert built.params_type is AttrsParams
+    assert built.result_type is None
+
+
+def test_explicit_params_type_still_reads_the_result_annotation() -> None:
+    def half(params, *, context) -> ToolResult[LookupResult]:  # type: ignore[no-untyped-def]
+        return ToolResult.ok(LookupResult("u"))
+
+    built = Tool(name="half", description="d", handler=half, params_type=AttrsParams)  # pyright: ignore[reportUnknownArgumentType]
+    assert (built.params_type, built.result_type) == (AttrsParams, LookupResult)
+
+
+def test_explicit_result_type_needs_no_return_annotation_and_ignores_a_broken_one() -> None:
+    def handler(params: LookupParams, *, context: ToolContext) -> Missing:  # type: ignore[name-defined]  # noqa: F821
+        return ToolResult.ok(LookupResult("u"))
+
+    built = Tool(name="t", description="d", handler=handler, result_type=LookupResult)  # pyright: ignore[reportUnknownArgumentType]
+    assert (built.params_type, built.result_type) == (LookupParams, LookupResult)
+
+
 def test_explicit_none_result_type_is_kept_even_when_annotated() -> None:
     assert make(result_type=None).result_type is None
 
@@ -155,11 +185,58 @@ def test_handler_without_positional_parameter_is_rejected() -> None:
         Tool(name="t", description="d", handler=handler)  # type: ignore[arg-type]
 
 
+def swapped_annotated(context: ToolContext, params: LookupParams) -> ToolResult[None]:
+    return ToolResult.error("x")
+
+
+def swapped_untyped(context, params):  # type: ignore[no-untyped-def]
+    return ToolResult.error("x")
+
+
+def swapped_named(context: LookupParams, *, ctx: ToolContext) -> ToolResult[None]:
+    return ToolResult.error("x")
+
+
+@pytest.mark.parametrize("handler", [swapped_annotated, swapped_untyped, swapped_named])
+def test_swapped_parameters_are_named_as_such(handler: object) -> None:
+    expected = r"tool 't': the handler's first parameter 'context' is the context.*look swapped"
+    with pytest.raises(PromptValidationError, match=expected):
+        Tool(name="t", description="d", handler=handler)  # type: ignore[arg-type]
+    # explicit types do not hide it: the call would still go wrong
+    with pytest.raises(PromptValidationError, match=expected):
+        Tool(name="t", description="d", handler=handler, params_type=LookupParams, result_type=None)  # type: ignore[arg-type]
+    with pytest.raises(PromptValidationError, match=r"tool 'swapped_\w+'.*look swapped"):
+        tool(handler)  # type: ignore[call-overload]
+
+
+def test_a_context_annotation_under_any_name_counts_as_swapped() -> None:
+    def handler(ctx: ToolContext, params: LookupParams) -> ToolResult[None]:
+        return ToolResult.error("x")
+
+    with pytest.raises(PromptValidationError, match=r"first parameter 'ctx' is the context"):
+        Tool(name="t", description="d", handler=handler)  # type: ignore[arg-type]
+
+
+def test_a_positional_only_params_parameter_may_be_called_context() -> None:
+    def handler(context: LookupParams, /, **extra: object) -> ToolResult[None]:
+        return ToolResult.error("x")
+
+    assert Tool(name="t", description="d", handler=handler).params_type is LookupParams
+
+
 def test_unresolvable_params_annotation_names_the_tool() -> None:
     def handler(params: Missing, *, context: ToolContext) -> ToolResult[None]:  # type: ignore[name-defined]  # noqa: F821
         return ToolResult.error("x")
 
-    with pytest.raises(PromptValidationError, match=r"tool 't'.*cannot resolve.*NameError"):
+    with pytest.raises(PromptValidationError, match=r"tool .t.: cannot resolve.*NameError.*params_type="):
+        Tool(name="t", description="d", handler=handler)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def test_unresolvable_return_annotation_points_at_result_type() -> None:
+    def handler(params: LookupParams, *, context: ToolContext) -> Missing:  # type: ignore[name-defined]  # noqa: F821
+        return ToolResult.error("x")
+
+    with pytest.raises(PromptValidationError, match=r"cannot resolve.*pass result_type= explicitly"):
         Tool(name="t", description="d", handler=handler)  # pyright: ignore[reportUnknownArgumentType]
 
 
@@ -336,3 +413,21 @@ def test_no_params_schema_is_an_empty_object() -> None:
     assert schema["type"] == "object"
     assert not schema.get("properties")
     assert not schema.get("required")
+
+
+def test_swap_is_found_with_evaluated_annotations_too() -> None:
+    from weakprompt.tools import ToolContext as RuntimeContext
+
+    def handler(ctx, params):  # type: ignore[no-untyped-def]
+        return ToolResult.error("x")
+
+    handler.__annotations__ = {"ctx": RuntimeContext, "params": LookupParams}
+    with pytest.raises(PromptValidationError, match=r"first parameter 'ctx' is the context"):
+        Tool(name="t", description="d", handler=handler)  # pyright: ignore[reportUnknownArgumentType]
+    handler.__annotations__ = {"ctx": LookupParams}
+    assert Tool(name="t", description="d", handler=handler).params_type is LookupParams  # pyright: ignore[reportUnknownArgumentType]
+
+
+def test_handlers_without_a_readable_signature_are_fine_when_typed_explicitly() -> None:
+    built = Tool(name="t", description="d", handler=max, params_type=NoParams, result_type=None)  # type: ignore[arg-type]
+    assert built.params_type is NoParams

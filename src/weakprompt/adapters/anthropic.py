@@ -11,6 +11,7 @@ The SDK is imported when an adapter is built, never when this module loads.
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, cast
 
 from ..errors import ConfigurationError
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
     from ..tools import AnyTool
 
 __all__ = ["AnthropicAdapter", "tool_choice_param", "turn_from_message"]
+
+_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+# Anthropic-compatible servers at a base_url rarely check keys, but the SDK needs one to send.
+_PLACEHOLDER_KEY = "not-needed"
 
 _STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -202,6 +207,15 @@ def _build_client(
         raise ConfigurationError(
             "AnthropicAdapter needs the anthropic SDK: pip install 'weakprompt[anthropic]'"
         ) from exc
+    if api_key is None and not any(os.environ.get(name) for name in _KEY_VARIABLES):
+        # The SDK would only fail at the first request, with a TypeError; say it here instead.
+        # A compatible server at base_url may not check keys (as OpenAIAdapter assumes too).
+        if base_url is None:
+            raise ConfigurationError(
+                "AnthropicAdapter: no API key; pass api_key= or set ANTHROPIC_API_KEY "
+                "(or ANTHROPIC_AUTH_TOKEN)"
+            )
+        api_key = _PLACEHOLDER_KEY
     return anthropic.Anthropic(
         api_key=api_key,
         base_url=base_url,

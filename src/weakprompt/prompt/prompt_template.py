@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Generic
+from typing import TYPE_CHECKING, Generic, overload
 
 import attrs
 
@@ -75,6 +75,40 @@ class PromptTemplate(Generic[OutputT]):
     )
     _params_types: frozenset[type[object]] = attrs.field(init=False, repr=False)
     _example_text: dict[str, str] = attrs.field(init=False, factory=dict[str, str], repr=False)
+
+    if TYPE_CHECKING:
+        # For the type checker only (attrs writes the real __init__): without ``output_type``
+        # the template is a ``PromptTemplate[None]``, so ``PromptTemplate[Foo](...)`` with no
+        # output type is an error instead of a response whose ``output`` is ``None``.
+        @overload
+        def __init__(
+            self: PromptTemplate[None],
+            *,
+            ns: str,
+            key: str,
+            sections: Iterable[AnySection],
+            name: str | None = None,
+            output_type: None = None,
+        ) -> None: ...
+        @overload
+        def __init__(
+            self,
+            *,
+            ns: str,
+            key: str,
+            sections: Iterable[AnySection],
+            name: str | None = None,
+            output_type: type[OutputT],
+        ) -> None: ...
+        def __init__(
+            self,
+            *,
+            ns: str,
+            key: str,
+            sections: Iterable[AnySection],
+            name: str | None = None,
+            output_type: type[OutputT] | None = None,
+        ) -> None: ...
 
     def __attrs_post_init__(self) -> None:
         if not self.sections:

@@ -16,7 +16,7 @@ after it.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from ..budget import Budget, BudgetTracker
 from ..errors import (
@@ -252,8 +252,8 @@ class _Evaluation(Generic[OutputT]):
             choice = "auto"
             if reply.tool_calls:
                 continue
-            if self.rendered.output_type is None:
-                return self._finish(reply, None)
+            if self.rendered.output_type is None:  # then the prompt is a Prompt[None]
+                return self._finish(reply, cast("OutputT", None))
             try:
                 output = self.rendered.parse_output(reply.text)
             except OutputParseError as exc:
@@ -470,7 +470,7 @@ class _Evaluation(Generic[OutputT]):
     def _publish(self, event: object) -> None:
         publish(self.session.dispatcher, event, logger=logger, about=f"during evaluation of {self.name!r}")
 
-    def _finish(self, reply: AssistantTurn, output: OutputT | None) -> PromptResponse[OutputT]:
+    def _finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
         self.usage = self.usage + self.outputs.side_usage
         self._publish(
             PromptExecuted(

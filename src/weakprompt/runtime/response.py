@@ -21,14 +21,16 @@ OutputT = TypeVar("OutputT")
 class PromptResponse(Generic[OutputT]):
     """The final answer of an evaluation and how it was reached.
 
-    ``output`` is the parsed structured answer when the prompt declares an
-    output type, else ``None``; ``text`` is always the model's last reply.
+    ``output`` is the parsed structured answer, typed ``T`` for a prompt with
+    ``output_type=T``; a prompt without an output type is a ``Prompt[None]``,
+    so its ``output`` is ``None`` (an answer that does not parse raises
+    instead of giving ``None``). ``text`` is always the model's last reply.
     ``head`` is the transcript's last commit hash, so the whole conversation
     can be read back from the store with ``session_id``.
     """
 
     text: str
-    output: OutputT | None
+    output: OutputT
     usage: Usage
     turns: int
     """Model calls made by this evaluation (final answer included)."""

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from .arguments import ToolArguments
 from .context import ToolContext
+from .decorator import ToolDecorator, tool
+from .definition import AnyTool, Tool
 from .example import ToolExample
 from .handler import NoParams, ToolHandler
 from .result import RenderableResult, ToolResult
-from .tool import AnyTool, Tool, tool
 
 __all__ = [
     "AnyTool",
     "NoParams",
     "RenderableResult",
     "Tool",
+    "ToolArguments",
     "ToolContext",
+    "ToolDecorator",
     "ToolExample",
     "ToolHandler",
     "ToolResult",

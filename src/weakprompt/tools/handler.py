@@ -2,7 +2,9 @@
 
 A handler is ``handler(params, *, context) -> ToolResult[R]``. Its params and
 result types are read from its annotations so a tool is declared once, as a
-plain typed function, without subscripting ``Tool[P, R]`` at runtime.
+plain typed function, without subscripting ``Tool[P, R]`` at runtime. Each
+type is read only when it was not given explicitly, so an explicit
+``params_type=`` or ``result_type=`` never trips over a missing annotation.
 """
 
 from __future__ import annotations
@@ -13,20 +15,33 @@ import inspect
 import types
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
 from ..errors import PromptValidationError
+from .context import ToolContext
 from .result import ToolResult
 
-if TYPE_CHECKING:
-    from .context import ToolContext
-
-__all__ = ["NoParams", "ToolHandler", "infer_types", "is_params_class"]
+__all__ = [
+    "ContextFreeHandler",
+    "NoParams",
+    "ToolHandler",
+    "check_parameter_order",
+    "handler_signature",
+    "infer_params_type",
+    "infer_result_type",
+    "is_params_class",
+    "resolve_hints",
+    "result_type_of",
+]
 
 P_contra = TypeVar("P_contra", contravariant=True)
 R_co = TypeVar("R_co", covariant=True)
+P = TypeVar("P")
+R = TypeVar("R")
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 class ToolHandler(Protocol[P_contra, R_co]):
@@ -59,57 +74,102 @@ def _annotated_function(handler: Callable[..., object]) -> Callable[..., object]
     return type(handler).__call__  # a callable object
 
 
-def _resolve_hints(function: Callable[..., object], names: tuple[str, ...]) -> dict[str, Any]:
+def resolve_hints(
+    handler: Callable[..., object], names: tuple[str, ...], *, include_extras: bool = False
+) -> dict[str, Any]:
     """Resolve only the annotations we need.
 
     Resolving one name at a time means a handler whose *other* annotations
     refer to names imported under ``TYPE_CHECKING`` still works.
     """
+    function = _annotated_function(handler)
     raw: dict[str, object] = getattr(function, "__annotations__", {})
     wanted = {name: raw[name] for name in names if name in raw}
     globalns: dict[str, Any] = getattr(function, "__globals__", {})
     holder = types.SimpleNamespace(__annotations__=wanted)
-    return typing.get_type_hints(holder, globalns=globalns)
+    return typing.get_type_hints(holder, globalns=globalns, include_extras=include_extras)
 
 
-def infer_types(handler: Callable[..., object], what: str) -> tuple[type[Any], type[Any] | None]:
-    """Return ``(params_type, result_type)`` read from ``handler``'s annotations.
-
-    ``what`` names the tool in error messages. ``result_type`` is ``None``
-    when the handler returns ``ToolResult[None]`` or a bare ``ToolResult``.
-    """
+def handler_signature(handler: Callable[..., object], what: str) -> inspect.Signature:
+    """``inspect.signature(handler)``, or a :class:`PromptValidationError` naming the tool."""
     try:
-        signature = inspect.signature(handler)
+        return inspect.signature(handler)
     except (TypeError, ValueError) as exc:
         raise PromptValidationError(f"{what}: cannot read the handler's signature ({exc})") from exc
-    positional = [
-        p
-        for p in signature.parameters.values()
-        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    ]
+
+
+def _is_the_context(parameter: inspect.Parameter) -> bool:
+    """True for a first parameter that is (or would collide with) the context.
+
+    Annotated ``ToolContext`` it is the context; named ``context`` it would also
+    receive the ``context=`` keyword, unless it is positional-only and typed.
+    """
+    annotation: object = parameter.annotation
+    if isinstance(annotation, str):  # postponed annotations: the name is all there is
+        if annotation.rpartition(".")[2] == "ToolContext":
+            return True
+    elif annotation is ToolContext:
+        return True
+    if parameter.name != "context":
+        return False
+    return parameter.kind is not inspect.Parameter.POSITIONAL_ONLY or annotation is inspect.Parameter.empty
+
+
+def check_parameter_order(signature: inspect.Signature, what: str) -> None:
+    """Refuse ``handler(context, params)``: the params come first and the context is keyword-only."""
+    positional = [p for p in signature.parameters.values() if p.kind in _POSITIONAL]
+    if positional and _is_the_context(positional[0]):
+        raise PromptValidationError(
+            f"{what}: the handler's first parameter {positional[0].name!r} is the context, so its "
+            "parameters look swapped; write handler(params, *, context) with the params first and "
+            "the context keyword-only"
+        )
+
+
+def infer_params_type(handler: Callable[..., object], what: str) -> type[Any]:
+    """The params type read from the annotation of ``handler``'s first positional parameter.
+
+    ``what`` names the tool in error messages.
+    """
+    signature = handler_signature(handler, what)
+    check_parameter_order(signature, what)
+    positional = [p for p in signature.parameters.values() if p.kind in _POSITIONAL]
     if not positional:
         raise PromptValidationError(
             f"{what}: the handler must take the params as its first positional parameter: "
             "handler(params, *, context)"
         )
     first = positional[0].name
-    try:
-        hints = _resolve_hints(_annotated_function(handler), (first, "return"))
-    except Exception as exc:  # unresolvable forward references and the like
-        raise PromptValidationError(
-            f"{what}: cannot resolve the handler's annotations ({type(exc).__name__}: {exc}); "
-            "pass params_type= and result_type= explicitly"
-        ) from exc
+    hints = _resolved(handler, (first,), what, instead="params_type=")
     if first not in hints:
         raise PromptValidationError(
             f"{what}: the handler's parameter {first!r} has no annotation; "
             "annotate it with the params dataclass or pass params_type="
         )
     params_type: type[Any] = hints[first]
-    return params_type, _result_type(hints.get("return"), what)
+    return params_type
 
 
-def _result_type(annotation: object, what: str) -> type[Any] | None:
+def infer_result_type(handler: Callable[..., object], what: str) -> type[Any] | None:
+    """The ``R`` of the handler's ``-> ToolResult[R]``; ``None`` for no value (or no annotation)."""
+    hints = _resolved(handler, ("return",), what, instead="result_type=")
+    return result_type_of(hints.get("return"), what)
+
+
+def _resolved(
+    handler: Callable[..., object], names: tuple[str, ...], what: str, *, instead: str
+) -> dict[str, Any]:
+    try:
+        return resolve_hints(handler, names)
+    except Exception as exc:  # unresolvable forward references and the like
+        raise PromptValidationError(
+            f"{what}: cannot resolve the handler's annotations ({type(exc).__name__}: {exc}); "
+            f"pass {instead} explicitly"
+        ) from exc
+
+
+def result_type_of(annotation: object, what: str) -> type[Any] | None:
+    """``R`` of a ``ToolResult[R]`` return annotation (``None`` when it carries no value)."""
     if annotation is None or annotation is ToolResult:
         return None
     if typing.get_origin(annotation) is not ToolResult:
@@ -121,3 +181,13 @@ def _result_type(annotation: object, what: str) -> type[Any] | None:
         return None
     result_type: type[Any] = inner
     return result_type
+
+
+@attrs.frozen
+class ContextFreeHandler(Generic[P, R]):
+    """Lets ``@tool`` take ``handler(params)`` with no context: the context is simply not passed."""
+
+    function: Callable[[P], ToolResult[R]]
+
+    def __call__(self, params: P, /, *, context: ToolContext) -> ToolResult[R]:
+        return self.function(params)

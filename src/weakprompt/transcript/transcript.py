@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import typing
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Literal, TypeAlias
@@ -165,12 +166,17 @@ class Transcript:
         metadata: Mapping[str, JSONValue] | None = None,
         tools: ToolsArgument = ACTIVE_TOOLS,
     ) -> CommitInfo:
-        """Record a model reply; ``usage`` (provider-reported) lands in metadata["usage"]."""
+        """Record a model reply; ``usage`` (provider-reported) lands in metadata["usage"].
+
+        ``tool_calls`` holds :class:`~weakprompt.messages.ToolCall` objects (one
+        representation of a call everywhere); anything else is a ``TranscriptError``.
+        """
+        calls = _checked_calls(tool_calls)
         meta: JSONObject = dict(metadata or {})
         if usage is not None:
             meta["usage"] = usage_metadata(usage)
         return self._write(
-            Message("assistant", text, tool_calls=tuple(tool_calls)),
+            Message("assistant", text, tool_calls=calls),
             edit=edit,
             message=message,
             metadata=meta,
@@ -610,3 +616,21 @@ class Transcript:
     def find_tool_turns(self, name: str | None = None) -> list[ToolTurn]:
         """Each tool-calling assistant commit with its results, matched by ``tool_call_id``."""
         return select_tool_turns(self._view(), name=name)
+
+
+def _checked_calls(tool_calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
+    """``tool_calls`` as a tuple, or a ``TranscriptError`` naming the entry that is not a ToolCall."""
+    hint = "build each with ToolCall(id=..., name=..., arguments=...) (from weakprompt import ToolCall)"
+    given: object = tool_calls
+    if isinstance(given, (ToolCall, str, bytes, Mapping)) or not isinstance(given, Sequence):
+        raise TranscriptError(
+            f"assistant: tool_calls must be a sequence of ToolCall, got a {type(given).__name__}; {hint}"
+        )
+    calls: list[ToolCall] = []
+    for index, call in enumerate(typing.cast(Sequence[object], given)):
+        if not isinstance(call, ToolCall):
+            raise TranscriptError(
+                f"assistant: tool_calls[{index}] is a {type(call).__name__}, expected a ToolCall; {hint}"
+            )
+        calls.append(call)
+    return tuple(calls)

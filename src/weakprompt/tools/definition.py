@@ -5,8 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable
-from typing import Any, Generic, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import attrs
 
@@ -14,9 +13,15 @@ from ..errors import PromptValidationError
 from ..jsontypes import JSONObject
 from ..serde import schema
 from .example import ToolExample
-from .handler import ToolHandler, infer_types, is_params_class
+from .handler import (
+    ToolHandler,
+    check_parameter_order,
+    infer_params_type,
+    infer_result_type,
+    is_params_class,
+)
 
-__all__ = ["AnyTool", "Tool", "tool"]
+__all__ = ["AnyTool", "Tool"]
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -45,22 +50,29 @@ def _check_description(tool: Tool[Any, Any], _attribute: object, description: st
 def _check_handler(tool: Tool[Any, Any], _attribute: object, handler: object) -> None:
     if not callable(handler):
         raise PromptValidationError(f"tool {tool.name!r}: the handler {handler!r} is not callable")
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError):  # nothing to check; the types were given explicitly
+        return
+    check_parameter_order(signature, f"tool {tool.name!r}")
 
 
 def _check_params_type(tool: Tool[Any, Any], _attribute: object, params_type: object) -> None:
     if not is_params_class(params_type):
         raise PromptValidationError(
             f"tool {tool.name!r}: params_type must be a dataclass or attrs class "
-            f"(use NoParams for a tool without arguments), got {params_type!r}"
+            "(use NoParams for a tool without arguments, or @tool for a handler with plain "
+            f"parameters), got {params_type!r}"
         )
 
 
+# Each type is inferred only when it was not given, so an explicit one never needs an annotation.
 def _inferred_params(tool: Tool[Any, Any]) -> type[Any]:
-    return infer_types(tool.handler, f"tool {tool.name!r}")[0]
+    return infer_params_type(tool.handler, f"tool {tool.name!r}")
 
 
 def _inferred_result(tool: Tool[Any, Any]) -> type[Any] | None:
-    return infer_types(tool.handler, f"tool {tool.name!r}")[1]
+    return infer_result_type(tool.handler, f"tool {tool.name!r}")
 
 
 def _matches(value: object, expected: object) -> bool:
@@ -112,6 +124,21 @@ class Tool(Generic[P, R]):
     accepts_overrides: bool = True
     _spec: JSONObject | None = attrs.field(init=False, default=None, eq=False, hash=False, repr=False)
 
+    if TYPE_CHECKING:
+        # Spelled out for the type checker only (attrs writes the real one): the synthesized
+        # signature would let the inferred defaults turn ``P`` into ``Any``; here ``P`` and
+        # ``R`` come from the handler, or from explicit ``params_type`` / ``result_type``.
+        def __init__(  # noqa: PLR0917 - attrs' __init__ takes them positionally too
+            self,
+            name: str,
+            description: str,
+            handler: ToolHandler[P, R],
+            params_type: type[P] = ...,
+            result_type: type[R] | None = ...,
+            examples: tuple[ToolExample[P, R], ...] = (),
+            accepts_overrides: bool = True,
+        ) -> None: ...
+
     def parameters_schema(self, *, strict: bool = False) -> JSONObject:
         """JSON Schema of the arguments object the model must send."""
         return schema(self.params_type, strict=strict)
@@ -135,59 +162,3 @@ class Tool(Generic[P, R]):
 
 AnyTool: TypeAlias = Tool[Any, Any]
 """A tool of unknown params/result types, for heterogeneous collections."""
-
-
-def _first_doc_line(handler: Callable[..., object]) -> str | None:
-    doc = inspect.getdoc(handler)
-    if not doc:
-        return None
-    return doc.strip().splitlines()[0].strip()
-
-
-@overload
-def tool(handler: ToolHandler[P, R], /) -> Tool[P, R]: ...
-
-
-@overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    examples: tuple[ToolExample[Any, Any], ...] = (),
-    accepts_overrides: bool = True,
-) -> Callable[[ToolHandler[P, R]], Tool[P, R]]: ...
-
-
-def tool(
-    handler: ToolHandler[P, R] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    examples: tuple[ToolExample[Any, Any], ...] = (),
-    accepts_overrides: bool = True,
-) -> Tool[P, R] | Callable[[ToolHandler[P, R]], Tool[P, R]]:
-    """Turn a typed handler function into a :class:`Tool`.
-
-    The name defaults to the function's name and the description to the
-    first line of its docstring. Usable bare (``@tool``) or with arguments.
-    """
-
-    def build(function: ToolHandler[P, R]) -> Tool[P, R]:
-        tool_name = name if name is not None else getattr(function, "__name__", "")
-        tool_description = description if description is not None else _first_doc_line(function)
-        if tool_description is None:
-            raise PromptValidationError(
-                f"tool {tool_name!r}: give description= or a docstring to describe it to the model"
-            )
-        return Tool(
-            name=tool_name,
-            description=tool_description,
-            handler=function,
-            examples=examples,
-            accepts_overrides=accepts_overrides,
-        )
-
-    if handler is not None:
-        return build(handler)
-    return build

@@ -1,0 +1,38 @@
+"""Deliberate mistakes: each marked line must be reported, with the rule named after ``expect:``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from weakprompt import (
+    FunctionAdapter,
+    MarkdownSection,
+    Prompt,
+    PromptTemplate,
+    Session,
+    Tool,
+    ToolArguments,
+    ToolResult,
+    evaluate,
+    tool,
+)
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+
+
+SECTIONS = [MarkdownSection(title="Task", key="task", template="Say hi.")]
+plain = Prompt(PromptTemplate(ns="typing", key="plain", sections=SECTIONS))
+response = evaluate(plain, adapter=FunctionAdapter(lambda request: "hi"), session=Session())
+answer: Answer = response.output  # expect: reportAssignmentType
+
+
+@tool
+def hello(name: str) -> ToolResult[int]:
+    """Say hello."""
+    return ToolResult.ok(len(name))
+
+
+wrong_result: Tool[ToolArguments, str] = hello  # expect: reportAssignmentType

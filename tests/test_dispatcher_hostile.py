@@ -78,6 +78,14 @@ class RaisingMapping(Mapping[str, JSONValue]):
         return 1
 
 
+class Liar:
+    """An object whose type cannot even be checked: isinstance() raises on it."""
+
+    @property
+    def __class__(self) -> type:  # type: ignore[override]
+        raise RuntimeError("no class")
+
+
 class Harness:
     def __init__(self, *tools: AnyTool, **kwargs: object) -> None:
         self.session = Session(session_id="s")
@@ -258,6 +266,28 @@ def test_mapping_arguments_of_subclassed_types_are_read_as_plain_json() -> None:
     assert seen == [["a", 3, 1.5, [True, None]]]
     assert [type(v) for v in seen[0]] == [str, int, float, list]  # type: ignore[union-attr]
     assert json.loads(execution.event.arguments) == {"x": ["a", 3, 1.5, [True, None]]}
+
+
+def test_values_whose_type_cannot_be_checked_are_refused_with_their_path() -> None:
+    harness = Harness()
+    nested = harness.execute("free", {"x": [1, Liar()]})
+    assert "refused at $.x[1]: a value that could not be read (RuntimeError: no class)" in nested.message
+    whole = harness.execute("free", Liar())
+    assert "refused at $: the arguments could not be read (RuntimeError: no class)" in whole.message
+    assert whole.event.arguments.startswith("<") and "Liar" in whole.event.arguments
+    named = harness.dispatcher.execute(ToolCall(id="c", name=Liar(), arguments="{}"))  # type: ignore[arg-type]
+    assert named.message.startswith("Unknown tool '<") and len(harness.events) == 3
+
+
+def test_argument_text_of_a_str_subclass_is_read_as_plain_text() -> None:
+    class Text(str):
+        def __str__(self) -> str:
+            raise RuntimeError("never called")
+
+    harness = Harness()
+    execution = harness.execute("free", Text('{"x": 1}'))
+    assert execution.result.success and execution.event.arguments == '{"x": 1}'
+    assert not harness.execute("free", Text('{"x": ')).result.success
 
 
 def test_duplicate_keys_after_reading_subclassed_keys_are_refused() -> None:

@@ -12,6 +12,7 @@ from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_tu
 from weakprompt.messages import ToolCall
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import evaluate
+from weakprompt.runtime._arguments import storable_call
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import NoParams, ToolContext, ToolResult, tool
@@ -82,3 +83,20 @@ def test_odd_values_become_failed_results_and_the_run_finishes(
         log = store.transcript(response.transcript_id).log()
         assert [commit.role for commit in log] == ["system", "assistant", "tool", "assistant"]
         assert log[2].content.is_error and reason in log[2].content.content
+
+
+class Liar:
+    @property
+    def __class__(self) -> type:  # type: ignore[override]
+        raise RuntimeError("no class")
+
+
+def test_storable_call_keeps_plain_calls_and_repairs_the_rest() -> None:
+    plain = ToolCall(id="a", name="b", arguments="{}")
+    assert storable_call(plain) is plain
+    assert storable_call(ToolCall(id="a", name="b", arguments={"x": [1]})).arguments == {"x": [1]}
+    odd = storable_call(ToolCall(id=5, name=Liar(), arguments={"x": math.nan}))  # type: ignore[arg-type]
+    assert odd.id == "5" and "Liar" in odd.name and odd.arguments == '{"x":NaN}'
+    escaped = storable_call(ToolCall(id="i\ud800", name="n", arguments='{"x": "\udc80"}'))
+    assert escaped.id == "i\\ud800" and escaped.arguments == '{"x": "\\udc80"}'
+    assert "Liar" in str(storable_call(ToolCall(id="a", name="b", arguments=Liar())).arguments)  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ __all__ = [
     "Refused",
     "arguments_text",
     "decode_arguments",
+    "plain_text",
     "storable_call",
 ]
 
@@ -70,6 +71,13 @@ Decoded = JSONObject | BadSyntax | NotAnObject | Refused
 
 def decode_arguments(raw: object) -> Decoded:
     """The arguments as a fresh, plain JSON object, or why they are not one. Never raises."""
+    try:
+        return _decode(raw)
+    except Exception as exc:  # an object whose very type cannot be checked (a raising __class__)
+        return Refused("$", f"the arguments could not be read ({describe_exception(exc)})")
+
+
+def _decode(raw: object) -> Decoded:
     if isinstance(raw, str):
         if not raw or raw.isspace():
             return {}  # some providers send "" for a call without arguments
@@ -81,8 +89,6 @@ def decode_arguments(raw: object) -> Decoded:
             return BadSyntax(exc)
         except RecursionError:
             return Refused("$", "nested too deeply to decode")
-        except ValueError as exc:  # not expected from the decoder, but never an escape
-            return Refused("$", f"could not be decoded ({describe_exception(exc)})")
     elif isinstance(raw, Mapping):
         value = cast("Mapping[object, object]", raw)  # checked key by key below
     else:
@@ -91,11 +97,19 @@ def decode_arguments(raw: object) -> Decoded:
         plain = _plain(value, 0)
     except _Refusal as refusal:
         return Refused(clip(join_path(refusal.steps[::-1]), _PATH_ECHO), refusal.problem)
-    except Exception as exc:  # a hostile object (e.g. a raising __class__): nothing more to learn from it
-        return Refused("$", f"the arguments could not be read ({describe_exception(exc)})")
     if not isinstance(plain, dict):
         return NotAnObject(plain)
     return plain  # checked above: a plain JSON object
+
+
+def plain_text(value: object) -> str | None:
+    """``value`` as an exact ``str`` when it is text (a subclass is read as its base); else ``None``."""
+    try:
+        if not isinstance(value, str):
+            return None
+    except Exception:  # a raising __class__
+        return None
+    return str.__str__(value)
 
 
 def arguments_text(raw: object) -> str:
@@ -104,8 +118,9 @@ def arguments_text(raw: object) -> str:
     A mapping that is not plain JSON is written as well as it can be (JSON
     with ``NaN`` where there was one, else a shortened ``repr``); never raises.
     """
-    if isinstance(raw, str):
-        return raw
+    text = plain_text(raw)
+    if text is not None:
+        return text
     decoded = decode_arguments(raw)
     if isinstance(decoded, dict):
         return json.dumps(decoded, ensure_ascii=False, separators=(",", ":"))
@@ -125,16 +140,22 @@ def storable_call(call: ToolCall) -> ToolCall:
     mean the same thing.
     """
     arguments = call.arguments
+    text = plain_text(arguments)
     stored: str | JSONObject
-    if isinstance(arguments, str):
-        stored = escape_surrogates(arguments)
+    if text is not None:
+        stored = escape_surrogates(text)
     else:
         decoded = decode_arguments(arguments)
         stored = decoded if isinstance(decoded, dict) else arguments_text(arguments)
-    call_id, name = escape_surrogates(call.id), escape_surrogates(call.name)
+    call_id, name = _storable_text(call.id), _storable_text(call.name)
     if stored is arguments and call_id is call.id and name is call.name:
         return call
     return ToolCall(id=call_id, name=name, arguments=stored)
+
+
+def _storable_text(value: object) -> str:
+    text = plain_text(value)
+    return escape_surrogates(text) if text is not None else escape_surrogates(safe_repr(value))
 
 
 # -- decoding hooks: mark what JSON text should not hold, to report it with its path ----------
@@ -245,25 +266,31 @@ def _plain_object(items: Iterable[tuple[object, object]], depth: int) -> JSONObj
         key = _plain_key(raw_key)
         if key in out:
             raise _Refusal(f"the key {_key_echo(key)} appears more than once")
-        try:
-            out[key] = _plain(item, depth + 1)
-        except _Refusal as refusal:
-            refusal.steps.append(render_key(clip(key, _KEY_ECHO)))
-            raise
+        out[key] = _plain_item(item, depth, key)
     return out
 
 
 def _plain_array(items: Sequence[object], depth: int) -> list[JSONValue]:
     if depth >= MAX_ARGUMENT_DEPTH:
         raise _Refusal(f"nested more than {MAX_ARGUMENT_DEPTH} levels deep")
-    out: list[JSONValue] = []
-    for index, item in enumerate(items):
-        try:
-            out.append(_plain(item, depth + 1))
-        except _Refusal as refusal:
-            refusal.steps.append(f"[{index}]")
-            raise
-    return out
+    return [_plain_item(item, depth, index) for index, item in enumerate(items)]
+
+
+def _plain_item(item: object, depth: int, step: str | int) -> JSONValue:
+    """One member of an object (``step`` is its key) or an array (its index)."""
+    try:
+        return _plain(item, depth + 1)
+    except _Refusal as refusal:
+        refusal.steps.append(_step(step))
+        raise
+    except Exception as exc:  # a value whose type cannot even be checked (a raising __class__)
+        refusal = _Refusal(f"a value that could not be read ({describe_exception(exc)})")
+        refusal.steps.append(_step(step))
+        raise refusal from None
+
+
+def _step(step: str | int) -> str:
+    return f"[{step}]" if isinstance(step, int) else render_key(clip(step, _KEY_ECHO))
 
 
 def _plain_key(key: object) -> str:

@@ -28,7 +28,7 @@ from ..messages import ToolCall
 from ..serde import SerdeError, parse
 from ..tools import AnyTool, ToolContext, ToolResult
 from . import tool_messages
-from ._arguments import BadSyntax, NotAnObject, Refused, arguments_text, decode_arguments
+from ._arguments import BadSyntax, NotAnObject, Refused, arguments_text, decode_arguments, plain_text
 from .redaction import (
     MAX_ERROR_TEXT,
     Redactor,
@@ -37,6 +37,7 @@ from .redaction import (
     describe_exception,
     lone_surrogate,
     redacted,
+    safe_repr,
     type_name,
 )
 
@@ -136,10 +137,11 @@ class ToolDispatcher:
         interrupts such as ``KeyboardInterrupt``.
         """
         started = self._clock.now()
-        name = call.name
-        tool = self._tools.get(str.__str__(name)) if isinstance(name, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        name = plain_text(call.name)
+        tool = self._tools.get(name) if name is not None else None
         if tool is None:
-            return self._refuse(call, tool_messages.unknown_tool(str(name), self._tools), started)
+            shown = name if name is not None else safe_repr(call.name)
+            return self._refuse(call, tool_messages.unknown_tool(shown, self._tools), started)
 
         arguments = decode_arguments(call.arguments)
         if not isinstance(arguments, dict):
@@ -166,7 +168,7 @@ class ToolDispatcher:
         self, tool: AnyTool, raw: object, problem: BadSyntax | NotAnObject | Refused
     ) -> str:
         if isinstance(problem, BadSyntax):
-            return tool_messages.invalid_json(tool.name, str(raw), problem.error)
+            return tool_messages.invalid_json(tool.name, plain_text(raw) or "", problem.error)
         if isinstance(problem, NotAnObject):
             return tool_messages.not_an_object(tool.name, problem.value, self._field_names(tool))
         return tool_messages.arguments_refused(tool.name, problem.path, problem.problem)

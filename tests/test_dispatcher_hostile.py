@@ -364,6 +364,14 @@ def test_non_standard_json_text_is_refused_naming_the_problem_and_path(
     assert execution.event.arguments == text
 
 
+def test_nesting_is_accepted_up_to_one_hundred_levels() -> None:
+    harness = Harness()
+    assert harness.execute("free", '{"x": ' + "[" * 99 + "]" * 99 + "}").result.success
+    assert harness.execute("free", {"x": _nested(98)}).result.success
+    too_deep = harness.execute("free", '{"x": ' + "[" * 100 + "]" * 100 + "}")
+    assert "nested more than 100 levels deep" in too_deep.message
+
+
 def test_standard_json_with_large_and_escaped_values_is_accepted() -> None:
     harness = Harness()
     text = '{"x": [' + "9" * 4300 + ', -0, 1e308, "\\ud83d\\ude00", "\\u0000", {}]}'

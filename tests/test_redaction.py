@@ -109,6 +109,8 @@ def test_clip_marks_the_cut_and_leaves_short_text_alone() -> None:
         ("PASSWD: 'x y z'", f"PASSWD: '{REDACTED}'"),
         ("token=abc;secret=def", f"token={REDACTED};secret={REDACTED}"),
         ("client_secret = s3cr3t", f"client_secret = {REDACTED}"),
+        ("OPENAI_API_KEY=abc DB_PASSWORD: 'pw'", f"OPENAI_API_KEY={REDACTED} DB_PASSWORD: '{REDACTED}'"),
+        ("auth-token=abc", f"auth-token={REDACTED}"),
         ("postgresql://app:pa55@db.local:5432/x", f"postgresql://app:{REDACTED}@db.local:5432/x"),
         ("https://:only-pass@host/", f"https://:{REDACTED}@host/"),
         ("redis://u:p@ss@host", f"redis://u:{REDACTED}@host"),
@@ -128,6 +130,8 @@ def test_default_redaction_replaces_the_obvious_secrets(text: str, expected: str
         "used 12 tokens; token budget left: none",
         "see https://example.com/path?q=1 and http://host:8080/x",
         "secret_lookup failed",
+        "max_tokens: must be positive",
+        "tokens_used: 5",
     ],
 )
 def test_default_redaction_leaves_ordinary_text_alone(text: str) -> None:
@@ -158,7 +162,7 @@ def test_default_redaction_never_fails_and_is_stable(text: str) -> None:
 
 def test_default_redaction_stays_fast_on_long_hostile_text() -> None:
     # Regex shapes that would backtrack quadratically are avoided: this finishes at once.
-    for text in ("a" * 200_000, "sk-" * 70_000, "://a:" * 40_000, "password=" * 20_000):
+    for text in ("a" * 200_000, "sk-" * 70_000, "://a:" * 40_000, "password=" * 20_000, "a-" * 100_000):
         assert isinstance(default_redact(text), str)
 
 

@@ -53,10 +53,12 @@ _HEADER = re.compile(
     r"""(?:(?P<quote>["'])[^"'\r\n]*(?P=quote)|[^\r\n]*)""",
     re.IGNORECASE,
 )
-# key=value and key: value pairs that name a credential; the value ends at a space or separator.
+# key=value and key: value pairs whose key names a credential, alone or as the last word of up
+# to four (db_password, OPENAI_API_KEY, x-api-key); the value ends at a space or separator.
+# The prefix is bounded, so the search stays linear on long texts.
 _KEY_VALUE = re.compile(
-    r"""\b(?P<name>x-api-key|api[-_]?key|access[-_]token|refresh[-_]token|token|client[-_]secret|secret"""
-    r"""|password|passwd)(?P<sep>["']?[ \t]*[:=][ \t]*)"""
+    r"""\b(?P<name>(?:[A-Za-z0-9]+[-_]){0,3}(?:api[-_]?key|token|secret|password|passwd))"""
+    r"""(?P<sep>["']?[ \t]*[:=][ \t]*)"""
     r"""(?:(?P<quote>["'])[^"'\r\n]*(?P=quote)|["']?[^\s,;&'"}]+)""",
     re.IGNORECASE,
 )
@@ -85,9 +87,9 @@ def default_redact(text: str | BaseException, /) -> str:
     """The default :data:`Redactor`: replaces the obvious shapes of a secret.
 
     It replaces the value of an ``Authorization`` or ``Proxy-Authorization``
-    header; the value after ``api_key``, ``x-api-key``, ``token``,
-    ``access_token``, ``refresh_token``, ``secret``, ``client_secret``,
-    ``password`` or ``passwd`` followed by ``:`` or ``=``; the token after
+    header; the value after a key ending in ``api_key``, ``apikey``,
+    ``token``, ``secret``, ``password`` or ``passwd`` (``x-api-key``,
+    ``db_password``, ...) followed by ``:`` or ``=``; the token after
     ``Bearer``; ``sk-`` style API keys (OpenAI, Anthropic); and the password
     in ``scheme://user:password@host``. Names are matched in any case; each
     secret becomes :data:`REDACTED`. ``specs/TOOLS.md`` lists the exact rules.

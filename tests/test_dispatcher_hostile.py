@@ -272,11 +272,15 @@ def test_values_whose_type_cannot_be_checked_are_refused_with_their_path() -> No
     harness = Harness()
     nested = harness.execute("free", {"x": [1, Liar()]})
     assert "refused at $.x[1]: a value that could not be read (RuntimeError: no class)" in nested.message
+    in_object = harness.execute("free", {"x": {"y": Liar()}})
+    assert "refused at $.x.y: a value that could not be read" in in_object.message
+    as_key = harness.execute("free", {"x": {Liar(): 1}})
+    assert "refused at $.x: a key that could not be read (RuntimeError: no class)" in as_key.message
     whole = harness.execute("free", Liar())
     assert "refused at $: the arguments could not be read (RuntimeError: no class)" in whole.message
     assert whole.event.arguments.startswith("<") and "Liar" in whole.event.arguments
     named = harness.dispatcher.execute(ToolCall(id="c", name=Liar(), arguments="{}"))  # type: ignore[arg-type]
-    assert named.message.startswith("Unknown tool '<") and len(harness.events) == 3
+    assert named.message.startswith("Unknown tool '<") and len(harness.events) == 5
 
 
 def test_argument_text_of_a_str_subclass_is_read_as_plain_text() -> None:
@@ -345,7 +349,7 @@ def test_a_result_the_model_cannot_be_shown_is_a_failed_result_and_rolled_back(
         ('{"x": NaN}', "$.x", "NaN is not a JSON number"),
         ('{"x": [1, Infinity]}', "$.x[1]", "Infinity is not a JSON number"),
         ('{"x": {"y": -Infinity}}', "$.x.y", "-Infinity is not a JSON number"),
-        ('{"x": 1e999}', "$.x", "inf is not a JSON number"),
+        ('{"x": 1e999}', "$.x", "the number 1e999 is too large: it would read as infinity"),
         ('{"x": 1, "x": 2}', "$", 'the key "x" appears more than once'),
         ('{"x": {"a": 1, "b": 2, "a": 3}}', "$.x", 'the key "a" appears more than once'),
         ('{"x": "\\ud800"}', "$.x", "the string holds a lone surrogate (\\ud800) at character 0"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar, cast
 
@@ -81,14 +82,16 @@ def _decode(raw: object) -> Decoded:
     if isinstance(raw, str):
         if not raw or raw.isspace():
             return {}  # some providers send "" for a call without arguments
+        _MARKS.suspect = False
         try:
-            value: object = json.loads(
-                raw, object_pairs_hook=_object, parse_constant=_Constant, parse_int=_integer
-            )
+            value: object = _DECODER.decode(raw)
         except json.JSONDecodeError as exc:
             return BadSyntax(exc)
         except RecursionError:
             return Refused("$", "nested too deeply to decode")
+        if not (_MARKS.suspect or _may_hide_a_problem(raw)):
+            # The usual case: the decoder built only plain values and nothing was marked.
+            return value if type(value) is dict else NotAnObject(value)  # pyright: ignore[reportUnknownVariableType]
     elif isinstance(raw, Mapping):
         value = cast("Mapping[object, object]", raw)  # checked key by key below
     else:
@@ -161,6 +164,15 @@ def _storable_text(value: object) -> str:
 # -- decoding hooks: mark what JSON text should not hold, to report it with its path ----------
 
 
+class _Marks(threading.local):
+    """Set by the hooks when the text held something to refuse; the walk then finds where."""
+
+    suspect = False
+
+
+_MARKS = _Marks()
+
+
 @attrs.frozen
 class _Constant:
     """``NaN``, ``Infinity`` or ``-Infinity`` in the text."""
@@ -174,6 +186,13 @@ class _LongInteger:
 
 
 @attrs.frozen
+class _Overflow:
+    """A number literal too large for a float: it would read as infinity."""
+
+    text: str
+
+
+@attrs.frozen
 class _Pairs:
     """An object whose text repeats a key."""
 
@@ -182,13 +201,47 @@ class _Pairs:
 
 def _object(pairs: list[tuple[str, object]]) -> object:
     obj = dict(pairs)
-    return obj if len(obj) == len(pairs) else _Pairs(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    _MARKS.suspect = True
+    return _Pairs(pairs)
+
+
+def _constant(token: str) -> object:
+    _MARKS.suspect = True
+    return _Constant(token)
 
 
 def _integer(text: str) -> object:
     limit = sys.get_int_max_str_digits()
     digits = len(text) - text.startswith("-")
-    return _LongInteger(digits) if limit and digits > limit else int(text)
+    if limit and digits > limit:
+        _MARKS.suspect = True
+        return _LongInteger(digits)
+    return int(text)
+
+
+def _float(text: str) -> object:
+    value = float(text)
+    if math.isfinite(value):
+        return value
+    _MARKS.suspect = True
+    return _Overflow(text)
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object, parse_constant=_constant, parse_int=_integer, parse_float=_float
+)
+
+
+def _may_hide_a_problem(text: str) -> bool:
+    """Cheap checks on the text for what the hooks cannot see: deep nesting and lone surrogates."""
+    return (
+        text.count("[") + text.count("{") > MAX_ARGUMENT_DEPTH
+        or "\\ud" in text
+        or "\\uD" in text
+        or lone_surrogate(text) is not None
+    )
 
 
 # -- the walk -----------------------------------------------------------------------------------
@@ -237,6 +290,8 @@ def _plain_other(value: object, depth: int) -> JSONValue:
         raise _Refusal(f"{value.token} is not a JSON number; send a finite number, null or a string")
     if isinstance(value, _LongInteger):
         raise _Refusal(_long_integer(value.digits))
+    if isinstance(value, _Overflow):
+        raise _Refusal(f"the number {clip(value.text, _KEY_ECHO)} is too large: it would read as infinity")
     if isinstance(value, _Pairs):
         return _plain_object(value.pairs, depth)
     if isinstance(value, Mapping):
@@ -262,46 +317,52 @@ def _plain_object(items: Iterable[tuple[object, object]], depth: int) -> JSONObj
     if depth >= MAX_ARGUMENT_DEPTH:
         raise _Refusal(f"nested more than {MAX_ARGUMENT_DEPTH} levels deep")
     out: JSONObject = {}
-    for raw_key, item in items:
-        key = _plain_key(raw_key)
-        if key in out:
-            raise _Refusal(f"the key {_key_echo(key)} appears more than once")
-        out[key] = _plain_item(item, depth, key)
+    key = ""
+    in_value = False  # a problem with a key is the object's; one inside a value is under the key
+    try:
+        for raw_key, item in items:
+            key = raw_key if type(raw_key) is str else _plain_key(raw_key)
+            if not key.isascii():
+                _check_text(key, what="key")
+            if key in out:
+                raise _Refusal(f"the key {_key_echo(key)} appears more than once")
+            in_value = True
+            out[key] = _plain(item, depth + 1)
+            in_value = False
+    except _Refusal as refusal:
+        if in_value:
+            refusal.steps.append(render_key(clip(key, _KEY_ECHO)))
+        raise
+    except Exception as exc:  # a key or value whose type cannot even be checked (a raising __class__)
+        what = "value" if in_value else "key"
+        refusal = _Refusal(f"a {what} that could not be read ({describe_exception(exc)})")
+        if in_value:
+            refusal.steps.append(render_key(clip(key, _KEY_ECHO)))
+        raise refusal from None
     return out
 
 
 def _plain_array(items: Sequence[object], depth: int) -> list[JSONValue]:
     if depth >= MAX_ARGUMENT_DEPTH:
         raise _Refusal(f"nested more than {MAX_ARGUMENT_DEPTH} levels deep")
-    return [_plain_item(item, depth, index) for index, item in enumerate(items)]
-
-
-def _plain_item(item: object, depth: int, step: str | int) -> JSONValue:
-    """One member of an object (``step`` is its key) or an array (its index)."""
+    out: list[JSONValue] = []
     try:
-        return _plain(item, depth + 1)
+        for item in items:
+            out.append(_plain(item, depth + 1))
     except _Refusal as refusal:
-        refusal.steps.append(_step(step))
+        refusal.steps.append(f"[{len(out)}]")
         raise
     except Exception as exc:  # a value whose type cannot even be checked (a raising __class__)
         refusal = _Refusal(f"a value that could not be read ({describe_exception(exc)})")
-        refusal.steps.append(_step(step))
+        refusal.steps.append(f"[{len(out)}]")
         raise refusal from None
-
-
-def _step(step: str | int) -> str:
-    return f"[{step}]" if isinstance(step, int) else render_key(clip(step, _KEY_ECHO))
+    return out
 
 
 def _plain_key(key: object) -> str:
-    if type(key) is not str:
-        if not isinstance(key, str):
-            raise _Refusal(
-                f"an object key must be a string, got {type_name(key)} {safe_repr(key, _KEY_ECHO)}"
-            )
-        key = str.__str__(key)
-    _check_text(key, what="key")
-    return key
+    if not isinstance(key, str):
+        raise _Refusal(f"an object key must be a string, got {type_name(key)} {safe_repr(key, _KEY_ECHO)}")
+    return str.__str__(key)
 
 
 def _key_echo(key: str) -> str:

@@ -7,11 +7,18 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile(
-    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=60, deadline=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+_CI = bool(os.environ.get("CI"))
+settings.load_profile("ci" if _CI else "dev")
+# Fuzz tests that guard a "never escapes" contract ask for this profile by name:
+# 10,000 examples under CI, a quick pass locally.
+settings.register_profile(
+    "fuzz",
+    max_examples=10_000 if _CI else 300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

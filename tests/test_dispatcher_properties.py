@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import math
+import logging
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import pytest
@@ -11,11 +12,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from weakprompt.errors import (
+    BudgetExceededError,
+    DeadlineExceededError,
+    PromptEvaluationError,
+    ToolValidationError,
+    VisibilityExpansionRequired,
+)
 from weakprompt.events import ToolInvoked
 from weakprompt.jsontypes import JSONValue
 from weakprompt.messages import ToolCall
 from weakprompt.resources import Filesystem, InMemoryFilesystem, ResourceRegistry
 from weakprompt.runtime import ToolDispatcher
+from weakprompt.runtime.redaction import lone_surrogate
 from weakprompt.session import Session
 from weakprompt.tools import NoParams, Tool, ToolContext, ToolResult
 
@@ -201,8 +210,9 @@ def test_arbitrary_json_arguments_never_raise(name: str, value: JSONValue) -> No
     assert isinstance(execution.message, str)
     assert events == [execution.event]
     if isinstance(value, dict):
+        # text and mapping follow the same rules (NaN and the infinities are refused either way)
         mapped = dispatcher.execute(ToolCall(id="g", name=name, arguments=value))
-        assert mapped.result.success == execution.result.success or _has_non_finite(value)
+        assert mapped.result.success == execution.result.success
         assert len(events) == 2
 
 
@@ -223,11 +233,274 @@ def test_arguments_of_the_wrong_python_type_are_a_failed_result(junk: object) ->
     assert len(events) == 1
 
 
-def _has_non_finite(value: JSONValue) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, list):
-        return any(_has_non_finite(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_non_finite(v) for v in value.values())
-    return False
+# -- hostile fuzzing: arguments no JSON decoder would produce, handlers that misbehave -------------
+#
+# Properties, for every call: nothing escapes execute() but the exceptions the contract
+# re-raises (and only when the handler ran and raised one); exactly one ToolInvoked; a
+# failed call leaves session and filesystem as they were; every text the call produced can
+# be stored (no lone surrogates). The "fuzz" profile (tests/conftest.py) runs 10,000
+# examples of each under CI.
+
+
+class HostileText(str):
+    def __str__(self) -> str:
+        raise RuntimeError("str of a str subclass")
+
+
+class HostileNumber(int):
+    def __repr__(self) -> str:
+        raise RuntimeError("repr of an int subclass")
+
+
+class BadRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("repr exploded")
+
+
+class RaisingMapping(Mapping[str, object]):
+    def __getitem__(self, key: str) -> object:
+        raise RuntimeError("getitem exploded")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(["x"])
+
+    def __len__(self) -> int:
+        return 1
+
+
+def _nested(depth: int, as_list: bool) -> object:
+    node: object = 0
+    for _ in range(depth):
+        node = [node] if as_list else {"a": node}
+    return node
+
+
+any_code_point = st.characters(exclude_categories=()) | st.characters(categories=["Cs"])
+any_text = st.text(any_code_point, max_size=12)
+odd_keys = (
+    any_text | st.integers() | st.tuples(st.integers()) | st.builds(BadRepr) | st.just(HostileText("k"))
+)
+hostile_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(4301, 6000).map(lambda digits: -(10**digits))  # too long to write as JSON
+    | st.floats()  # NaN and the infinities included
+    | any_text
+    | st.builds(BadRepr)
+    | st.builds(object)
+    | st.binary(max_size=4)
+    | st.builds(HostileText, any_text)
+    | st.builds(HostileNumber, st.integers())  # built, not sampled: hypothesis would repr a sample
+    | st.builds(RaisingMapping)
+    | st.frozensets(st.integers(), max_size=2)
+    | st.builds(_nested, st.integers(95, 1100), st.booleans()),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.tuples(children, children)
+        | st.dictionaries(odd_keys, children, max_size=3)
+    ),
+    max_leaves=8,
+)
+hostile_arguments = (
+    st.builds(lambda value: {"x": value}, hostile_values)
+    | st.dictionaries(odd_keys, hostile_values, max_size=3)
+    | st.just(RaisingMapping())
+)
+# Text: any code points, and JSON documents carrying the tokens and shapes the dispatcher refuses.
+non_standard_json = st.builds(
+    lambda token, key: f'{{"x": {token}, "{key}": 1, "{key}": 2}}',
+    st.sampled_from(
+        ["NaN", "Infinity", "-Infinity", "1e999", "9" * 4400, '"\\ud800"', "1", "[" * 120 + "]" * 120]
+    ),
+    st.sampled_from(["x", "y"]),
+)
+hostile_texts = (
+    st.text(any_code_point) | non_standard_json | st.builds(json.dumps, json_values.map(lambda v: {"x": v}))
+)
+
+
+def _exception_class(base: type[BaseException], str_mode: str, repr_mode: str) -> type[BaseException]:
+    def text(mode: str, fallback: object) -> object:
+        def method(self: BaseException) -> object:
+            if mode == "raise":
+                raise RuntimeError("describing exploded")
+            if mode == "non-str":
+                return 42
+            if mode == "recurse":
+                return str(self)
+            if mode == "subclass":
+                return HostileText("a hostile message")
+            return fallback(self)  # type: ignore[operator]
+
+        return method
+
+    namespace = {"__str__": text(str_mode, base.__str__), "__repr__": text(repr_mode, base.__repr__)}
+    return type(f"Hostile{base.__name__}", (base,), namespace)
+
+
+# Exceptions the dispatcher re-raises by contract (after rollback and the event), and as what.
+ESCAPES: dict[type[BaseException], type[BaseException]] = {
+    VisibilityExpansionRequired: VisibilityExpansionRequired,
+    PromptEvaluationError: PromptEvaluationError,
+    DeadlineExceededError: PromptEvaluationError,
+    BudgetExceededError: PromptEvaluationError,
+    KeyboardInterrupt: KeyboardInterrupt,
+}
+exception_bases = st.sampled_from(
+    [ValueError, TypeError, KeyError, RuntimeError, RecursionError, ToolValidationError, *ESCAPES]
+)
+describe_modes = st.sampled_from(["ok", "raise", "non-str", "recurse", "subclass"])
+
+
+def _make_exception(base: type[BaseException], str_mode: str, repr_mode: str, message: str) -> BaseException:
+    cls = _exception_class(base, str_mode, repr_mode)
+    if issubclass(cls, VisibilityExpansionRequired):
+        return cls([message])
+    return cls(message)
+
+
+hostile_exceptions = st.builds(_make_exception, exception_bases, describe_modes, describe_modes, any_text)
+
+
+class IntRender:
+    def render(self) -> int:
+        return 5
+
+
+class RaisingRender:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def render(self) -> str:
+        raise self.exc
+
+
+odd_results = st.sampled_from(
+    [
+        ToolResult.ok(IntRender()),
+        ToolResult(message=5, value=None),  # type: ignore[arg-type]
+        ToolResult(message="m", success="yes"),  # type: ignore[arg-type]
+        ToolResult.ok({"mean": float("nan")}),
+        ToolResult(message="text \udc80"),
+        ToolResult.error("failed \udc80 with sk-ant-api03-0123456789abcdefghij"),
+        "not a ToolResult",
+        None,
+    ]
+) | st.builds(lambda exc: ToolResult.ok(RaisingRender(exc)), hostile_exceptions)
+
+
+@dataclass
+class Plan:
+    """What the hostile handler does once it has changed state: return this, or raise it."""
+
+    outcome: object
+    raises: bool
+
+
+plans = st.builds(
+    Plan, odd_results | st.just(ToolResult(message="fine", value=None)), st.just(False)
+) | st.builds(Plan, hostile_exceptions, st.just(True))
+
+
+@dataclass
+class Free:
+    x: object = None
+
+
+class HostileRig:
+    """A fresh session, filesystem and dispatcher around the one hostile tool, which follows the plan."""
+
+    current: HostileRig | None = None  # the rig whose call is running: the tool is built only once
+
+    def __init__(self) -> None:
+        self.session = Session()
+        self.fs = InMemoryFilesystem()
+        self.events: list[ToolInvoked] = []
+        self.session.dispatcher.subscribe(ToolInvoked, self.events.append)
+        self.plan = Plan(ToolResult(message="fine", value=None), raises=False)
+        self.handler_ran = False
+        self.dispatcher = ToolDispatcher(
+            [HOSTILE_TOOL], session=self.session, resources=ResourceRegistry({Filesystem: self.fs})
+        )
+
+    def state(self) -> tuple[object, object]:
+        return dict(self.session.state()), self.fs.snapshot()
+
+    def check(self, call: ToolCall, plan: Plan) -> None:
+        self.plan, self.handler_ran = plan, False
+        HostileRig.current = self
+        before = self.state()
+        escaped: BaseException | None = None
+        try:
+            execution = self.dispatcher.execute(call)
+        except BaseException as exc:  # checked against the contract just below
+            escaped = exc
+        assert len(self.events) == 1, "exactly one ToolInvoked per call"
+        event = self.events[0]
+        if escaped is not None:
+            expected = _contract_escape(plan)
+            assert self.handler_ran and expected is not None, f"escaped: {type(escaped).__name__}"
+            assert isinstance(escaped, expected)
+            assert not event.success
+        else:
+            assert execution.event is event
+            assert isinstance(execution.message, str) and lone_surrogate(execution.message) is None
+        assert isinstance(event.arguments, str) and isinstance(event.result.message, str)
+        assert lone_surrogate(event.result.message) is None
+        if event.success:
+            assert self.handler_ran and self.state() != before
+        else:
+            assert self.state() == before, "a failed call must leave no trace"
+
+
+def _hostile(params: Free, *, context: ToolContext) -> ToolResult[None]:
+    rig = HostileRig.current
+    assert rig is not None
+    rig.handler_ran = True
+    context.session[Entry].append(Entry("half-done", 0))
+    fs = context.filesystem
+    assert fs is not None
+    fs.write_text("half-done.txt", "x")
+    if rig.plan.raises:
+        raise rig.plan.outcome  # type: ignore[misc]
+    return rig.plan.outcome  # type: ignore[return-value]
+
+
+HOSTILE_TOOL = Tool(name="hostile", description="Does what the plan says.", handler=_hostile)
+
+
+def _contract_escape(plan: Plan) -> type[BaseException] | None:
+    """What the contract lets out of execute() for this plan, if anything."""
+    if plan.raises:
+        return next(ESCAPES[base] for base in ESCAPES if isinstance(plan.outcome, base))
+    value = plan.outcome.value if isinstance(plan.outcome, ToolResult) else None
+    if isinstance(value, RaisingRender) and not isinstance(value.exc, Exception):
+        return KeyboardInterrupt  # an interrupt while rendering is still an interrupt
+    return None
+
+
+@pytest.fixture(scope="module")
+def quiet_dispatcher_logs() -> Iterator[None]:
+    """Formatting 10,000 tracebacks would dominate the run; the hostile unit tests keep logging on."""
+    logger = logging.getLogger("weakprompt.runtime")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    yield
+    logger.setLevel(level)
+
+
+@settings(settings.get_profile("fuzz"))
+@given(arguments=hostile_arguments | hostile_texts, plan=plans, name=st.just("hostile") | any_text)
+def test_hostile_mapping_and_text_arguments_never_escape(
+    quiet_dispatcher_logs: None, arguments: object, plan: Plan, name: str
+) -> None:
+    HostileRig().check(ToolCall(id="h", name=name, arguments=arguments), plan)  # type: ignore[arg-type]
+
+
+@settings(settings.get_profile("fuzz"))
+@given(plan=plans, value=st.none() | st.integers() | any_text)
+def test_hostile_handlers_never_escape_and_always_roll_back(
+    quiet_dispatcher_logs: None, plan: Plan, value: object
+) -> None:
+    HostileRig().check(ToolCall(id="h", name="hostile", arguments={"x": value}), plan)  # type: ignore[dict-item]

@@ -18,7 +18,7 @@ from rich.panel import Panel
 from ..errors import WeakpromptError
 from .adapters import BUILTIN_ADAPTERS, build_adapter
 from .live import LivePrinter
-from .loading import load_prompt
+from .loading import load_prompt, load_redactor
 from .views import print_commits, print_sessions, print_tools, tools_document
 
 if TYPE_CHECKING:
@@ -79,6 +79,12 @@ def cli() -> None:
 @click.option("--force-tool", help="Make the model call this tool on its first turn.")
 @click.option("--output-retries", default=1, show_default=True, type=click.IntRange(min=0))
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Deadline in seconds.")
+@click.option(
+    "--redact",
+    "redact_ref",
+    help="module:name of a function (text -> text) that scrubs secrets from failed tool calls; "
+    "default: the built-in one.",
+)
 def run(
     target: str,
     *,
@@ -92,6 +98,7 @@ def run(
     force_tool: str | None,
     output_retries: int,
     timeout: float | None,
+    redact_ref: str | None,
 ) -> None:
     """Evaluate the prompt TARGET (path/to/module.py:name) and print every turn as it happens.
 
@@ -99,12 +106,13 @@ def run(
     arguments that returns one.
     """
     from ..deadlines import Deadline
-    from ..runtime import ForceTool
+    from ..runtime import ForceTool, default_redact
     from ..runtime.loop import evaluate
     from ..session import Session
 
     console = _console()
     with _reported_errors():
+        redact = load_redactor(redact_ref) if redact_ref is not None else default_redact
         prompt = load_prompt(target)
         adapter = build_adapter(adapter_spec, model=model, base_url=base_url)
         session = Session(session_id=session_id or str(uuid.uuid4()))
@@ -125,6 +133,7 @@ def run(
                 max_turns=max_turns,
                 tool_choice=ForceTool(force_tool) if force_tool else "auto",
                 output_retries=output_retries,
+                redact=redact,
             )
         finally:
             store.close()

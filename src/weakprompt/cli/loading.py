@@ -19,8 +19,9 @@ from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
     from ..prompt import Prompt
+    from ..runtime.redaction import Redactor
 
-__all__ = ["load_attribute", "load_prompt", "resolve_prompt", "split_reference"]
+__all__ = ["load_attribute", "load_prompt", "load_redactor", "resolve_prompt", "split_reference"]
 
 
 def split_reference(reference: str) -> tuple[str, str]:
@@ -99,3 +100,14 @@ def resolve_prompt(value: object, *, what: str = "the reference") -> Prompt[obje
 def load_prompt(reference: str) -> Prompt[object]:
     """The prompt named by ``reference`` (see :func:`resolve_prompt`)."""
     return resolve_prompt(load_attribute(reference), what=reference)
+
+
+def load_redactor(reference: str) -> Redactor:
+    """The redaction hook named by ``reference``: any callable taking and returning text."""
+    value = load_attribute(reference)
+    if not callable(value) or isinstance(value, type):
+        raise ConfigurationError(
+            f"{reference} is a {type(value).__name__}; --redact needs a function that takes a text "
+            "and returns it with the secrets removed"
+        )
+    return cast("Redactor", value)

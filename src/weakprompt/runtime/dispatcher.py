@@ -7,7 +7,6 @@ published per call, whatever the outcome. See ``specs/TOOLS.md``.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -25,12 +24,22 @@ from ..errors import (
     VisibilityExpansionRequired,
 )
 from ..events import HandlerFailure, ToolInvoked, publish
-from ..jsontypes import JSONValue
 from ..messages import ToolCall
 from ..serde import SerdeError, parse
 from ..tools import AnyTool, ToolContext, ToolResult
 from . import tool_messages
-from .redaction import Redactor, default_redact
+from ._arguments import BadSyntax, NotAnObject, Refused, arguments_text, decode_arguments, plain_text
+from .redaction import (
+    MAX_ERROR_TEXT,
+    Redactor,
+    clip,
+    default_redact,
+    describe_exception,
+    lone_surrogate,
+    redacted,
+    safe_repr,
+    type_name,
+)
 
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
@@ -119,63 +128,50 @@ class ToolDispatcher:
         return self._tools
 
     def execute(self, call: ToolCall) -> ToolExecution:
-        """Run one tool call; returns a result for every mistake the model can make.
+        """Run one tool call; returns a result for every mistake the model or the tool can make.
 
         Raises only what must stop or redirect the evaluation loop:
         ``VisibilityExpansionRequired``, ``PromptEvaluationError`` (also for a
-        deadline or budget exhausted inside the handler), and non-``Exception``
+        deadline or budget exhausted inside the handler, and for state that
+        could not be snapshotted or restored), and non-``Exception``
         interrupts such as ``KeyboardInterrupt``.
         """
         started = self._clock.now()
-        tool = self._tools.get(call.name)
+        name = plain_text(call.name)
+        tool = self._tools.get(name) if name is not None else None
         if tool is None:
-            failure = ToolResult.error(tool_messages.unknown_tool(call.name, self._tools))
-            return self._publish(call, None, failure, failure.message, started)
+            shown = name if name is not None else safe_repr(call.name)
+            return self._refuse(call, tool_messages.unknown_tool(shown, self._tools), started)
 
-        arguments = self._decode(tool, call.arguments)
-        if isinstance(arguments, ToolResult):
-            return self._publish(call, None, arguments, arguments.message, started)
+        arguments = decode_arguments(call.arguments)
+        if not isinstance(arguments, dict):
+            return self._refuse(call, self._arguments_problem(tool, call.arguments, arguments), started)
 
         try:
             params: object = parse(tool.params_type, arguments, extra="forbid")
         except SerdeError as exc:
-            failure = ToolResult.error(tool_messages.invalid_params(tool.name, exc))
-            return self._publish(call, None, failure, failure.message, started)
+            return self._refuse(call, tool_messages.invalid_params(tool.name, exc), started)
         except Exception as exc:  # e.g. a params type serde cannot handle: a defect in the tool
             logger.warning("parsing arguments of tool %r raised", tool.name, exc_info=exc)
-            failure = ToolResult.error(tool_messages.unreadable_params(tool.name, self._redact(exc)))
-            return self._publish(call, None, failure, failure.message, started)
+            return self._refuse(
+                call, tool_messages.unreadable_params(tool.name, describe_exception(exc)), started
+            )
 
         if self._deadline is not None and self._deadline.expired():
-            failure = ToolResult.error(tool_messages.deadline_expired(tool.name))
-            return self._publish(call, params, failure, failure.message, started)
+            return self._refuse(call, tool_messages.deadline_expired(tool.name), started, params=params)
 
         return self._run(tool, call, params, started)
 
     # -- steps -------------------------------------------------------------------
 
-    def _decode(self, tool: AnyTool, raw: str | Mapping[str, JSONValue]) -> JSONValue | ToolResult[object]:
-        """The arguments as JSON, or a failed result explaining why they are not usable."""
-        value: object
-        if isinstance(raw, str):
-            if not raw or raw.isspace():
-                return {}  # some providers send "" for a call without arguments
-            try:
-                value = json.loads(raw)
-            except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
-                return ToolResult.error(tool_messages.invalid_json(tool.name, raw, exc))
-            except RecursionError:
-                return ToolResult.error(
-                    f"Arguments for tool {tool.name!r} are nested too deeply to decode. Send one JSON object."
-                )
-            if type(value) is dict:
-                return value  # pyright: ignore[reportUnknownVariableType]  # freshly decoded: ours to hand on
-        else:
-            value = raw
-        if not isinstance(value, Mapping):
-            fields = self._field_names(tool)
-            return ToolResult.error(tool_messages.not_an_object(tool.name, value, fields))
-        return dict(value)  # pyright: ignore[reportUnknownArgumentType]  # a copy the caller cannot change
+    def _arguments_problem(
+        self, tool: AnyTool, raw: object, problem: BadSyntax | NotAnObject | Refused
+    ) -> str:
+        if isinstance(problem, BadSyntax):
+            return tool_messages.invalid_json(tool.name, plain_text(raw) or "", problem.error)
+        if isinstance(problem, NotAnObject):
+            return tool_messages.not_an_object(tool.name, problem.value, self._field_names(tool))
+        return tool_messages.arguments_refused(tool.name, problem.path, problem.problem)
 
     @staticmethod
     def _field_names(tool: AnyTool) -> tuple[str, ...]:
@@ -183,50 +179,91 @@ class ToolDispatcher:
         return tuple(properties) if isinstance(properties, dict) else ()
 
     def _run(self, tool: AnyTool, call: ToolCall, params: object, started: datetime) -> ToolExecution:
-        context = self._context
-        session_snapshot = self._session.snapshot()
-        resource_snapshot = self._resources.snapshot() if self._resources is not None else None
-        escalate: BaseException | None = None
         try:
-            outcome: object = tool.handler(params, context=context)
-            if isinstance(outcome, ToolResult):
-                result: ToolResult[object] = outcome  # pyright: ignore[reportUnknownVariableType]
-                message = result.render()
-            else:
-                result = ToolResult.error(tool_messages.bad_return(tool.name, outcome))
-                message = result.message
-        except _PASS_THROUGH as exc:
-            escalate = exc
-            result = ToolResult.error(tool_messages.escalated(tool.name, self._redact(exc)))
-            message = result.message
-        except _EVALUATION_LIMITS as exc:
-            escalate = PromptEvaluationError(f"tool {tool.name!r} hit a limit of the evaluation: {exc}")
-            escalate.__cause__ = exc
-            result = ToolResult.error(tool_messages.escalated(tool.name, self._redact(exc)))
-            message = result.message
-        except Exception as exc:
-            mismatch = isinstance(exc, TypeError) and _raised_at_call_site(exc)
-            if isinstance(exc, ToolValidationError):  # an expected refusal, not a bug
-                logger.info("tool %r rejected its input: %s", tool.name, exc)
-            else:
-                logger.warning("tool %r raised; its state changes are rolled back", tool.name, exc_info=exc)
-            result = ToolResult.error(
-                tool_messages.handler_failed(tool.name, self._redact(exc), signature_mismatch=mismatch)
+            session_snapshot = self._session.snapshot()
+            resource_snapshot = self._resources.snapshot() if self._resources is not None else None
+        except Exception as exc:  # nothing has changed yet, but nothing could be rolled back either
+            logger.error("snapshotting state before tool %r failed", tool.name, exc_info=exc)
+            text = self._failure_text(describe_exception(exc))
+            self._refuse(
+                call, f"Tool {tool.name!r} was not run: its state could not be saved ({text}).", started
             )
-            message = result.message
-        except BaseException as exc:  # KeyboardInterrupt, SystemExit: roll back, report, go
-            escalate = exc
-            result = ToolResult.error(f"Tool {tool.name!r} was interrupted ({type(exc).__name__}).")
-            message = result.message
+            error = PromptEvaluationError(f"tool {tool.name!r} was not run: saving state failed: {text}")
+            raise error from exc
 
-        if not result.success:
-            broken = self._rollback(tool, session_snapshot, resource_snapshot)
-            if broken is not None and (escalate is None or isinstance(escalate, Exception)):
-                escalate = broken
+        outcome: object = None
+        message = ""
+        caught: BaseException | None = None
+        try:
+            outcome = tool.handler(params, context=self._context)
+            if isinstance(outcome, ToolResult):
+                message = _checked_rendering(outcome)  # pyright: ignore[reportUnknownArgumentType]
+        except BaseException as exc:  # sorted out below, once the state is restored
+            caught = exc
+
+        failed = caught is not None or not isinstance(outcome, ToolResult) or not outcome.success
+        broken = self._rollback(tool, session_snapshot, resource_snapshot) if failed else None
+        # Only now is the failure put into words: describing it may run the tool's own code again.
+        result, message, escalate = self._outcome(tool, outcome, message, caught)
+        if broken is not None and (escalate is None or isinstance(escalate, Exception)):
+            escalate = broken
         execution = self._publish(call, params, result, message, started)
         if escalate is not None:
             raise escalate
         return execution
+
+    def _outcome(
+        self, tool: AnyTool, outcome: object, rendered: str, caught: BaseException | None
+    ) -> tuple[ToolResult[object], str, BaseException | None]:
+        """The result, the model's text and what to raise, for what the handler did."""
+        if caught is None:
+            if not isinstance(outcome, ToolResult):
+                return *self._failure(tool_messages.bad_return(tool.name, outcome)), None
+            result: ToolResult[object] = outcome  # pyright: ignore[reportUnknownVariableType]
+            if result.success:
+                return result, rendered, None
+            # the handler's own failure text is scrubbed too, but not cut: it is the tool's output
+            cleaned = attrs.evolve(result, message=redacted(result.message, self._redact))
+            return cleaned, redacted(rendered, self._redact), None
+        if isinstance(caught, _BadResult):
+            return *self._failure(tool_messages.bad_result(tool.name, caught.problem)), None
+        if isinstance(caught, _PASS_THROUGH):
+            return *self._failure(tool_messages.escalated(tool.name, describe_exception(caught))), caught
+        if isinstance(caught, _EVALUATION_LIMITS):
+            text = describe_exception(caught)
+            escalate = PromptEvaluationError(
+                f"tool {tool.name!r} hit a limit of the evaluation: {self._failure_text(text)}"
+            )
+            escalate.__cause__ = caught
+            return *self._failure(tool_messages.escalated(tool.name, text)), escalate
+        if isinstance(caught, Exception):
+            return *self._handler_failure(tool, caught), None
+        # KeyboardInterrupt, SystemExit: rolled back and reported, then on its way
+        return *self._failure(tool_messages.interrupted(tool.name, type_name(caught))), caught
+
+    def _handler_failure(self, tool: AnyTool, exc: Exception) -> tuple[ToolResult[object], str]:
+        mismatch = isinstance(exc, TypeError) and _raised_at_call_site(exc)
+        text = describe_exception(exc)
+        if isinstance(exc, ToolValidationError):  # an expected refusal, not a bug
+            logger.info("tool %r rejected its input: %s", tool.name, self._failure_text(text))
+        else:
+            logger.warning("tool %r raised; its state changes are rolled back", tool.name, exc_info=exc)
+        return self._failure(tool_messages.handler_failed(tool.name, text, signature_mismatch=mismatch))
+
+    def _failure_text(self, text: str) -> str:
+        """A failure text as it may leave the dispatcher: scrubbed by the hook, then cut."""
+        return clip(redacted(text, self._redact), MAX_ERROR_TEXT)
+
+    def _failure(self, text: str) -> tuple[ToolResult[object], str]:
+        result = ToolResult.error(self._failure_text(text))
+        return result, result.message
+
+    def _refuse(
+        self, call: ToolCall, text: str, started: datetime, *, params: object = None
+    ) -> ToolExecution:
+        """A call that fails before its handler runs: nothing to roll back, one event."""
+        result, message = self._failure(text)
+        return self._publish(call, params, result, message, started)
 
     def _rollback(
         self, tool: AnyTool, session_snapshot: SessionSnapshot, resource_snapshot: ResourceSnapshot | None
@@ -248,7 +285,7 @@ class ToolDispatcher:
             logger.error("rolling back tool %r failed", tool.name, exc_info=exc)
         error = PromptEvaluationError(
             f"tool {tool.name!r} failed and its state changes could not be rolled back: "
-            + "; ".join(default_redact(exc) for exc in failures)
+            + self._failure_text("; ".join(describe_exception(exc) for exc in failures))
         )
         error.__cause__ = failures[0]
         return error
@@ -262,7 +299,6 @@ class ToolDispatcher:
         started: datetime,
     ) -> ToolExecution:
         """Publish the call's one ``ToolInvoked`` and package the outcome."""
-        arguments = call.arguments
         event = ToolInvoked(
             prompt_name=self._prompt_name,
             adapter=self._adapter_name,
@@ -273,10 +309,36 @@ class ToolDispatcher:
             session_id=self._session.session_id,
             started_at=started,
             finished_at=self._clock.now(),
-            arguments=arguments if isinstance(arguments, str) else _as_text(arguments),
+            arguments=arguments_text(call.arguments),
         )
         dispatched = publish(self._session.dispatcher, event, logger=logger, about=f"for tool {call.name!r}")
         return ToolExecution(result=result, message=message, event=event, subscriber_errors=dispatched.errors)
+
+
+class _BadResult(Exception):
+    """A ``ToolResult`` the model cannot be shown: a defect of the tool."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+def _checked_rendering(result: ToolResult[object]) -> str:
+    """``result.render()``, when it is text a transcript can store; else :class:`_BadResult`."""
+    if not isinstance(result.success, bool):  # pyright: ignore[reportUnnecessaryIsInstance]  # a tool's value
+        raise _BadResult(f"its result's success is {type_name(result.success)}, not a bool")
+    if not isinstance(result.message, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise _BadResult(f"its result's message is {type_name(result.message)}, not a str")
+    try:
+        text = result.render()
+    except Exception as exc:
+        raise _BadResult(f"its result could not be rendered: {describe_exception(exc)}") from exc
+    if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # a value's own render()
+        raise _BadResult(f"its result rendered as {type_name(text)}, not as text")
+    where = lone_surrogate(text)
+    if where is not None:
+        raise _BadResult(f"its result holds a lone surrogate {where}, which is not valid Unicode")
+    return str.__str__(text)
 
 
 def _raised_at_call_site(exc: BaseException) -> bool:
@@ -287,10 +349,3 @@ def _raised_at_call_site(exc: BaseException) -> bool:
     """
     traceback = exc.__traceback__
     return traceback is not None and traceback.tb_next is None
-
-
-def _as_text(arguments: Mapping[str, JSONValue]) -> str:
-    try:
-        return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=repr)
-    except (TypeError, ValueError, RecursionError):  # odd keys or a circular structure
-        return repr(arguments)

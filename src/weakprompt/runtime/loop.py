@@ -18,6 +18,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
+import attrs
+
 from ..budget import Budget, BudgetTracker
 from ..errors import (
     ConfigurationError,
@@ -30,8 +32,10 @@ from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest
 from . import loop_messages
+from ._arguments import storable_call
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .redaction import Redactor, default_redact
 from .response import PromptResponse
 
 if TYPE_CHECKING:
@@ -76,6 +80,7 @@ def evaluate(
     load_tool_results: LoadToolResults = False,
     retention: Retention = "session",
     tool_outputs: ToolOutputSettings | None = None,
+    redact: Redactor = default_redact,
 ) -> PromptResponse[OutputT]:
     """Run ``prompt`` on ``adapter`` until the model gives a final answer.
 
@@ -97,6 +102,10 @@ def evaluate(
     tool_call_ids keeps those. ``retention="evaluation"`` deletes the
     outputs this evaluation stored when it ends; the default keeps them
     until ``purge_session``.
+
+    ``redact`` scrubs secrets from the text of every failed tool call before
+    the model, the ``ToolInvoked`` event, the transcript or a raised error
+    sees it (``specs/TOOLS.md``, "Redaction").
 
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
@@ -141,6 +150,7 @@ def evaluate(
         max_expansions=max_expansions,
         max_output_tokens=max_output_tokens,
         outputs=outputs,
+        redact=redact,
     )
     # Many small transactions follow one another: run them on one held connection (SQLite).
     with transcript.store.hold_connection():
@@ -205,6 +215,7 @@ class _Evaluation(Generic[OutputT]):
         max_expansions: int,
         max_output_tokens: int | None,
         outputs: EvaluationOutputs,
+        redact: Redactor,
     ) -> None:
         self.prompt = prompt
         self.name = prompt.template.display_name
@@ -219,6 +230,7 @@ class _Evaluation(Generic[OutputT]):
         self.max_expansions = max_expansions
         self.max_output_tokens = max_output_tokens
         self.outputs = outputs
+        self.redact = redact
         self.offered: tuple[str, ...] = ()
         self.usage = Usage()
         self.turns = 0
@@ -291,6 +303,8 @@ class _Evaluation(Generic[OutputT]):
             max_output_tokens=self.max_output_tokens,
         )
         reply = self.adapter.complete(request)
+        if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
+            reply = attrs.evolve(reply, tool_calls=tuple(storable_call(call) for call in reply.tool_calls))
         self.turns += 1
         usage = reply.usage
         if usage.model_calls == 0:  # the loop knows one call was made even if the adapter did not say
@@ -424,6 +438,7 @@ class _Evaluation(Generic[OutputT]):
             deadline=self.deadline,
             budget_tracker=self.tracker,
             resources=self.resources,
+            redact=self.redact,
             prompt_name=self.name,
         )
         self.offered = rendered.tool_names

@@ -10,12 +10,17 @@ import json
 from collections.abc import Iterable
 
 from ..serde import SerdeError, SerdeIssue
+from .redaction import clip, type_name
 
 __all__ = [
+    "arguments_refused",
+    "bad_result",
     "bad_return",
     "deadline_expired",
+    "echo",
     "escalated",
     "handler_failed",
+    "interrupted",
     "invalid_json",
     "invalid_params",
     "not_an_object",
@@ -24,24 +29,41 @@ __all__ = [
 ]
 
 _EXCERPT = 30
+_NAME_ECHO = 64  # characters of a model-given name repeated back to it
+_LISTED_TOOLS = 40
+_ISSUE_PART = 160
+
+
+def echo(text: str, limit: int = _NAME_ECHO) -> str:
+    """Model-given text quoted back to it, cut so a huge name cannot flood the context."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def unknown_tool(name: str, available: Iterable[str]) -> str:
     names = sorted(available)
-    listing = ", ".join(names) if names else "(none: no tools are available right now)"
-    return f"Unknown tool {name!r}. Available tools: {listing}."
+    shown = names[:_LISTED_TOOLS]
+    listing = ", ".join(shown) if names else "(none: no tools are available right now)"
+    if len(names) > len(shown):
+        listing += f" and {len(names) - len(shown)} more"
+    return f"Unknown tool {echo(name)}. Available tools: {listing}."
 
 
-def invalid_json(tool: str, text: str, error: ValueError) -> str:
-    if isinstance(error, json.JSONDecodeError):
-        before = text[max(0, error.pos - _EXCERPT) : error.pos]
-        after = text[error.pos : error.pos + _EXCERPT]
-        return (
-            f"Arguments for tool {tool!r} are not valid JSON: {error.msg} at line {error.lineno}, "
-            f"column {error.colno} (character {error.pos}). Text around it, with the break "
-            f"marked by <HERE>: {before + '<HERE>' + after!r}. Send one JSON object."
-        )
-    return f"Arguments for tool {tool!r} could not be decoded as JSON: {error}. Send one JSON object."
+def invalid_json(tool: str, text: str, error: json.JSONDecodeError) -> str:
+    before = text[max(0, error.pos - _EXCERPT) : error.pos]
+    after = text[error.pos : error.pos + _EXCERPT]
+    return (
+        f"Arguments for tool {tool!r} are not valid JSON: {error.msg} at line {error.lineno}, "
+        f"column {error.colno} (character {error.pos}). Text around it, with the break "
+        f"marked by <HERE>: {before + '<HERE>' + after!r}. Send one JSON object."
+    )
+
+
+def arguments_refused(tool: str, path: str, problem: str) -> str:
+    if problem.startswith("nested"):
+        return f"Arguments for tool {tool!r} are {problem} (at {path}). Send a flatter JSON object."
+    return f"Arguments for tool {tool!r} were refused at {path}: {problem}. Send standard JSON."
 
 
 def _json_kind(value: object) -> str:
@@ -55,7 +77,7 @@ def _json_kind(value: object) -> str:
         return "a string"
     if isinstance(value, list):
         return "an array"
-    return type(value).__name__
+    return type_name(value)
 
 
 def not_an_object(tool: str, value: object, fields: Iterable[str]) -> str:
@@ -65,11 +87,14 @@ def not_an_object(tool: str, value: object, fields: Iterable[str]) -> str:
 
 
 def _issue_line(issue: SerdeIssue) -> str:
-    return f"at {issue.path}: expected {issue.expected}, got {issue.received}"
+    path, expected, received = (
+        clip(part, _ISSUE_PART) for part in (issue.path, issue.expected, issue.received)
+    )
+    return f"at {path}: expected {expected}, got {received}"
 
 
 def invalid_params(tool: str, error: SerdeError) -> str:
-    lines = "; ".join(_issue_line(issue) for issue in error.issues) or str(error)
+    lines = "; ".join(_issue_line(issue) for issue in error.issues) or clip(str(error), _ISSUE_PART)
     return f"Invalid arguments for tool {tool!r}: {lines}. Fix these and call the tool again."
 
 
@@ -96,10 +121,18 @@ def handler_failed(tool: str, error_text: str, *, signature_mismatch: bool) -> s
 
 def bad_return(tool: str, returned: object) -> str:
     return (
-        f"Tool {tool!r} failed: its handler returned {type(returned).__name__} "
+        f"Tool {tool!r} failed: its handler returned {type_name(returned)} "
         "instead of a ToolResult (a defect in the tool, not in your arguments)."
     )
 
 
+def bad_result(tool: str, problem: str) -> str:
+    return f"Tool {tool!r} failed: {problem} (a defect in the tool, not in your arguments)."
+
+
 def escalated(tool: str, error_text: str) -> str:
     return f"Tool {tool!r} stopped the evaluation step: {error_text}"
+
+
+def interrupted(tool: str, error_type: str) -> str:
+    return f"Tool {tool!r} was interrupted ({error_type})."

@@ -62,4 +62,5 @@ class ToolResult(Generic[R_co]):
             return self.message
         if isinstance(value, RenderableResult):
             return value.render()
-        return json.dumps(dump(value), ensure_ascii=False, separators=(",", ":"))
+        # NaN and the infinities are not JSON: refused rather than written as bare tokens
+        return json.dumps(dump(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -280,10 +280,14 @@ class Transcript:
         with self._lock:
             turn = self._turn
             if turn is not None:
-                placed = self._writer.stage(turn, draft)  # the state is at the turn's tail
+                # The state is at the turn's tail.
+                placed = self._writer.stage(turn, draft, shown=self._state.position_of)
             else:
                 placed = self._writer.write_now(draft)
-                if self._state.head != placed.info.parent:  # another writer got in between: refresh later
+                if self._state.head != placed.info.parent:
+                    # Another writer got in between: the view reads on from its head when next
+                    # asked, and a turn(refresh=False) must not trust it until then.
+                    self._written_head = None
                     self._remember_tools(draft)
                     return placed.info
                 self._written_head = placed.info.hash
@@ -336,6 +340,7 @@ class Transcript:
                         self._refresh(conn)
                         self._tool_entries(conn, self._state.tool_hashes)
                 turn = StagedTurn(base=self._state.head, base_seq=self._state.seq, record=TurnRecord())
+                self._state.mark()  # staged commits are folded in; undone if stored elsewhere or dropped
                 self._turn = turn
         try:
             yield turn.record
@@ -360,20 +365,24 @@ class Transcript:
             self._drop(turn, exc)
             raise
         if moved:
-            # The cached view holds the staged hashes; rebuild it from the store when next asked.
-            self._state = CompileState()
+            # The view holds the staged hashes: take them back out, and read on from the turn's
+            # base (the other writers' commits, then this turn as stored) when next asked.
+            self._state.rollback()
             self._compiled = None
-        elif chain:
-            self._written_head = chain[-1].info.hash
+            self._written_head = None
+        else:
+            self._state.release()
+            if chain:
+                self._written_head = chain[-1].info.hash
         turn.record.commits = tuple(p.info for p in chain)
         turn.record.stored = True
         turn.record.moved = moved
 
     def _drop(self, turn: StagedTurn, error: BaseException) -> None:
         """Forget a turn that will not be stored (caller holds the lock)."""
+        self._state.rollback()
         if not turn.chain:
             return
-        self._state = CompileState()
         self._compiled = None
         hashes = ", ".join(p.info.hash[:12] for p in turn.chain)
         error.add_note(

@@ -222,3 +222,25 @@ def test_a_store_in_a_read_only_directory_opens_read_only(shared_folder: Path) -
         assert "cannot open the store" in str(seen["writable"])  # writing needs the directory
     assert _snapshot(locked) == before
     assert stat.S_IMODE(locked.stat().st_mode) == 0o555
+
+
+def test_immutable_is_added_only_where_no_writer_can_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from weakprompt.store import engine
+
+    path = tmp_path / "r.db"
+    assert engine._read_only_uri(path).endswith("?mode=ro")  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(engine.os, "access", lambda *_args: False)  # a directory we may not write to
+    assert engine._read_only_uri(path).endswith("?mode=ro&immutable=1")  # pyright: ignore[reportPrivateUsage]
+    Path(f"{path}-wal").touch()  # a WAL file: a writer may be active, so the file is not immutable
+    assert engine._read_only_uri(path).endswith("?mode=ro")  # pyright: ignore[reportPrivateUsage]
+    odd = tmp_path / "a ?#%.db"
+    assert "a%20%3F%23%25.db?mode=ro" in engine._read_only_uri(odd)  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_directory_is_not_a_store(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="cannot read"):
+        Store.open(tmp_path)
+    with pytest.raises(StoreError, match="cannot read"):
+        Store.open(tmp_path, read_only=True)

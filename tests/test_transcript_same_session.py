@@ -224,3 +224,9 @@ def test_an_edit_inside_a_turn_of_a_commit_its_view_lacks_is_refused_staging_not
         a.user("edited", edit=theirs.hash)  # outside a turn the view is brought up to date first
         assert [m.content for m in a.compile().messages] == ["first", "edited", "mine"]
         assert a.compile() == Transcript(store, "s").compile()
+
+
+def test_rollback_without_a_mark_changes_nothing() -> None:
+    state = CompileState()
+    state.rollback()
+    assert state == CompileState()

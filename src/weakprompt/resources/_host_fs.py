@@ -154,9 +154,7 @@ class HostFilesystem:
 def _check_file(path: str, info: os.stat_result, action: str) -> None:
     """Refuse what is not a regular file with one link (see the module docstring)."""
     if stat.S_ISDIR(info.st_mode):
-        if action == "read":
-            raise IsADirectoryError(f"{path!r} is a directory, not a file")
-        raise IsADirectoryError(f"cannot {action} {path!r}: it is a directory")
+        raise IsADirectoryError(f"cannot {action} {path!r}: it is a directory, not a file")
     if not stat.S_ISREG(info.st_mode):
         kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
         raise UnsafePathError(f"cannot {action} {path!r}: it is {kind}, not a regular file")

@@ -244,3 +244,9 @@ def test_a_directory_is_not_a_store(tmp_path: Path) -> None:
         Store.open(tmp_path)
     with pytest.raises(StoreError, match="cannot read"):
         Store.open(tmp_path, read_only=True)
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_malformed_url_is_named(read_only: bool) -> None:
+    with pytest.raises(StoreError, match=r"not a database URL: '://nothing'"):
+        Store.open("://nothing", read_only=read_only)

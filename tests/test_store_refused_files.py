@@ -158,3 +158,12 @@ def test_an_older_store_is_migrated_then_switched_to_wal(tmp_path: Path) -> None
     with Store.open(path) as store:
         assert store.schema_version == LATEST_VERSION
     assert _journal_mode(path) == WAL
+
+
+def test_a_sqlite_uri_file_is_switched_to_wal_too(tmp_path: Path) -> None:
+    path = tmp_path / "uri.db"
+    with Store.open(f"sqlite:///file:{path}?uri=true") as store:
+        store.transcript("s").user("x")
+    assert _journal_mode(path) == WAL
+    with Store.open("sqlite:///file::memory:?uri=true") as store:
+        assert store.transcript("s").user("in memory").seq == 0

@@ -43,6 +43,7 @@ __all__ = [
     "enable_wal",
     "normalize_url",
     "sqlite_file",
+    "uses_wal",
     "transaction_options",
 ]
 
@@ -88,10 +89,16 @@ def _is_memory(database: str | None) -> bool:
 
 def sqlite_file(url: str) -> Path | None:
     """The file of a SQLite URL naming a plain path; None for memory, SQLite URIs and other backends."""
-    parsed = make_url(url)
+    parsed = _parse(url)
     if parsed.get_backend_name() != "sqlite" or _is_memory(parsed.database) or "uri" in parsed.query:
         return None
     return Path(str(parsed.database))
+
+
+def uses_wal(url: str) -> bool:
+    """True for a SQLite database kept in a file (given by path or as a URI), which WAL suits."""
+    parsed = _parse(url)
+    return parsed.get_backend_name() == "sqlite" and not _is_memory(parsed.database)
 
 
 def _parse(url: str) -> URL:

@@ -25,7 +25,7 @@ from sqlalchemy import Connection, Engine
 
 from ..clock import Clock
 from ..errors import SchemaVersionError, StoreError
-from .engine import SQLITE_MAGIC, build_engine, enable_wal, sqlite_file, transaction_options
+from .engine import SQLITE_MAGIC, build_engine, enable_wal, sqlite_file, transaction_options, uses_wal
 from .locks import SCHEMA_LOCK, advisory_lock
 from .migrations import LATEST_VERSION, check_not_newer, check_shape, migrate, read_version
 
@@ -58,7 +58,7 @@ def open_engine(url: str, clock: Clock, *, read_only: bool) -> tuple[Engine, int
                 advisory_lock(conn, SCHEMA_LOCK)
                 _, version = migrate(conn, clock)
                 check_shape(conn)
-            if path is not None:
+            if uses_wal(url):
                 enable_wal(_driver_connection(conn))
     except BaseException:
         engine.dispose()

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from loop_support import arithmetic_prompt
 from weakprompt.canonical import canonical_json, content_hash, find_surrogate, parse_canonical_json
-from weakprompt.errors import TranscriptError
+from weakprompt.errors import StoreError, TranscriptError
 from weakprompt.jsontypes import JSONValue
 from weakprompt.messages import Message, ToolCall
 from weakprompt.store import Store
@@ -278,15 +278,29 @@ def test_evaluate_completes_when_the_model_sends_and_the_tool_echoes_a_lone_surr
 
 @pytest.mark.xfail(
     strict=True,
+    raises=StoreError,  # the store names the plain-text value it cannot hold
     reason="the tool-output store (runtime/outputs) keeps call ids, tool names, arguments and "
     "previews as plain text and does not apply the text rules yet",
 )
-def test_evaluate_completes_when_object_arguments_hold_a_raw_surrogate(tmp_path: Path) -> None:
-    from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
+@pytest.mark.parametrize(
+    "call",
+    [
+        ToolCall("c1", "echo", {"text": "\ud800"}),  # object arguments, as an adapter may parse them
+        ToolCall("c1", "echo", '{"text": "\ud800"}'),  # a raw surrogate in the argument text
+        ToolCall("c1", "ec\ud800ho", "{}"),  # a tool name
+        ToolCall("c\ud800", "echo", '{"text": "x"}'),  # a call id
+        ToolCall("c1", "echo", {"text": "\ud800" * 20_000}),  # an oversized echo: stored, previewed
+    ],
+    ids=["object arguments", "raw argument text", "tool name", "call id", "oversized output"],
+)
+def test_evaluate_completes_when_a_raw_surrogate_reaches_the_output_store(
+    tmp_path: Path, call: ToolCall
+) -> None:
+    from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call_turn
     from weakprompt.runtime import evaluate
     from weakprompt.session import Session
 
-    adapter = ScriptedAdapter([tool_call_turn(tool_call("echo", {"text": "\ud800"})), text_turn("done")])
+    adapter = ScriptedAdapter([tool_call_turn(call), text_turn("done")])
     with Store.open(tmp_path / "run.db") as store:
         response = evaluate(arithmetic_prompt(), adapter=adapter, session=Session(), input="hi", store=store)
     assert response.text == "done"

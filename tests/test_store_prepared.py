@@ -70,6 +70,15 @@ def test_errors_that_are_not_the_drivers_pass_through(store: Store) -> None:
         BLOB_BY_HASH.all(conn, {"not_hash": "a"})
 
 
+def test_a_lone_surrogate_bound_to_plain_text_is_a_store_error_naming_it(store: Store) -> None:
+    with pytest.raises(StoreError, match=r"lone surrogate \('\\ud800' at index 1\)"), store.write() as conn:
+        INSERT_BLOB.executemany(conn, [blob("a\ud800")])
+    with store.read() as conn, pytest.raises(StoreError, match="lone surrogate"):
+        BLOB_BY_HASH.all(conn, {"hash": "\udc80"})
+    with store.read() as conn:
+        assert ALL_HASHES.all(conn, {}) == []
+
+
 def test_insert_ignore_skips_stored_keys_and_writes_in_key_order(store: Store) -> None:
     with store.write() as conn:
         PUT_BLOB.executemany(conn, [blob("b", "first")])

@@ -197,8 +197,6 @@ class _Checker:
             raise self.fail(
                 "valid arguments were refused before the handler ran", data, f"message: {execution.message}"
             )
-        if run.recorder.calls != 1:
-            raise self.fail(f"the handler ran {run.recorder.calls} times for one call", data)
         raised = run.recorder.raised
         if (
             raised is not None
@@ -245,8 +243,6 @@ class _Checker:
             raise self.fail(
                 f"invalid arguments reached the handler ({bad.kind} at {bad.path})", bad.text, bad.reason
             )
-        if run.execution.success:
-            raise self.fail(f"invalid arguments gave a successful result ({bad.kind})", bad.text, bad.reason)
         if run.changed is not None:
             raise self.fail("a refused call changed state", bad.text, run.changed)
 

@@ -35,7 +35,7 @@ from ._generate import json_for_type
 from ._invalid import InvalidArguments, invalid_arguments_for
 from ._jsonschema import SchemaValidator
 
-__all__ = ["check_tool", "state_of"]
+__all__ = ["check_tool", "deep_copy", "state_of"]
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -101,13 +101,14 @@ def state_of(session: Session) -> dict[type[object], tuple[object, ...]]:
     Deep, so a handler that changed a value *inside* a slice (which a
     snapshot cannot undo) shows up as a difference.
     """
-    return _deep_copy(dict(session.state()))
+    return deep_copy(dict(session.state()))
 
 
 _T = TypeVar("_T")
 
 
-def _deep_copy(value: _T) -> _T:
+def deep_copy(value: _T) -> _T:
+    """A deep copy where one can be made; the value itself otherwise."""
     try:
         return copy.deepcopy(value)
     except Exception:  # values that cannot be copied are compared as they are
@@ -271,7 +272,7 @@ class _Checker:
         if resources is not None:
             found["resources"] = resources.snapshot()
         if self.observe is not None:
-            found["observed state"] = _deep_copy(self.observe(session))
+            found["observed state"] = deep_copy(self.observe(session))
         return found
 
 

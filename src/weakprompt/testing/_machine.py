@@ -30,7 +30,7 @@ from weakprompt.runtime import ToolDispatcher, ToolExecution
 from weakprompt.session import Session
 from weakprompt.tools import AnyTool
 
-from ._contract import state_of
+from ._contract import deep_copy
 from ._invalid import InvalidArguments, invalid_arguments_for
 from ._values import arguments_for
 
@@ -66,8 +66,8 @@ class PromptStateMachine(RuleBasedStateMachine):
     Available to your invariants: ``self.session``, ``self.resources``,
     ``self.calls`` (every :class:`CallRecord`), ``self.events`` (every
     ``ToolInvoked`` seen), ``self.rendered`` (the prompt as it renders now).
-    If you override ``teardown``, call ``super().teardown()``: it runs the
-    replay check.
+    Call tools from your own rules with :meth:`dispatch` so the built-in
+    checks see those calls too.
     """
 
     config: ClassVar[MachineConfig]
@@ -83,6 +83,14 @@ class PromptStateMachine(RuleBasedStateMachine):
         self.events: list[ToolInvoked] = []
         self.session.dispatcher.subscribe(ToolInvoked, self.events.append)
         self._rendered: RenderedPrompt[Any] | None = None
+        # The replica sees only the successful calls, in order: if the session is the
+        # fold of those calls, both end up in the same state after every step.
+        self._replica: tuple[Session, ResourceRegistry | None] | None = None
+        if config.replay:
+            self._replica = (
+                config.session_factory(),
+                config.resources_factory() if config.resources_factory is not None else None,
+            )
 
     @property
     def rendered(self) -> RenderedPrompt[Any]:
@@ -101,10 +109,11 @@ class PromptStateMachine(RuleBasedStateMachine):
     def successful_calls(self) -> tuple[CallRecord, ...]:
         return tuple(record for record in self.calls if record.success)
 
-    def call_tool(self, name: str, arguments: str | Mapping[str, JSONValue]) -> ToolExecution:
+    def dispatch(self, name: str, arguments: str | Mapping[str, JSONValue]) -> ToolExecution:
         """Run one call and check the per-call promises (rollback, one event)."""
         text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        before = self._state()
+        # Deep, to catch changes made inside slice values; resource snapshots are values already.
+        before = tuple(deep_copy(part) if index == 0 else part for index, part in enumerate(self._state()))
         seen = len(self.events)
         execution = _dispatch(
             type(self).config,
@@ -127,6 +136,8 @@ class PromptStateMachine(RuleBasedStateMachine):
                 f"  arguments: {text}\n  result: {execution.message}\n"
                 f"  before: {before!r}\n  after:  {after!r}"
             )
+        elif self._replica is not None:
+            self._check_replay(name, text)
         return execution
 
     def _state(self) -> tuple[object, ...]:
@@ -140,42 +151,39 @@ class PromptStateMachine(RuleBasedStateMachine):
             f"{len(self.calls)} calls published {len(self.events)} ToolInvoked events"
         )
 
-    def teardown(self) -> None:
-        if type(self).config.replay:
-            self.check_replay()
-
-    def check_replay(self) -> None:
-        """Replaying the successful calls in order on a fresh session must give this state."""
+    def _check_replay(self, name: str, arguments: str) -> None:
+        """Apply the successful call to the replica too; both states must agree."""
+        assert self._replica is not None
+        session, resources = self._replica
         config = type(self).config
-        fresh = config.session_factory()
-        resources = config.resources_factory() if config.resources_factory is not None else None
-        for index, record in enumerate(self.successful_calls, start=1):
-            execution = _dispatch(
-                config,
-                fresh,
-                resources=resources,
-                rendered=config.prompt.render(fresh),
-                name=record.name,
-                arguments=record.arguments,
-            )
-            assert execution.success, (
-                f"replaying successful call {index} ({record.name} {record.arguments}) on a fresh session "
-                f"failed: {execution.message}"
-            )
-        expected = _state(fresh, resources)
+        execution = _dispatch(
+            config,
+            session,
+            resources=resources,
+            rendered=config.prompt.render(session),
+            name=name,
+            arguments=arguments,
+        )
+        replayed = sum(1 for record in self.calls if record.success)
+        assert execution.success, (
+            f"successful call {replayed} ({name} {arguments}) failed when the successful calls were "
+            f"replayed on a fresh session: {execution.message}"
+        )
+        expected = _state(session, resources)
         actual = self._state()
         assert actual == expected, (
             "the session is not the fold of its successful calls: replaying them on a fresh session "
-            "gives a different state (state changed by failed calls, or kept outside the session?)\n"
-            f"  this session: {actual!r}\n  replayed:     {expected!r}"
+            "gives a different state (state changed by failed calls, kept outside the session, or "
+            f"not deterministic?)\n  this session: {actual!r}\n  replayed:     {expected!r}"
         )
 
 
 def _state(session: Session, resources: ResourceRegistry | None) -> tuple[object, ...]:
+    """The live STATE slices (and captured resource states) for comparisons."""
     if resources is None:
-        return (state_of(session),)
+        return (dict(session.state()),)
     # Compare captured states only: the resource objects differ between sessions.
-    return (state_of(session), tuple(state for _, state in resources.snapshot().entries))
+    return (dict(session.state()), tuple(state for _, state in resources.snapshot().entries))
 
 
 def _dispatch(
@@ -216,7 +224,7 @@ def _tool_rule(tool: AnyTool) -> Callable[..., None]:
     name = tool.name
 
     def call(self: PromptStateMachine, arguments: JSONObject) -> None:
-        self.call_tool(name, arguments)
+        self.dispatch(name, arguments)
 
     call.__name__ = call.__qualname__ = _rule_name(name)
     return precondition(lambda self: self.offers(name))(rule(arguments=arguments_for(tool))(call))
@@ -230,7 +238,7 @@ def _invalid_rule(tools: list[AnyTool]) -> Callable[..., None]:
         offered = [tool.name for tool in self.offered_tools() if tool.name in by_name]
         name = data.draw(st.sampled_from(offered), label="tool")
         bad: InvalidArguments = data.draw(strategies[name], label="arguments")
-        execution = self.call_tool(name, bad.text)
+        execution = self.dispatch(name, bad.text)
         assert not execution.success and execution.event.params is None, (
             f"{name!r} accepted invalid arguments ({bad}): {execution.message}"
         )
@@ -247,7 +255,7 @@ def _unknown_rule(known: set[str]) -> Callable[..., None]:
     )
 
     def call_unknown_tool(self: PromptStateMachine, name: str) -> None:
-        execution = self.call_tool(name, "{}")
+        execution = self.dispatch(name, "{}")
         assert not execution.success, f"a call to the unknown tool {name!r} succeeded"
 
     return rule(name=names)(call_unknown_tool)
@@ -266,9 +274,11 @@ def prompt_state_machine(
     ``params`` are bound to the prompt (as ``Prompt.bind``). Each rule runs
     while its tool is offered by the current render. ``invalid_calls`` adds
     rules that send invalid arguments and unknown tool names (both must fail
-    and change nothing); ``replay`` checks at teardown that the session is
-    the fold of the successful calls (turn it off for tools whose results
-    are not deterministic, e.g. fresh ids or timestamps).
+    and change nothing). ``replay`` checks after every successful call that
+    the session is the fold of the successful calls: a replica session that
+    gets only those calls, in order, must be in the same state. Turn it off
+    for tools whose results are not deterministic (fresh ids, timestamps) or
+    when your own rules change the session directly.
 
     Use it as ``TestMyTools = prompt_state_machine(...).TestCase``, or
     subclass it and add ``@invariant()`` methods over ``self.session``.

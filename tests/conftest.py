@@ -1,4 +1,4 @@
-"""Shared pytest wiring: the --skip-real flag and hypothesis profiles."""
+"""Shared pytest wiring: the --skip-real flag, hypothesis profiles and the kit's fixtures."""
 
 from __future__ import annotations
 
@@ -6,6 +6,12 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# The testing kit's fixtures (session, store, transcript, scripted_adapter, function_adapter) are
+# what users get from the pytest11 entry point; naming the module here makes them available even
+# before the package is reinstalled, and pytest skips it when the entry point already loaded it.
+# pytester runs the kit's plugin tests in a fresh pytest.
+pytest_plugins = ["pytester", "weakprompt.testing.pytest_plugin"]
 
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]

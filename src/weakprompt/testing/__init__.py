@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 _LAZY: dict[str, str] = {
+    "json_for": "._generate",
     "arguments_for": "._values",
     "params_for": "._values",
     "values_for": "._values",
@@ -46,6 +47,7 @@ __all__ = [
     "assert_transcript",
     "check_tool",
     "invalid_arguments_for",
+    "json_for",
     "params_for",
     "prompt_state_machine",
     "script",
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from ._assertions import ExpectedMessage, assert_tool_called, assert_transcript
     from ._calls import tool_calls_for
     from ._contract import check_tool, state_of
+    from ._generate import json_for
     from ._invalid import InvalidArguments, InvalidKind, invalid_arguments_for
     from ._machine import CallRecord, MachineConfig, PromptStateMachine, prompt_state_machine
     from ._script import Script, script, scripts_for

@@ -29,22 +29,21 @@ from weakprompt.resources import ResourceRegistry
 from weakprompt.runtime import ToolDispatcher, ToolExecution
 from weakprompt.serde import SerdeError, StrictSchemaError, dump, parse
 from weakprompt.session import Session
-from weakprompt.tools import Tool, ToolContext, ToolResult
+from weakprompt.tools import AnyTool, Tool, ToolContext, ToolResult
 
-from ._generate import json_for_type
+from ._generate import json_for
 from ._invalid import InvalidArguments, invalid_arguments_for
 from ._jsonschema import SchemaValidator
 
 __all__ = ["check_tool", "deep_copy", "state_of"]
 
-P = TypeVar("P")
 R = TypeVar("R")
 
 _CALL_ID = "check_tool"
 
 
 def check_tool(
-    tool: Tool[P, R],
+    tool: AnyTool,
     *,
     session_factory: Callable[[], Session] = Session,
     resources_factory: Callable[[], ResourceRegistry] | None = None,
@@ -82,7 +81,7 @@ def check_tool(
     )
 
     @tuned
-    @given(data=json_for_type(tool.params_type), as_text=st.booleans())
+    @given(data=json_for(tool.params_type), as_text=st.booleans())
     def valid_arguments_are_accepted(data: JSONValue, as_text: bool) -> None:
         checker.valid(data, as_text)
 

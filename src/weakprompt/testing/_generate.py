@@ -43,7 +43,7 @@ from weakprompt.serde.nodes import (
     kinds_of,
 )
 
-__all__ = ["ANY_JSON", "float_bounds", "int_bounds", "json_for_model", "json_for_type", "strings_for"]
+__all__ = ["ANY_JSON", "float_bounds", "int_bounds", "json_for_model", "json_for", "strings_for"]
 
 # Integers a float field may receive as JSON numbers: exactly representable.
 _FLOAT_SAFE_INT = 2**53
@@ -68,16 +68,22 @@ ANY_JSON: SearchStrategy[JSONValue] = st.recursive(_JSON_SCALARS, _json_containe
 """Any JSON value (finite numbers only), kept small so it shrinks fast."""
 
 
-def json_for_type(tp: object) -> SearchStrategy[JSONValue]:
-    """Schema-valid JSON for ``tp`` (a class's own validators are not consulted)."""
+def json_for(tp: object) -> SearchStrategy[JSONValue]:
+    """JSON that ``serde.schema(tp)`` admits, as a model may write it.
+
+    Optional fields are sometimes left out or sent as ``null``. A class's own
+    validation (``__post_init__``, attrs validators) is not consulted: that
+    is what makes this the right input for checking that a schema and its
+    parser agree. Use :func:`values_for` for values a handler can receive.
+    """
     try:
-        return _cached_json_for_type(tp)
+        return _cached_json_for(tp)
     except TypeError:  # unhashable annotation
         return json_for_model(type_model(tp))
 
 
 @functools.cache
-def _cached_json_for_type(tp: object) -> SearchStrategy[JSONValue]:
+def _cached_json_for(tp: object) -> SearchStrategy[JSONValue]:
     return json_for_model(type_model(tp))
 
 

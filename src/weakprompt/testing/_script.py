@@ -22,7 +22,7 @@ from weakprompt.messages import AssistantTurn, ToolCall, Usage
 from weakprompt.prompt import RenderedPrompt
 from weakprompt.serde import dump
 from weakprompt.tokens import TokenCounter
-from weakprompt.tools import AnyTool, Tool
+from weakprompt.tools import AnyTool
 
 from ._calls import tool_calls_for, tools_of
 from ._values import values_for
@@ -102,7 +102,7 @@ class Script:
         return Script((*self.turns, turn))
 
     def _call(self, tool: AnyTool | str, args: object, call_id: str | None) -> ToolCall:
-        name = tool.name if isinstance(tool, Tool) else tool
+        name = tool if isinstance(tool, str) else tool.name
         return ToolCall(
             id=call_id if call_id is not None else f"call_{self.call_count + 1}",
             name=name,

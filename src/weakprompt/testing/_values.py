@@ -19,7 +19,7 @@ from weakprompt.jsontypes import JSONObject, JSONValue
 from weakprompt.serde import SerdeError, dump, parse
 from weakprompt.tools import AnyTool, Tool
 
-from ._generate import json_for_type
+from ._generate import json_for
 
 __all__ = ["arguments_for", "params_for", "parsed_json_for", "values_for"]
 
@@ -55,7 +55,7 @@ def parsed_json_for(tp: object) -> SearchStrategy[tuple[JSONValue, object]]:
     def pair(data: JSONValue) -> tuple[JSONValue, object]:
         return data, read(data)
 
-    return json_for_type(tp).map(pair).filter(_kept)
+    return json_for(tp).map(pair).filter(_kept)
 
 
 def _second(item: tuple[JSONValue, object]) -> object:

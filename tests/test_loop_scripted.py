@@ -27,10 +27,7 @@ from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
 
-
-@pytest.fixture
-def store() -> Store:
-    return Store.open("sqlite://")
+# `store` (a temporary SQLite file, closed after the test) comes from the weakprompt.testing plugin.
 
 
 def test_final_answer_without_tools_is_one_turn(store: Store) -> None:

@@ -342,7 +342,7 @@ def test_a_reducer_that_records_failed_calls_in_state_is_found() -> None:
 
 
 def test_check_tool_reports_its_own_generator_bugs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(contract, "json_for_type", lambda tp: st.just({"text": ""}))
+    monkeypatch.setattr(contract, "json_for", lambda tp: st.just({"text": ""}))
 
     with pytest.raises(AssertionError, match=r"generated arguments the schema refuses \(please report\)"):
         check_tool(ADD_NOTE, max_examples=5)

@@ -117,3 +117,15 @@ def test_messages_can_be_given_directly() -> None:
     )
     with pytest.raises(AssertionError, match=r"\+assistant: hello"):
         assert_transcript(messages, [("user", "hi"), ("assistant", re.compile("bye"))])
+    with pytest.raises(AssertionError, match=r"-assistant: hi\n\+user: hi"):
+        assert_transcript(messages, [("assistant", "hi"), ("assistant", ...)])
+
+
+def test_broken_arguments_are_compared_as_text(session: Session, store: Store) -> None:
+    played = script().call("echo", '{"text": ').answer("sorry")
+    evaluate(arithmetic_prompt(), adapter=played.adapter(), session=session, input="echo", store=store)
+
+    (event,) = assert_tool_called(session, "echo", success=False)
+    with pytest.raises(AssertionError, match=r'\+"\{\\"text\\": "'):
+        assert_tool_called(session, "echo", arguments={"text": "x"})
+    assert event.params is None

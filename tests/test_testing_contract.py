@@ -368,3 +368,13 @@ def test_settings_are_honoured() -> None:
     )
     assert 1 <= len(seen) <= 7
     assert json.dumps(seen)
+
+
+def test_check_tool_notices_valid_arguments_being_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    def offering_nothing(tools: list[Tool[Any, Any]], **kwargs: Any) -> ToolDispatcher:
+        return ToolDispatcher([], **kwargs)  # every call is to an unknown tool: refused before parsing
+
+    monkeypatch.setattr(contract, "ToolDispatcher", offering_nothing)
+
+    with pytest.raises(AssertionError, match="valid arguments were refused before the handler ran"):
+        check_tool(ADD_NOTE, max_examples=5)

@@ -343,3 +343,13 @@ def test_the_machine_exposes_calls_and_the_current_render() -> None:
     assert [record.name for record in machine.successful_calls] == ["add_todo"]
     assert [record.arguments for record in machine.calls] == ['{"title": "a"}', '{"id": 9}']
     assert machine.offers("tag_todo") and not machine.offers("open_sections")
+
+
+def test_a_prompt_without_tools_only_tries_unknown_names() -> None:
+    template = PromptTemplate(
+        ns="tests", key="empty", sections=[MarkdownSection(title="Intro", key="intro", template="Hello.")]
+    )
+    machine = prompt_state_machine(template)
+
+    assert {name for name in dir(machine) if name.startswith("call_")} == {"call_unknown_tool"}
+    run_state_machine_as_test(machine, settings=QUICK)

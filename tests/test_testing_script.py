@@ -110,3 +110,14 @@ def test_scripts_for_a_prompt_without_tools_only_answers() -> None:
         assert len(played) == 1 and played.call_count == 0
 
     check()
+
+
+def test_answers_can_be_given_as_a_strategy() -> None:
+    from hypothesis import strategies as st
+
+    @settings(max_examples=10, deadline=None)
+    @given(scripts_for(RENDERED, max_calls=1, answers=st.just("fixed")))
+    def check(played: Script) -> None:
+        assert played.turns[-1].text == "fixed"
+
+    check()

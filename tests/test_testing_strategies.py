@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections import Counter
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar, get_args
 
 import pytest
-from hypothesis import find, given, settings
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample, Unsatisfiable
 from jsonschema import Draft202012Validator
 
 from testing_kit_support import EVERYTHING_TOOL, TYPE_FORMS, Everything, Point, TreeNode
@@ -17,6 +18,7 @@ from weakprompt.messages import ToolCall
 from weakprompt.serde import Meta, SerdeError, StrictSchemaError, dump, parse, schema
 from weakprompt.testing import (
     InvalidArguments,
+    InvalidKind,
     arguments_for,
     invalid_arguments_for,
     params_for,
@@ -99,21 +101,22 @@ def test_arguments_are_json_objects_the_tool_accepts(arguments: dict[str, Any], 
         assert isinstance(parse(Everything, data), Everything)
 
 
+T = TypeVar("T")
+NO_SHRINKING = settings(phases=[Phase.generate], max_examples=500, database=None)
+
+
+def first(strategy: st.SearchStrategy[T], condition: Callable[[T], bool]) -> T:
+    """The first generated example meeting ``condition`` (a big type is slow to shrink)."""
+    return find(strategy, condition, settings=NO_SHRINKING)
+
+
 def test_arguments_include_model_style_nulls_and_omissions_and_full_dumps() -> None:
-    seen: Counter[str] = Counter()
+    arguments = arguments_for(EVERYTHING_TOOL)
+    every_field = len(dataclasses.fields(Everything))
 
-    @settings(max_examples=100, deadline=None)
-    @given(arguments_for(EVERYTHING_TOOL))
-    def collect(arguments: dict[str, Any]) -> None:
-        if "maybe" not in arguments:
-            seen["omitted"] += 1
-        if arguments.get("items", []) is None:
-            seen["null for a default"] += 1
-        if len(arguments) == len(dataclasses.fields(Everything)):
-            seen["every field"] += 1
-
-    collect()
-    assert set(seen) == {"omitted", "null for a default", "every field"}
+    assert "maybe" not in first(arguments, lambda a: "maybe" not in a)
+    assert first(arguments, lambda a: a.get("items", []) is None)["items"] is None
+    assert len(first(arguments, lambda a: len(a) == every_field)) == every_field
 
 
 @settings(max_examples=100, deadline=None)
@@ -185,32 +188,33 @@ def test_invalid_arguments_are_refused_by_serde_and_by_the_schema(params_type: t
     refused()
 
 
-def test_every_kind_of_mistake_is_generated_for_a_rich_params_type() -> None:
-    kinds: set[str] = set()
+ALL_KINDS: tuple[InvalidKind, ...] = get_args(InvalidKind)
 
-    @settings(max_examples=250, deadline=None)
-    @given(invalid_arguments_for(EVERYTHING_TOOL))
-    def collect(bad: InvalidArguments) -> None:
-        kinds.add(bad.kind)
-        assert bad.reason and bad.path.startswith("$")
-        assert bad.kind in str(bad)
 
-    collect()
-    assert kinds >= {
-        "wrong_type",
-        "missing_field",
-        "unknown_field",
-        "out_of_range",
-        "not_an_integer",
-        "too_long",
-        "too_short",
-        "wrong_length",
-        "pattern_mismatch",
-        "bad_format",
-        "not_allowed_value",
-        "not_an_object",
-        "broken_json",
-    }
+@pytest.mark.parametrize("kind", ALL_KINDS)
+def test_every_kind_of_mistake_can_be_asked_for(kind: InvalidKind) -> None:
+    check = validator(Everything)
+
+    @settings(max_examples=15, deadline=None)
+    @given(invalid_arguments_for(EVERYTHING_TOOL, kinds=[kind]))
+    def only_that_kind(bad: InvalidArguments) -> None:
+        assert bad.kind == kind and bad.reason and bad.path.startswith("$") and kind in str(bad)
+        if kind != "broken_json":
+            data = json.loads(bad.text)
+            assert not check.is_valid(data)
+            assert refused_by_serde(Everything, data) is not None
+
+    only_that_kind()
+
+
+def test_asking_for_an_unknown_kind_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown kinds of invalid arguments: typo"):
+        invalid_arguments_for(EVERYTHING_TOOL, kinds=["typo"])  # type: ignore[list-item]
+
+
+def test_a_mistake_the_type_has_no_place_for_finds_nothing() -> None:
+    with pytest.raises((NoSuchExample, Unsatisfiable)):
+        find(invalid_arguments_for(_tool(Point), kinds=["pattern_mismatch"]), lambda bad: True)
 
 
 def test_invalid_examples_shrink_to_a_small_labelled_example() -> None:
@@ -224,28 +228,24 @@ def test_invalid_examples_shrink_to_a_small_labelled_example() -> None:
 # -- tool calls ---------------------------------------------------------------------------------------
 
 
-def test_tool_calls_cover_valid_invalid_and_unknown_names() -> None:
-    tools = [EVERYTHING_TOOL, _tool(Point)]
-    seen: set[str] = set()
+def _outcome(call: ToolCall) -> str:
+    if call.name not in {"everything", "t"}:
+        return "unknown"
+    params_type = Everything if call.name == "everything" else Point
+    arguments = call.arguments
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return "broken"
+    return "valid" if refused_by_serde(params_type, arguments) is None else "invalid"
 
-    @settings(max_examples=200, deadline=None)
-    @given(tool_calls_for(tools))
-    def collect(call: ToolCall) -> None:
-        if call.name not in {"everything", "t"}:
-            seen.add("unknown")
-            return
-        params_type = Everything if call.name == "everything" else Point
-        arguments = call.arguments
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments)
-            except ValueError:
-                seen.add("broken")
-                return
-        seen.add("valid" if refused_by_serde(params_type, arguments) is None else "invalid")
 
-    collect()
-    assert seen == {"unknown", "broken", "valid", "invalid"}
+@pytest.mark.parametrize("outcome", ["unknown", "broken", "valid", "invalid"])
+def test_tool_calls_cover_valid_invalid_and_unknown_names(outcome: str) -> None:
+    calls = tool_calls_for([EVERYTHING_TOOL, _tool(Point)])
+
+    assert _outcome(first(calls, lambda call: _outcome(call) == outcome)) == outcome
 
 
 def test_tool_calls_can_be_restricted_to_valid_ones() -> None:

@@ -114,17 +114,17 @@ class _Generator:
                 return st.sampled_from(node.values) if node.values else st.nothing()
             case ListNode():
                 low, high = _sizes(node.min_length, node.max_length)
-                return st.lists(self.node(node.item), min_size=low, max_size=high).map(_as_json_list)
+                return st.lists(self.node(node.item), min_size=low, max_size=high)
             case TupleNode():
                 return st.tuples(*(self.node(item) for item in node.items)).map(_as_json_list)
             case DictNode():
                 low, high = _sizes(node.min_length, node.max_length)
                 return st.dictionaries(
                     st.text(max_size=8), self.node(node.value), min_size=low, max_size=high
-                ).map(_as_json_object)
+                )
             case UnionNode():
                 return st.one_of(*(self.node(option) for option in node.options))
-            case ClassRef():
+            case ClassRef():  # pragma: no branch (the cases cover every kind of node)
                 return self.ref(node.cls)
 
     def ref(self, cls: type) -> SearchStrategy[JSONValue]:
@@ -148,7 +148,7 @@ class _Generator:
                 # serde reads an explicit null for a defaulted field as "use the default",
                 # and the schema says so; models that must send every key rely on it.
                 optional[spec.key] = st.one_of(value, st.none())
-        return st.fixed_dictionaries(required, optional=optional).map(_as_json_object)
+        return st.fixed_dictionaries(required, optional=optional)
 
 
 # Unbounded arrays and objects get at most this many entries beyond their minimum:
@@ -161,12 +161,8 @@ def _sizes(low: int | None, high: int | None) -> tuple[int, int]:
     return start, start + MAX_EXTRA_ITEMS if high is None else high
 
 
-def _as_json_list(items: tuple[JSONValue, ...] | list[JSONValue]) -> JSONValue:
+def _as_json_list(items: tuple[JSONValue, ...]) -> JSONValue:
     return list(items)
-
-
-def _as_json_object(mapping: dict[str, JSONValue]) -> JSONValue:
-    return mapping
 
 
 # -- numbers -------------------------------------------------------------------------------------
@@ -271,7 +267,7 @@ def strings_for(node: StrNode) -> SearchStrategy[JSONValue]:
 def _ascii_compatible(pattern: str) -> bool:
     try:
         re.compile(pattern, re.ASCII)
-    except re.error:  # e.g. an inline (?u) flag
+    except (re.error, ValueError):  # e.g. an inline (?u) flag: "ASCII and UNICODE flags are incompatible"
         return False
     return True
 

@@ -11,13 +11,15 @@ example is refused by serde and by the JSON Schema alike.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Literal, TypeAlias, get_args
 
 import attrs
+from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn, SearchStrategy
 
@@ -104,21 +106,36 @@ def json_path(steps: Sequence[Step]) -> str:
     return "".join(parts)
 
 
-def invalid_arguments_for(tool: AnyTool) -> SearchStrategy[InvalidArguments]:
-    """Argument texts ``tool`` must refuse, each with the reason it is invalid."""
-    mutator = _Mutator(type_model(tool.params_type))
+def invalid_arguments_for(
+    tool: AnyTool, *, kinds: Collection[InvalidKind] | None = None
+) -> SearchStrategy[InvalidArguments]:
+    """Argument texts ``tool`` must refuse, each with the reason it is invalid.
+
+    ``kinds`` keeps only those mistakes; asking for one the params type has
+    no place for (``pattern_mismatch`` without a pattern) finds no examples.
+    """
+    wanted = frozenset(_KIND_ORDER if kinds is None else kinds)
+    unknown = sorted(wanted - set(_KIND_ORDER))
+    if unknown:
+        raise ValueError(f"unknown kinds of invalid arguments: {', '.join(unknown)}")
+    sources: list[SearchStrategy[InvalidArguments]] = []
     valid = arguments_for(tool)
-    return _invalid(valid, mutator)
+    if wanted - _WHOLE_TEXT:
+        inside = _mutated(valid, _Mutator(type_model(tool.params_type)), wanted)
+        sources += [inside, inside, inside]  # most examples break one place inside the object
+    if "not_an_object" in wanted:
+        sources.append(_not_an_object(valid))
+    if "broken_json" in wanted:
+        sources.append(_broken_json(valid))
+    return _invalid(tuple(sources))
+
+
+_WHOLE_TEXT = frozenset({"not_an_object", "broken_json"})
 
 
 @st.composite
-def _invalid(draw: DrawFn, valid: SearchStrategy[JSONObject], mutator: _Mutator) -> InvalidArguments:
-    where = draw(st.integers(0, 4))  # most examples break one place inside the object
-    if where == 3:
-        return draw(_not_an_object(valid))
-    if where == 4:
-        return draw(_broken_json(valid))
-    return draw(_mutated(valid, mutator))
+def _invalid(draw: DrawFn, sources: tuple[SearchStrategy[InvalidArguments], ...]) -> InvalidArguments:
+    return draw(draw(st.sampled_from(sources)))
 
 
 # -- whole-text mistakes --------------------------------------------------------------------------
@@ -187,9 +204,13 @@ class _Option:
 
 
 @st.composite
-def _mutated(draw: DrawFn, valid: SearchStrategy[JSONObject], mutator: _Mutator) -> InvalidArguments:
+def _mutated(
+    draw: DrawFn, valid: SearchStrategy[JSONObject], mutator: _Mutator, wanted: frozenset[str]
+) -> InvalidArguments:
     arguments = draw(valid)
-    options = mutator.options(arguments)
+    options = [option for option in mutator.options(arguments) if option.kind in wanted]
+    if not options:
+        reject()  # nowhere in this object for the wanted mistakes; try another object
     # Kind first, then place: a type with many fields would otherwise drown
     # the rarer mistakes (bounds, patterns) in wrong-type ones.
     kind = draw(st.sampled_from(sorted({option.kind for option in options}, key=_KIND_ORDER.index)))
@@ -428,14 +449,8 @@ def _grown(
 ) -> JSONValue:
     if isinstance(data, list):
         return [*data, *(draw(items) for _ in range(more))]
-    grown = dict(data)
-    index = 0
-    while len(grown) < len(data) + more:
-        key = f"k{index}"
-        index += 1
-        if key not in grown:
-            grown[key] = draw(items)
-    return grown
+    fresh = (key for key in (f"k{index}" for index in itertools.count()) if key not in data)
+    return {**data, **{key: draw(items) for key in itertools.islice(fresh, more)}}
 
 
 def _numbers(node: NumberNode, value: int | float) -> Iterator[Labelled]:

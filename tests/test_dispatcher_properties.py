@@ -170,6 +170,7 @@ json_values = st.recursive(
     max_leaves=20,
 )
 
+
 def fuzz_dispatcher() -> tuple[ToolDispatcher, list[ToolInvoked]]:
     session, _fs, dispatcher, events = make_dispatcher()
 

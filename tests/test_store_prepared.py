@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,10 +30,7 @@ def blob(h: str, content: str = "x") -> dict[str, object]:
     }
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "p.db") as opened:
-        yield opened
+# `store` (a temporary SQLite file) comes from the weakprompt.testing pytest plugin.
 
 
 def test_rows_written_and_read_inside_the_stores_transaction(store: Store) -> None:

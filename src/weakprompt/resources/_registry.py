@@ -107,6 +107,11 @@ class ResourceRegistry:
         """The registered types, in registration order."""
         return tuple(self._resources)
 
+    def has_snapshotable(self) -> bool:
+        """Whether any resource rolls back with the session (concurrent tool calls cannot share one)."""
+        with self._lock:
+            return any(isinstance(resource, Snapshotable) for resource in self._resources.values())
+
     def snapshot(self) -> ResourceSnapshot:
         """Capture every registered resource that is :class:`Snapshotable`."""
         with self._lock:

@@ -7,10 +7,13 @@ published per call, whatever the outcome. See ``specs/TOOLS.md``.
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import inspect
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -26,9 +29,10 @@ from ..errors import (
 from ..events import HandlerFailure, ToolInvoked, publish
 from ..messages import ToolCall
 from ..serde import SerdeError, parse
-from ..tools import AnyTool, ToolContext, ToolResult
+from ..tools import AnyTool, ToolContext, ToolResult, is_async_handler
 from . import tool_messages
 from ._arguments import BadSyntax, NotAnObject, Refused, arguments_text, decode_arguments, plain_text
+from ._sync import run_sync
 from .redaction import (
     MAX_ERROR_TEXT,
     Redactor,
@@ -47,7 +51,7 @@ if TYPE_CHECKING:
     from ..model import ProviderAdapter
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceRegistry, ResourceSnapshot
-    from ..session import Session, SessionSnapshot
+    from ..session import Session, SessionFork, SessionSnapshot
 
 __all__ = ["ToolDispatcher", "ToolExecution"]
 
@@ -127,6 +131,20 @@ class ToolDispatcher:
         """The tools this dispatcher can run, by name."""
         return self._tools
 
+    def runs_alone(self, call: ToolCall) -> bool:
+        """Whether ``call`` must not share a concurrent batch (see ``specs/TOOLS.md``, "Concurrency").
+
+        A tool marked ``sequential`` runs alone, on the real session; so does
+        every call when a snapshotable resource is registered, since a
+        resource cannot be forked per call. An unknown tool does not: its
+        call fails without running anything.
+        """
+        if self._resources is not None and self._resources.has_snapshotable():
+            return True
+        name = plain_text(call.name)
+        tool = self._tools.get(name) if name is not None else None
+        return tool is not None and tool.sequential
+
     def execute(self, call: ToolCall) -> ToolExecution:
         """Run one tool call; returns a result for every mistake the model or the tool can make.
 
@@ -134,8 +152,102 @@ class ToolDispatcher:
         ``VisibilityExpansionRequired``, ``PromptEvaluationError`` (also for a
         deadline or budget exhausted inside the handler, and for state that
         could not be snapshotted or restored), and non-``Exception``
-        interrupts such as ``KeyboardInterrupt``.
+        interrupts such as ``KeyboardInterrupt``. An ``async def`` handler is
+        run to completion (on a worker thread's loop when this thread is
+        already running one).
         """
+        step = self._prepare(call, self._session)
+        if isinstance(step, _Ready):
+            outcome, caught = _call_sync(step)
+            step = self._settle(step, outcome, caught)
+        return self._announce(step)
+
+    async def execute_async(self, call: ToolCall) -> ToolExecution:
+        """:meth:`execute` for the event loop: an async handler is awaited, a sync one runs on a thread.
+
+        Same steps, same outcomes, the same one event. A cancellation while
+        the handler runs rolls its changes back, publishes the call's event
+        with a failed result and is re-raised; a sync handler's thread cannot
+        be stopped, so the cancellation waits for it to finish first.
+        """
+        step = self._prepare(call, self._session)
+        if isinstance(step, _Ready):
+            outcome, caught = await _call_async(step, drain=True)
+            step = self._settle(step, outcome, caught)
+        return self._announce(step)
+
+    async def execute_concurrently(
+        self, calls: Sequence[ToolCall]
+    ) -> list[ToolExecution | VisibilityExpansionRequired]:
+        """Run ``calls`` at the same time, each on its own fork of the session; settle them in call order.
+
+        After every call has finished, in call order: a successful call's
+        fork is merged into the session (its slice writes and events replayed),
+        then its ``ToolInvoked`` is published. The session therefore ends as if
+        the successful calls had run one after another, in call order, and the
+        failed ones never. A call that asks for more sections comes back as
+        its ``VisibilityExpansionRequired``, for the loop to act on in order;
+        any other escalation is raised once every event is out (the first in
+        call order wins). On cancellation the calls still running are
+        cancelled and nothing is merged.
+        """
+        forks = [self._session.fork() for _ in calls]
+        tasks = [
+            asyncio.ensure_future(self._run_on_fork(call, fork))
+            for call, fork in zip(calls, forks, strict=True)
+        ]
+        try:
+            settled = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+        outcomes: list[ToolExecution | VisibilityExpansionRequired] = []
+        escalation: BaseException | None = None
+        for step, fork in zip(settled, forks, strict=True):
+            merged: tuple[HandlerFailure, ...] = ()
+            if step.result.success and step.escalate is None:
+                merged = tuple(f for dispatched in self._session.merge(fork) for f in dispatched.errors)
+            try:
+                execution = self._announce(step)
+            except VisibilityExpansionRequired as request:
+                outcomes.append(request)
+                continue
+            except BaseException as exc:
+                escalation = escalation or exc
+                continue
+            if merged:
+                execution = attrs.evolve(execution, subscriber_errors=merged + execution.subscriber_errors)
+            outcomes.append(execution)
+        if escalation is not None:
+            raise escalation
+        return outcomes
+
+    async def _run_on_fork(self, call: ToolCall, fork: SessionFork) -> _Settled:
+        step = self._prepare(call, fork)
+        if isinstance(step, _Settled):
+            return step
+        outcome, caught = await _call_async(step, drain=False)  # the fork is thrown away if cancelled
+        return self._settle(step, outcome, caught)
+
+    # -- steps -------------------------------------------------------------------
+
+    def _arguments_problem(
+        self, tool: AnyTool, raw: object, problem: BadSyntax | NotAnObject | Refused
+    ) -> str:
+        if isinstance(problem, BadSyntax):
+            return tool_messages.invalid_json(tool.name, plain_text(raw) or "", problem.error)
+        if isinstance(problem, NotAnObject):
+            return tool_messages.not_an_object(tool.name, problem.value, self._field_names(tool))
+        return tool_messages.arguments_refused(tool.name, problem.path, problem.problem)
+
+    @staticmethod
+    def _field_names(tool: AnyTool) -> tuple[str, ...]:
+        properties = tool.parameters_schema().get("properties")
+        return tuple(properties) if isinstance(properties, dict) else ()
+
+    def _prepare(self, call: ToolCall, session: Session) -> _Ready | _Settled:
+        """Steps 1-7: everything before the handler; a call refused here is already settled."""
         started = self._clock.now()
         name = plain_text(call.name)
         tool = self._tools.get(name) if name is not None else None
@@ -160,57 +272,39 @@ class ToolDispatcher:
         if self._deadline is not None and self._deadline.expired():
             return self._refuse(call, tool_messages.deadline_expired(tool.name), started, params=params)
 
-        return self._run(tool, call, params, started)
-
-    # -- steps -------------------------------------------------------------------
-
-    def _arguments_problem(
-        self, tool: AnyTool, raw: object, problem: BadSyntax | NotAnObject | Refused
-    ) -> str:
-        if isinstance(problem, BadSyntax):
-            return tool_messages.invalid_json(tool.name, plain_text(raw) or "", problem.error)
-        if isinstance(problem, NotAnObject):
-            return tool_messages.not_an_object(tool.name, problem.value, self._field_names(tool))
-        return tool_messages.arguments_refused(tool.name, problem.path, problem.problem)
-
-    @staticmethod
-    def _field_names(tool: AnyTool) -> tuple[str, ...]:
-        properties = tool.parameters_schema().get("properties")
-        return tuple(properties) if isinstance(properties, dict) else ()
-
-    def _run(self, tool: AnyTool, call: ToolCall, params: object, started: datetime) -> ToolExecution:
+        # A fork never shares resources: concurrent calls only run when none is snapshotable.
+        resources = self._resources if session is self._session else None
         try:
-            session_snapshot = self._session.snapshot()
-            resource_snapshot = self._resources.snapshot() if self._resources is not None else None
+            session_snapshot = session.snapshot()
+            resource_snapshot = resources.snapshot() if resources is not None else None
         except Exception as exc:  # nothing has changed yet, but nothing could be rolled back either
             logger.error("snapshotting state before tool %r failed", tool.name, exc_info=exc)
             text = self._failure_text(describe_exception(exc))
-            self._refuse(
+            refused = self._refuse(
                 call, f"Tool {tool.name!r} was not run: its state could not be saved ({text}).", started
             )
             error = PromptEvaluationError(f"tool {tool.name!r} was not run: saving state failed: {text}")
-            raise error from exc
+            error.__cause__ = exc
+            return attrs.evolve(refused, escalate=error)
+        context = self._context if session is self._session else attrs.evolve(self._context, session=session)
+        return _Ready(tool, call, params, started, context, resources, session_snapshot, resource_snapshot)
 
-        outcome: object = None
+    def _settle(self, ready: _Ready, outcome: object, caught: BaseException | None) -> _Settled:
+        """Steps 8-9: check the handler's outcome, roll back on failure, decide what to raise."""
+        tool = ready.tool
         message = ""
-        caught: BaseException | None = None
-        try:
-            outcome = tool.handler(params, context=self._context)
-            if isinstance(outcome, ToolResult):
+        if caught is None and isinstance(outcome, ToolResult):
+            try:
                 message = _checked_rendering(outcome)  # pyright: ignore[reportUnknownArgumentType]
-        except BaseException as exc:  # sorted out below, once the state is restored
-            caught = exc
-
+            except BaseException as exc:  # sorted out below, once the state is restored
+                caught = exc
         failed = caught is not None or not isinstance(outcome, ToolResult) or not outcome.success
-        broken = self._rollback(tool, session_snapshot, resource_snapshot) if failed else None
+        broken = self._rollback(ready) if failed else None
         # Only now is the failure put into words: describing it may run the tool's own code again.
-        result, message, escalate = self._outcome(tool, outcome, message, caught)
+        result, message, escalate = self._outcome(tool, cast("object", outcome), message, caught)
         if broken is not None and (escalate is None or isinstance(escalate, Exception)):
             escalate = broken
-        execution = self._publish(call, params, result, message, started)
-        if escalate is not None:
-            raise escalate
-        return execution
+        return _Settled(ready.call, ready.params, result, message, ready.started, self._clock.now(), escalate)
 
     def _outcome(
         self, tool: AnyTool, outcome: object, rendered: str, caught: BaseException | None
@@ -258,25 +352,22 @@ class ToolDispatcher:
         result = ToolResult.error(self._failure_text(text))
         return result, result.message
 
-    def _refuse(
-        self, call: ToolCall, text: str, started: datetime, *, params: object = None
-    ) -> ToolExecution:
+    def _refuse(self, call: ToolCall, text: str, started: datetime, *, params: object = None) -> _Settled:
         """A call that fails before its handler runs: nothing to roll back, one event."""
         result, message = self._failure(text)
-        return self._publish(call, params, result, message, started)
+        return _Settled(call, params, result, message, started, self._clock.now(), None)
 
-    def _rollback(
-        self, tool: AnyTool, session_snapshot: SessionSnapshot, resource_snapshot: ResourceSnapshot | None
-    ) -> PromptEvaluationError | None:
+    def _rollback(self, ready: _Ready) -> PromptEvaluationError | None:
         """Restore everything; a restore that fails means state can no longer be trusted."""
+        tool = ready.tool
         failures: list[Exception] = []
         try:
-            self._session.restore(session_snapshot)
+            ready.context.session.restore(ready.session_snapshot)
         except Exception as exc:
             failures.append(exc)
-        if self._resources is not None and resource_snapshot is not None:
+        if ready.resources is not None and ready.resource_snapshot is not None:
             try:
-                self._resources.restore(resource_snapshot)
+                ready.resources.restore(ready.resource_snapshot)
             except Exception as exc:
                 failures.append(exc)
         if not failures:
@@ -290,29 +381,109 @@ class ToolDispatcher:
         error.__cause__ = failures[0]
         return error
 
-    def _publish(
-        self,
-        call: ToolCall,
-        params: object,
-        result: ToolResult[object],
-        message: str,
-        started: datetime,
-    ) -> ToolExecution:
-        """Publish the call's one ``ToolInvoked`` and package the outcome."""
+    def _announce(self, step: _Settled) -> ToolExecution:
+        """Step 10-11: publish the call's one ``ToolInvoked``, then return the outcome or raise."""
+        call = step.call
         event = ToolInvoked(
             prompt_name=self._prompt_name,
             adapter=self._adapter_name,
             name=call.name,
-            params=params,
-            result=result,
+            params=step.params,
+            result=step.result,
             call_id=call.id,
             session_id=self._session.session_id,
-            started_at=started,
-            finished_at=self._clock.now(),
+            started_at=step.started,
+            finished_at=step.finished,
             arguments=arguments_text(call.arguments),
         )
         dispatched = publish(self._session.dispatcher, event, logger=logger, about=f"for tool {call.name!r}")
-        return ToolExecution(result=result, message=message, event=event, subscriber_errors=dispatched.errors)
+        if step.escalate is not None:
+            raise step.escalate
+        return ToolExecution(
+            result=step.result, message=step.message, event=event, subscriber_errors=dispatched.errors
+        )
+
+
+@attrs.frozen
+class _Ready:
+    """A call that passed steps 1-7: what the handler gets and what restores its state."""
+
+    tool: AnyTool
+    call: ToolCall
+    params: object
+    started: datetime
+    context: ToolContext
+    resources: ResourceRegistry | None
+    session_snapshot: SessionSnapshot
+    resource_snapshot: ResourceSnapshot | None
+
+
+@attrs.frozen
+class _Settled:
+    """A finished call whose event is not published yet (concurrent calls publish in call order)."""
+
+    call: ToolCall
+    params: object
+    result: ToolResult[object]
+    message: str
+    started: datetime
+    finished: datetime
+    escalate: BaseException | None
+
+
+def _call_sync(ready: _Ready) -> tuple[object, BaseException | None]:
+    """Run the handler here; an awaitable it returns is run to completion."""
+    try:
+        outcome = ready.tool.handler(ready.params, context=ready.context)
+        if inspect.isawaitable(outcome):
+            awaitable: Awaitable[object] = outcome
+
+            async def finish() -> object:
+                return await awaitable
+
+            outcome = run_sync(finish)
+    except BaseException as exc:  # sorted out by _settle, once the state is restored
+        return None, exc
+    return outcome, None
+
+
+async def _call_async(ready: _Ready, *, drain: bool) -> tuple[object, BaseException | None]:
+    """Run the handler without blocking the loop: awaited if async, on a worker thread if not.
+
+    With ``drain``, a cancellation waits for a sync handler's thread to end
+    before it is reported, so the rollback that follows sees the handler's
+    last write (the thread cannot be stopped, and it writes to the real session).
+    """
+    handler = cast("Callable[..., object]", ready.tool.handler)
+    try:
+        if is_async_handler(handler):
+            outcome = await cast("Awaitable[object]", handler(ready.params, context=ready.context))
+        else:
+            worker: asyncio.Future[object] = asyncio.ensure_future(
+                asyncio.to_thread(functools.partial(handler, ready.params, context=ready.context))
+            )
+            try:
+                outcome = await asyncio.shield(worker)
+            except asyncio.CancelledError:
+                if drain:
+                    await _wait_out(worker)
+                raise
+        if inspect.isawaitable(outcome):  # a sync callable that handed back a coroutine
+            outcome = await cast("Awaitable[object]", outcome)
+    except BaseException as exc:  # sorted out by _settle, once the state is restored
+        return None, exc
+    return outcome, None
+
+
+async def _wait_out(worker: asyncio.Future[object]) -> None:
+    """Wait for ``worker`` to finish, whatever cancellations arrive meanwhile."""
+    while not worker.done():
+        try:
+            await asyncio.shield(worker)
+        except asyncio.CancelledError:
+            continue
+        except BaseException:
+            return
 
 
 class _BadResult(Exception):

@@ -15,18 +15,40 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Generic, TypeVar, cast
 
+import attrs
+
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import ConfigurationError
 from ..events import Dispatcher, DispatchResult, ToolInvoked
 from ._reducers import Reducer, SlicePolicy, append
 from ._snapshot import SessionSnapshot, SnapshotMismatchError
 
-__all__ = ["Session", "SliceAccessor"]
+__all__ = ["Session", "SessionFork", "SliceAccessor"]
 
 S = TypeVar("S")
 E = TypeVar("E")
 
 _AnyReducer = Callable[[tuple[object, ...], object], tuple[object, ...]]
+
+
+@attrs.frozen
+class SliceWrite:
+    """A write through ``session[T]`` recorded on a fork: ``seed`` / ``clear`` replace, ``append`` adds."""
+
+    slice_type: type[object]
+    values: tuple[object, ...]
+    replace: bool
+
+
+@attrs.frozen
+class DispatchedEvent:
+    """An event dispatched on a fork (its reducers ran there; replaying dispatches it for real)."""
+
+    event: object
+
+
+SessionOperation = SliceWrite | DispatchedEvent
+"""One change a forked session recorded, in the order it happened."""
 
 
 class SliceAccessor(Generic[S]):
@@ -389,3 +411,82 @@ class Session:
             for slice_type in self._log_types:
                 state.pop(slice_type, None)
             self._state = state
+
+    # -- forks ------------------------------------------------------------------
+
+    def fork(self) -> SessionFork:
+        """A private copy that records what is done to it, for :meth:`merge` later.
+
+        Concurrent tool calls each run on their own fork of the state before
+        the batch, so one call's rollback never undoes another's work. The
+        fork has the same id, clock, reducers and state, but its own
+        dispatcher: events dispatched on it reach its reducers (so the call
+        reads its own writes) and are recorded, not seen by this session's
+        subscribers until the fork is merged.
+        """
+        return SessionFork(self)
+
+    def merge(self, fork: SessionFork) -> tuple[DispatchResult, ...]:
+        """Replay ``fork``'s recorded operations on this session, in order.
+
+        Slice writes are written again and events are dispatched on this
+        session's dispatcher (so its reducers and subscribers see them now).
+        The session then equals what it would be had the fork's work been
+        done on it directly, from its state at that point. Returns the
+        results of the dispatches, for their subscriber errors.
+        """
+        if fork.parent is not self:
+            raise SnapshotMismatchError(
+                f"a fork of session {fork.parent.session_id} cannot be merged into another session object"
+            )
+        results: list[DispatchResult] = []
+        for operation in fork.operations:
+            if isinstance(operation, SliceWrite):
+                self._write(operation.slice_type, operation.values, replace=operation.replace)
+            else:
+                results.append(self.dispatch(operation.event))
+        return tuple(results)
+
+
+class SessionFork(Session):
+    """A session copied from ``parent`` that records every change made to it (see :meth:`Session.fork`)."""
+
+    def __init__(self, parent: Session) -> None:
+        super().__init__(dispatcher=Dispatcher(), session_id=parent.session_id, clock=parent.clock)
+        self._parent = parent
+        self._operations: list[SessionOperation] = []
+        recorder = f"fork of session {parent.session_id}: recorder"
+        self._dispatcher.subscribe_all(self._record_event, name=recorder)
+        with parent._lock:  # pyright: ignore[reportPrivateUsage]
+            registered = [
+                (key, handlers[0].reducer)
+                for key, handlers in parent._handlers.items()  # pyright: ignore[reportPrivateUsage]
+            ]
+            for slice_type, policy in parent._policies.items():  # pyright: ignore[reportPrivateUsage]
+                self.set_policy(slice_type, policy)
+            self._state = dict(parent._state)  # pyright: ignore[reportPrivateUsage]
+            self._log = {
+                tp: _LogSlice(log.view())
+                for tp, log in parent._log.items()  # pyright: ignore[reportPrivateUsage]
+            }
+        for (slice_type, event_type), reducer in registered:
+            self.register_reducer(slice_type, event_type, reducer, policy=self.policy_of(slice_type))
+
+    @property
+    def parent(self) -> Session:
+        return self._parent
+
+    @property
+    def operations(self) -> tuple[SessionOperation, ...]:
+        """What was done to the fork so far, oldest first."""
+        with self._lock:
+            return tuple(self._operations)
+
+    def _record_event(self, event: object) -> None:
+        with self._lock:
+            self._operations.append(DispatchedEvent(event))
+
+    def _write(self, slice_type: type[object], values: tuple[object, ...], *, replace: bool) -> None:
+        with self._lock:
+            super()._write(slice_type, values, replace=replace)
+            self._operations.append(SliceWrite(slice_type, values, replace))

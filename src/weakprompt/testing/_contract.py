@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -29,7 +29,7 @@ from weakprompt.resources import ResourceRegistry
 from weakprompt.runtime import ToolDispatcher, ToolExecution
 from weakprompt.serde import SerdeError, StrictSchemaError, dump, parse
 from weakprompt.session import Session
-from weakprompt.tools import AnyTool, Tool, ToolContext, ToolResult
+from weakprompt.tools import AnyTool, Tool, ToolContext, ToolResult, ToolReturn
 
 from ._generate import json_for
 from ._invalid import InvalidArguments, invalid_arguments_for
@@ -121,16 +121,26 @@ class _Recorder:
     calls: int = 0
     raised: BaseException | None = None
 
-    def wrap(self, handler: Callable[..., ToolResult[R]]) -> Callable[..., ToolResult[R]]:
-        def recording(params: object, /, *, context: ToolContext) -> ToolResult[R]:
+    def wrap(self, handler: Callable[..., ToolReturn[R]]) -> Callable[..., ToolReturn[R]]:
+        def recording(params: object, /, *, context: ToolContext) -> ToolReturn[R]:
             self.calls += 1
             try:
-                return handler(params, context=context)
+                outcome = handler(params, context=context)
             except BaseException as exc:
                 self.raised = exc
                 raise
+            if isinstance(outcome, ToolResult):
+                return outcome
+            return self._awaited(outcome)
 
         return recording
+
+    async def _awaited(self, outcome: Awaitable[ToolResult[R]]) -> ToolResult[R]:
+        try:
+            return await outcome
+        except BaseException as exc:
+            self.raised = exc
+            raise
 
 
 @attrs.frozen

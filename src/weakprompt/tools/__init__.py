@@ -7,7 +7,7 @@ from .context import ToolContext
 from .decorator import ToolDecorator, tool
 from .definition import AnyTool, Tool
 from .example import ToolExample
-from .handler import NoParams, ToolHandler
+from .handler import NoParams, ToolHandler, ToolReturn, is_async_handler
 from .result import RenderableResult, ToolResult
 
 __all__ = [
@@ -20,6 +20,8 @@ __all__ = [
     "ToolDecorator",
     "ToolExample",
     "ToolHandler",
+    "ToolReturn",
     "ToolResult",
+    "is_async_handler",
     "tool",
 ]

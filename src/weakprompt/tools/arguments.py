@@ -25,8 +25,7 @@ from ..errors import PromptValidationError
 from ..serde import Meta, SerdeError, SerdeTypeError, parse, schema
 from .context import ToolContext
 from .example import ToolExample
-from .handler import handler_signature, resolve_hints, result_type_of
-from .result import ToolResult
+from .handler import ToolReturn, handler_signature, resolve_hints, result_type_of
 
 if TYPE_CHECKING:
     from docstring_parser import Docstring
@@ -56,13 +55,13 @@ class ToolArguments:
 class ArgumentsHandler(Generic[R]):
     """Calls ``function`` with the fields of a generated params object as its arguments."""
 
-    function: Callable[..., ToolResult[R]]
+    function: Callable[..., ToolReturn[R]]
     positional: tuple[str, ...]
     """Positional-only parameters, passed in order."""
     keywords: tuple[str, ...]
     takes_context: bool
 
-    def __call__(self, params: ToolArguments, /, *, context: ToolContext) -> ToolResult[R]:
+    def __call__(self, params: ToolArguments, /, *, context: ToolContext) -> ToolReturn[R]:
         args = [getattr(params, name) for name in self.positional]
         kwargs: dict[str, object] = {name: getattr(params, name) for name in self.keywords}
         if self.takes_context:
@@ -81,7 +80,7 @@ class PlainParts(Generic[R]):
     """The docstring's first line: the tool description unless one is given."""
 
 
-def plain_parts(function: Callable[..., ToolResult[R]], what: str) -> PlainParts[R]:
+def plain_parts(function: Callable[..., ToolReturn[R]], what: str) -> PlainParts[R]:
     """Read ``function``'s signature and docstring into a generated params class and a handler."""
     signature = handler_signature(function, what)
     parameters = [p for p in signature.parameters.values() if p.name != _CONTEXT]

@@ -27,6 +27,7 @@ from .example import ToolExample
 from .handler import (
     ContextFreeHandler,
     ToolHandler,
+    ToolReturn,
     check_parameter_order,
     handler_signature,
     infer_params_type,
@@ -34,7 +35,6 @@ from .handler import (
     is_params_class,
     resolve_hints,
 )
-from .result import ToolResult
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -57,17 +57,18 @@ class ToolDecorator:
     description: str | None = None
     examples: tuple[ToolExample[Any, Any], ...] = ()
     accepts_overrides: bool = True
+    sequential: bool = False
 
     @overload
     def __call__(self, handler: ToolHandler[PC, R], /) -> Tool[PC, R]: ...
 
     @overload
-    def __call__(self, handler: Callable[[PC], ToolResult[R]], /) -> Tool[PC, R]: ...  # pyright: ignore[reportOverlappingOverload]
+    def __call__(self, handler: Callable[[PC], ToolReturn[R]], /) -> Tool[PC, R]: ...  # pyright: ignore[reportOverlappingOverload]
 
     @overload
-    def __call__(self, handler: Callable[..., ToolResult[R]], /) -> Tool[ToolArguments, R]: ...
+    def __call__(self, handler: Callable[..., ToolReturn[R]], /) -> Tool[ToolArguments, R]: ...
 
-    def __call__(self, handler: Callable[..., ToolResult[Any]], /) -> Tool[Any, Any]:
+    def __call__(self, handler: Callable[..., ToolReturn[Any]], /) -> Tool[Any, Any]:
         tool_name = self.name if self.name is not None else getattr(handler, "__name__", "")
         what = f"tool {tool_name!r}"
         signature = handler_signature(handler, what)
@@ -77,7 +78,7 @@ class ToolDecorator:
         return self._plain_form(handler, tool_name, what)
 
     def _params_form(
-        self, handler: Callable[..., ToolResult[Any]], tool_name: str, signature: inspect.Signature, what: str
+        self, handler: Callable[..., ToolReturn[Any]], tool_name: str, signature: inspect.Signature, what: str
     ) -> Tool[Any, Any]:
         description = self._description(_first_doc_line(handler), tool_name)
         if _accepts_context(signature):
@@ -87,6 +88,7 @@ class ToolDecorator:
                 handler=handler,
                 examples=self.examples,
                 accepts_overrides=self.accepts_overrides,
+                sequential=self.sequential,
             )
         return Tool(
             name=tool_name,
@@ -96,10 +98,11 @@ class ToolDecorator:
             result_type=infer_result_type(handler, what),
             examples=self.examples,
             accepts_overrides=self.accepts_overrides,
+            sequential=self.sequential,
         )
 
     def _plain_form(
-        self, handler: Callable[..., ToolResult[Any]], tool_name: str, what: str
+        self, handler: Callable[..., ToolReturn[Any]], tool_name: str, what: str
     ) -> Tool[Any, Any]:
         parts = plain_parts(handler, what)
         return Tool(
@@ -110,6 +113,7 @@ class ToolDecorator:
             result_type=parts.result_type,
             examples=plain_examples(self.examples, parts.params_type, what),
             accepts_overrides=self.accepts_overrides,
+            sequential=self.sequential,
         )
 
     def _description(self, from_docstring: str | None, tool_name: str) -> str:
@@ -155,11 +159,11 @@ def tool(handler: ToolHandler[PC, R], /) -> Tool[PC, R]: ...
 
 
 @overload
-def tool(handler: Callable[[PC], ToolResult[R]], /) -> Tool[PC, R]: ...  # pyright: ignore[reportOverlappingOverload]
+def tool(handler: Callable[[PC], ToolReturn[R]], /) -> Tool[PC, R]: ...  # pyright: ignore[reportOverlappingOverload]
 
 
 @overload
-def tool(handler: Callable[..., ToolResult[R]], /) -> Tool[ToolArguments, R]: ...
+def tool(handler: Callable[..., ToolReturn[R]], /) -> Tool[ToolArguments, R]: ...
 
 
 @overload
@@ -169,27 +173,35 @@ def tool(
     description: str | None = None,
     examples: tuple[ToolExample[Any, Any], ...] = (),
     accepts_overrides: bool = True,
+    sequential: bool = False,
 ) -> ToolDecorator: ...
 
 
 def tool(
-    handler: Callable[..., ToolResult[Any]] | None = None,
+    handler: Callable[..., ToolReturn[Any]] | None = None,
     /,
     *,
     name: str | None = None,
     description: str | None = None,
     examples: tuple[ToolExample[Any, Any], ...] = (),
     accepts_overrides: bool = True,
+    sequential: bool = False,
 ) -> Tool[Any, Any] | ToolDecorator:
     """Turn a typed handler function into a :class:`Tool`.
 
     The name defaults to the function's name and the description to the
     first line of its docstring. Usable bare (``@tool``) or with arguments.
     The handler takes either one params object (a dataclass or attrs class)
-    or ordinary typed parameters; see the module docstring.
+    or ordinary typed parameters; see the module docstring. An ``async def``
+    handler is awaited. ``sequential=True`` keeps the tool out of concurrent
+    batches (see ``specs/TOOLS.md``, "Concurrency").
     """
     decorator = ToolDecorator(
-        name=name, description=description, examples=examples, accepts_overrides=accepts_overrides
+        name=name,
+        description=description,
+        examples=examples,
+        accepts_overrides=accepts_overrides,
+        sequential=sequential,
     )
     if handler is not None:
         return decorator(handler)

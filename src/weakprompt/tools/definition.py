@@ -122,6 +122,7 @@ class Tool(Generic[P, R]):
     result_type: type[R] | None = attrs.field(default=attrs.Factory(_inferred_result, takes_self=True))
     examples: tuple[ToolExample[P, R], ...] = attrs.field(default=(), validator=_check_examples, hash=False)
     accepts_overrides: bool = True
+    sequential: bool = False
     _spec: JSONObject | None = attrs.field(init=False, default=None, eq=False, hash=False, repr=False)
 
     if TYPE_CHECKING:
@@ -137,6 +138,7 @@ class Tool(Generic[P, R]):
             result_type: type[R] | None = ...,
             examples: tuple[ToolExample[P, R], ...] = (),
             accepts_overrides: bool = True,
+            sequential: bool = False,
         ) -> None: ...
 
     def parameters_schema(self, *, strict: bool = False) -> JSONObject:

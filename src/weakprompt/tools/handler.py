@@ -14,8 +14,8 @@ import functools
 import inspect
 import types
 import typing
-from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, Union
 
 import attrs
 
@@ -27,8 +27,10 @@ __all__ = [
     "ContextFreeHandler",
     "NoParams",
     "ToolHandler",
+    "ToolReturn",
     "check_parameter_order",
     "handler_signature",
+    "is_async_handler",
     "infer_params_type",
     "infer_result_type",
     "is_params_class",
@@ -44,10 +46,16 @@ R = TypeVar("R")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-class ToolHandler(Protocol[P_contra, R_co]):
-    """``def handler(params: P, *, context: ToolContext) -> ToolResult[R]``."""
+ToolReturn: TypeAlias = Union[ToolResult[R], Awaitable[ToolResult[R]]]  # noqa: UP007 - a generic alias
+"""What a handler returns: a result, or (``async def``) an awaitable of one."""
 
-    def __call__(self, params: P_contra, /, *, context: ToolContext) -> ToolResult[R_co]: ...
+
+class ToolHandler(Protocol[P_contra, R_co]):
+    """``def handler(params: P, *, context: ToolContext) -> ToolResult[R]``, or an ``async def`` one."""
+
+    def __call__(
+        self, params: P_contra, /, *, context: ToolContext
+    ) -> ToolResult[R_co] | Awaitable[ToolResult[R_co]]: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -187,7 +195,29 @@ def result_type_of(annotation: object, what: str) -> type[Any] | None:
 class ContextFreeHandler(Generic[P, R]):
     """Lets ``@tool`` take ``handler(params)`` with no context: the context is simply not passed."""
 
-    function: Callable[[P], ToolResult[R]]
+    function: Callable[[P], ToolReturn[R]]
 
-    def __call__(self, params: P, /, *, context: ToolContext) -> ToolResult[R]:
+    def __call__(self, params: P, /, *, context: ToolContext) -> ToolReturn[R]:
         return self.function(params)
+
+
+def is_async_handler(handler: object) -> bool:
+    """Whether calling ``handler`` gives a coroutine: an ``async def``, also behind ``@tool``'s wrappers.
+
+    A sync-looking callable that still returns an awaitable is handled by
+    the dispatcher too; this only saves it a trip through a worker thread.
+    """
+    while True:
+        if isinstance(handler, functools.partial):
+            handler = handler.func  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            continue
+        inner = getattr(handler, "function", None) if attrs.has(type(handler)) else None
+        if inner is not None:
+            handler = inner
+            continue
+        break
+    if inspect.iscoroutinefunction(handler):
+        return True
+    if inspect.isfunction(handler) or inspect.ismethod(handler):
+        return False
+    return inspect.iscoroutinefunction(type(handler).__call__)  # a callable object

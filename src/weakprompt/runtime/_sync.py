@@ -1,0 +1,51 @@
+"""Running a coroutine to completion from synchronous code, wherever that code is called from.
+
+``asyncio.run`` refuses to start inside a running event loop (a notebook, an
+async web framework, an async test). Sync entry points such as
+``evaluate()`` must still work there, so they run the coroutine on a worker
+thread with its own loop and wait for it; the caller's loop is blocked for
+that time, which is what calling a sync function from async code means.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["in_running_loop", "run_sync"]
+
+T = TypeVar("T")
+
+
+def in_running_loop() -> bool:
+    """Whether this thread is running an event loop right now."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine ``make()`` builds and return its result (or raise its exception)."""
+    if not in_running_loop():
+        return asyncio.run(make())
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome.append(context.run(asyncio.run, make()))
+        except BaseException as exc:  # handed to the caller's thread below
+            failure.append(exc)
+
+    worker = threading.Thread(target=work, name="weakprompt-sync-run", daemon=True)
+    worker.start()
+    worker.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]

@@ -40,6 +40,10 @@ _LAZY: dict[str, str] = {
     "PromptResponse": "weakprompt.runtime",
     "ToolDispatcher": "weakprompt.runtime",
     "evaluate": "weakprompt.runtime",
+    "run": "weakprompt.runtime",
+    "stream": "weakprompt.runtime",
+    "stream_sync": "weakprompt.runtime",
+    "RunEvent": "weakprompt.runtime",
     "Session": "weakprompt.session",
     "Budget": "weakprompt.budget",
     "Deadline": "weakprompt.deadlines",
@@ -107,6 +111,7 @@ __all__ = [
     "ToolCall",
     "ToolContext",
     "ToolDispatcher",
+    "RunEvent",
     "ToolExample",
     "ToolResult",
     "ToolValidationError",
@@ -115,6 +120,9 @@ __all__ = [
     "Usage",
     "WeakpromptError",
     "evaluate",
+    "run",
+    "stream",
+    "stream_sync",
     "tool",
 ]
 
@@ -140,7 +148,7 @@ if TYPE_CHECKING:
     from .messages import AssistantTurn, ToolCall, Usage
     from .model import ForceTool, ModelRequest
     from .prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt
-    from .runtime import PromptResponse, ToolDispatcher, evaluate
+    from .runtime import PromptResponse, RunEvent, ToolDispatcher, evaluate, run, stream, stream_sync
     from .serde import Meta
     from .session import Session
     from .store import Store

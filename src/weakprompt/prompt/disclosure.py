@@ -67,6 +67,7 @@ def open_sections_tool(summarized: Iterable[str]) -> Tool[OpenSectionsParams, No
         params_type=OpenSectionsParams,
         result_type=None,
         accepts_overrides=False,
+        sequential=True,  # it changes the prompt: the calls after it must see the opened tools
     )
 
 

@@ -65,6 +65,7 @@ def _override_tool(tool: AnyTool, override: ToolOverride) -> AnyTool:
         result_type=tool.result_type,
         examples=tool.examples,
         accepts_overrides=tool.accepts_overrides,
+        sequential=tool.sequential,
         param_descriptions=override.param_descriptions,
     )
 

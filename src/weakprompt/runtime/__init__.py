@@ -9,10 +9,22 @@ from __future__ import annotations
 
 from ..model import ForceTool, ModelRequest, ProviderAdapter, ToolChoice
 from .dispatcher import ToolDispatcher, ToolExecution
-from .loop import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, evaluate
+from .loop import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, EventCallback, evaluate, run
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
+from .run_events import (
+    RunEvent,
+    RunFinished,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    ToolResultReady,
+    TurnCommitted,
+    UsageReported,
+)
+from .streaming import stream, stream_sync
 
 __all__ = [
     "ForceTool",
@@ -30,5 +42,18 @@ __all__ = [
     "PromptResponse",
     "SectionsExpanded",
     "ToolResultCommitted",
+    "EventCallback",
+    "RunEvent",
+    "RunFinished",
+    "TextDelta",
+    "ToolCallArgumentsDelta",
+    "ToolCallCompleted",
+    "ToolCallStarted",
+    "ToolResultReady",
+    "TurnCommitted",
+    "UsageReported",
     "evaluate",
+    "run",
+    "stream",
+    "stream_sync",
 ]

@@ -1,6 +1,9 @@
 """The evaluation loop: run a prompt with tools against a model until it answers.
 
-One loop drives every adapter. Each turn it compiles the transcript, asks
+One loop drives every adapter. It is a coroutine, :func:`run`;
+:func:`evaluate` is its synchronous wrapper and :func:`stream` /
+:func:`stream_sync` (``runtime.streaming``) report its events as they
+happen. Each turn it compiles the transcript, asks
 the adapter for one reply, commits that reply, and runs the requested tool
 calls in order through the shared :class:`ToolDispatcher`, committing each
 result. It stops on a final answer, or raises when the turn cap, the
@@ -15,14 +18,23 @@ after it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import logging
-from typing import TYPE_CHECKING, Generic, TypeVar, cast
+import threading
+import weakref
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
 
 from ..budget import Budget, BudgetTracker
+from ..clock import SystemClock
 from ..errors import (
     ConfigurationError,
+    DeadlineExceededError,
     MaxTurnsExceededError,
     OutputParseError,
     PromptRenderError,
@@ -33,32 +45,44 @@ from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest
 from . import loop_messages
 from ._arguments import storable_call
+from ._model_stream import model_reply
+from ._sync import run_sync
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
+from .run_events import RunEvent, RunFinished, ToolResultReady, TurnCommitted, UsageReported
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
     from ..jsontypes import JSONObject
     from ..model import ProviderAdapter, ToolChoice
     from ..prompt import Prompt, RenderedPrompt
-    from ..resources import ResourceRegistry
-    from ..session import Session
+    from ..resources import ResourceRegistry, ResourceSnapshot
+    from ..session import Session, SessionSnapshot
     from ..store import Store
     from ..tools import AnyTool
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
+    from ..transcript.turns import TurnRecord
     from .results import EvaluationOutputs, Retention, ToolOutputSettings
 
-__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "evaluate"]
+__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "EventCallback", "evaluate", "run"]
 
 logger = logging.getLogger(__name__)
 
 OutputT = TypeVar("OutputT")
+T = TypeVar("T")
 
 DEFAULT_MAX_TURNS = 16
 DEFAULT_MAX_EXPANSIONS = 4
+
+EventCallback = Callable[[RunEvent[Any]], object]
+"""``on_event=``: called with every run event; an awaitable it returns is awaited."""
+
+# Sessions with a run in progress: a second run on one of them is refused.
+_RUNNING: weakref.WeakSet[Session] = weakref.WeakSet()
+_RUNNING_LOCK = threading.Lock()
 
 
 def evaluate(
@@ -111,25 +135,161 @@ def evaluate(
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
     when a limit is reached before a model call, and adapter errors as the
     typed :class:`~weakprompt.errors.AdapterError` subclasses.
+
+    It drives :func:`run`: with ``asyncio.run`` when this thread runs no
+    event loop, otherwise on a worker thread with its own loop (so it also
+    works from a notebook or an async framework, blocking the caller).
+    """
+    return run_sync(
+        lambda: run(
+            prompt,
+            adapter=adapter,
+            session=session,
+            input=input,
+            store=store,
+            transcript=transcript,
+            deadline=deadline,
+            budget=budget,
+            max_turns=max_turns,
+            tool_choice=tool_choice,
+            output_retries=output_retries,
+            max_expansions=max_expansions,
+            resources=resources,
+            max_output_tokens=max_output_tokens,
+            load_tool_results=load_tool_results,
+            retention=retention,
+            tool_outputs=tool_outputs,
+            redact=redact,
+        )
+    )
+
+
+async def run(
+    prompt: Prompt[OutputT],
+    *,
+    adapter: ProviderAdapter,
+    session: Session,
+    input: str | None = None,
+    store: Store | None = None,
+    transcript: Transcript | None = None,
+    deadline: Deadline | None = None,
+    budget: Budget | BudgetTracker | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    tool_choice: ToolChoice = "auto",
+    output_retries: int = 1,
+    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
+    resources: ResourceRegistry | None = None,
+    max_output_tokens: int | None = None,
+    load_tool_results: LoadToolResults = False,
+    retention: Retention = "session",
+    tool_outputs: ToolOutputSettings | None = None,
+    redact: Redactor = default_redact,
+    concurrent_tools: bool = True,
+    on_event: EventCallback | None = None,
+) -> PromptResponse[OutputT]:
+    """The evaluation loop: :func:`evaluate`'s parameters, plus ``concurrent_tools`` and ``on_event``.
+
+    ``concurrent_tools`` (default on) runs the tool calls of one reply at
+    the same time where the concurrency rule allows (``specs/TOOLS.md``);
+    results reach the model in call order either way. ``on_event`` receives
+    every :data:`~weakprompt.runtime.run_events.RunEvent`. Store work runs on
+    one worker thread of this run, off the event loop. Cancelling the task
+    (or a deadline passing) stops the run between or inside turns: the turn
+    in progress is not stored, and the session and snapshotable resources
+    are put back as they were after the last stored turn. A second run on a
+    session that is already running is refused (``ConfigurationError``).
     """
     _check_limits(max_turns, output_retries, max_expansions)
     tracker = BudgetTracker(budget) if isinstance(budget, Budget) else budget
-    if transcript is None:
+    with _RUNNING_LOCK:
+        if session in _RUNNING:
+            raise ConfigurationError(
+                f"session {session.session_id!r} is already running an evaluation; a session runs "
+                "one evaluation at a time (use another Session for parallel work)"
+            )
+        _RUNNING.add(session)
+    # One worker thread does all of this run's store work: off the event loop, and on one held
+    # SQLite connection (a held connection belongs to the thread that holds it).
+    io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
+    try:
+        return await _run_on(
+            io,
+            prompt,
+            adapter=adapter,
+            session=session,
+            input=input,
+            store=store,
+            transcript=transcript,
+            deadline=deadline,
+            tracker=tracker,
+            max_turns=max_turns,
+            tool_choice=tool_choice,
+            output_retries=output_retries,
+            max_expansions=max_expansions,
+            resources=resources,
+            max_output_tokens=max_output_tokens,
+            load_tool_results=load_tool_results,
+            retention=retention,
+            tool_outputs=tool_outputs,
+            redact=redact,
+            concurrent_tools=concurrent_tools,
+            on_event=on_event,
+        )
+    finally:
+        io.shutdown(wait=False)
+        with _RUNNING_LOCK:
+            _RUNNING.discard(session)
+
+
+async def _run_on(
+    io: ThreadPoolExecutor,
+    prompt: Prompt[OutputT],
+    *,
+    adapter: ProviderAdapter,
+    session: Session,
+    input: str | None,
+    store: Store | None,
+    transcript: Transcript | None,
+    deadline: Deadline | None,
+    tracker: BudgetTracker | None,
+    max_turns: int,
+    tool_choice: ToolChoice,
+    output_retries: int,
+    max_expansions: int,
+    resources: ResourceRegistry | None,
+    max_output_tokens: int | None,
+    load_tool_results: LoadToolResults,
+    retention: Retention,
+    tool_outputs: ToolOutputSettings | None,
+    redact: Redactor,
+    concurrent_tools: bool,
+    on_event: EventCallback | None,
+) -> PromptResponse[OutputT]:
+    loop = asyncio.get_running_loop()
+
+    def open_transcript() -> Transcript:
+        if transcript is not None:
+            if store is not None and transcript.store is not store:
+                raise ConfigurationError(
+                    "evaluate: the transcript given belongs to another store than store="
+                )
+            return transcript
         # Loaded here, not at the top: importing the runtime does not load the store.
         from ..transcript.transcript import Transcript
 
-        if store is None:
+        opened = store
+        if opened is None:
             from ..store import Store
 
-            store = Store.open("sqlite://", clock=session.clock)
-        transcript = Transcript(store, session.session_id, token_counter=adapter.token_counter)
-    elif store is not None and transcript.store is not store:
-        raise ConfigurationError("evaluate: the transcript given belongs to another store than store=")
+            opened = Store.open("sqlite://", clock=session.clock)
+        return Transcript(opened, session.session_id, token_counter=adapter.token_counter)
+
+    record = await loop.run_in_executor(io, open_transcript)
     # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.
     from .results import EvaluationOutputs
 
     outputs = EvaluationOutputs(
-        transcript=transcript,
+        transcript=record,
         session=session,
         adapter=adapter,
         tracker=tracker,
@@ -138,11 +298,11 @@ def evaluate(
         retention=retention,
         run_agent=evaluate,  # read-grep extraction runs its sub-agent on this same loop
     )
-    run = _Evaluation(
+    evaluation = _Evaluation(
         prompt,
         adapter=adapter,
         session=session,
-        transcript=transcript,
+        transcript=record,
         deadline=deadline,
         tracker=tracker,
         resources=resources,
@@ -151,26 +311,85 @@ def evaluate(
         max_output_tokens=max_output_tokens,
         outputs=outputs,
         redact=redact,
+        io=io,
+        concurrent_tools=concurrent_tools,
+        on_event=on_event,
     )
-    # Many small transactions follow one another: run them on one held connection (SQLite).
-    with transcript.store.hold_connection():
+    scope = contextlib.ExitStack()
+
+    def begin() -> None:
+        # Many small transactions follow one another: run them on one held connection (SQLite).
+        scope.enter_context(record.store.hold_connection())
         outputs.open()
-        try:
-            # tool_result hooks summarize with this evaluation's adapter (unless they have their
-            # own summarizer) and charge its budget and usage
-            with transcript.hooks.evaluation(
-                adapter=adapter, budget_tracker=tracker, dispatcher=session.dispatcher, on_usage=run.add_usage
-            ):
-                return run.run(input, max_turns=max_turns, first_choice=tool_choice)
-        except Exception as exc:
-            exc.add_note(
-                f"weakprompt: evaluation of {run.name!r} stopped after {run.turns} model call(s); "
-                f"everything before is in transcript session {transcript.session_id!r} "
-                f"(head {run.head or 'none'})"
+        scope.callback(outputs.close)
+        # tool_result hooks summarize with this evaluation's adapter (unless they have their
+        # own summarizer) and charge its budget and usage
+        scope.enter_context(
+            record.hooks.evaluation(
+                adapter=adapter,
+                budget_tracker=tracker,
+                dispatcher=session.dispatcher,
+                on_usage=evaluation.add_usage,
             )
+        )
+
+    try:
+        await evaluation.io(begin)
+        try:
+            async with _deadline_scope(deadline):
+                return await evaluation.run(input, max_turns=max_turns, first_choice=tool_choice)
+        except BaseException as exc:
+            evaluation.roll_back()
+            if isinstance(exc, Exception):
+                exc.add_note(
+                    f"weakprompt: evaluation of {evaluation.name!r} stopped after {evaluation.turns} "
+                    f"model call(s); everything before is in transcript session {record.session_id!r} "
+                    f"(head {evaluation.head or 'none'})"
+                )
             raise
-        finally:
-            outputs.close()
+    finally:
+        await _settle(loop.run_in_executor(io, scope.close))
+
+
+@contextlib.asynccontextmanager
+async def _deadline_scope(deadline: Deadline | None):
+    """Stop the run where it stands when a real-time deadline passes (cancelling calls in flight).
+
+    Only a deadline judged by the system clock can be armed as a timer; one
+    on another clock (a test's fake clock) is checked before each model call.
+    """
+    if deadline is None or not isinstance(deadline.clock, SystemClock):
+        yield
+        return
+    try:
+        async with asyncio.timeout(max(deadline.remaining().total_seconds(), 0.0)):
+            yield
+    except TimeoutError as exc:
+        raise DeadlineExceededError(
+            f"the deadline {deadline.expires_at.isoformat()} passed during the run"
+        ) from exc
+
+
+async def _settle(work: Awaitable[object]) -> None:
+    """Wait for ``work`` (a store write on the worker thread) to finish, even through cancellation.
+
+    The write itself cannot be interrupted; leaving before it ends would let
+    the caller act as if it had not happened. A cancellation that arrives
+    meanwhile is re-raised once it is done.
+    """
+    future = asyncio.ensure_future(work)
+    cancelled = False
+    while True:
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if future.done():
+                raise
+            cancelled = True
+            continue
+        break
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def _check_limits(max_turns: int, output_retries: int, max_expansions: int) -> None:
@@ -216,7 +435,13 @@ class _Evaluation(Generic[OutputT]):
         max_output_tokens: int | None,
         outputs: EvaluationOutputs,
         redact: Redactor,
+        io: ThreadPoolExecutor,
+        concurrent_tools: bool,
+        on_event: EventCallback | None,
     ) -> None:
+        self._io = io
+        self.concurrent_tools = concurrent_tools
+        self.on_event = on_event
         self.prompt = prompt
         self.name = prompt.template.display_name
         self.adapter = adapter
@@ -241,17 +466,41 @@ class _Evaluation(Generic[OutputT]):
         self.expanded: list[str] = []
         self.rendered: RenderedPrompt[OutputT]
         self.dispatcher: ToolDispatcher
+        # The state the transcript agrees with: taken after each stored turn, put back on failure.
+        self.kept_state: SessionSnapshot = session.snapshot()
+        self.kept_resources: ResourceSnapshot | None = resources.snapshot() if resources is not None else None
+
+    async def io(self, work: Callable[[], T]) -> T:
+        """Run store work on this run's worker thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._io, work)
+
+    async def emit(self, event: RunEvent[OutputT]) -> None:
+        if self.on_event is None:
+            return
+        returned = self.on_event(event)
+        if isinstance(returned, Awaitable):
+            await cast("Awaitable[object]", returned)
+
+    def keep_state(self) -> None:
+        self.kept_state = self.session.snapshot()
+        if self.resources is not None:
+            self.kept_resources = self.resources.snapshot()
+
+    def roll_back(self) -> None:
+        """Put the session (and snapshotable resources) back as of the last stored turn."""
+        try:
+            self.session.restore(self.kept_state)
+            if self.resources is not None and self.kept_resources is not None:
+                self.resources.restore(self.kept_resources)
+        except Exception:  # the original error matters more; this one is logged
+            logger.exception("restoring the session after a failed evaluation of %r failed", self.name)
 
     # -- the loop -------------------------------------------------------------------------------
 
-    def run(self, input: str | None, *, max_turns: int, first_choice: ToolChoice) -> PromptResponse[OutputT]:
-        rendered = self.prompt.render(self.session)
-        _check_choice(first_choice, rendered.tool_names + self.outputs.available_names(rendered.tool_names))
-        self._adopt(self.prompt, rendered)
-        self._commit_system(rendered.text)
-        if input is not None:
-            self.head = self.transcript.user(input).hash
-        self.outputs.turn_start = self.head
+    async def run(
+        self, input: str | None, *, max_turns: int, first_choice: ToolChoice
+    ) -> PromptResponse[OutputT]:
+        await self.io(lambda: self._start(input, first_choice))
         choice: ToolChoice = first_choice
         while True:
             if self.turns >= max_turns:
@@ -260,41 +509,88 @@ class _Evaluation(Generic[OutputT]):
                 self.deadline.check()
             if self.tracker is not None:
                 self.tracker.check()
-            reply = self._model_turn(choice)
+            reply = await self._model_turn(choice)
             choice = "auto"
             if reply.tool_calls:
                 continue
             if self.rendered.output_type is None:  # then the prompt is a Prompt[None]
-                return self._finish(reply, cast("OutputT", None))
+                return await self._finish(reply, cast("OutputT", None))
             try:
                 output = self.rendered.parse_output(reply.text)
             except OutputParseError as exc:
-                self._reject_output(reply.text, exc, turns_left=self.turns < max_turns)
+                await self.io(
+                    functools.partial(self._reject_output, reply.text, exc, turns_left=self.turns < max_turns)
+                )
                 continue
-            return self._finish(reply, output)
+            return await self._finish(reply, output)
 
-    def _model_turn(self, choice: ToolChoice) -> AssistantTurn:
-        """One model call and the tool calls it asked for, stored together as one transcript turn."""
+    def _start(self, input: str | None, first_choice: ToolChoice) -> None:
+        rendered = self.prompt.render(self.session)
+        _check_choice(first_choice, rendered.tool_names + self.outputs.available_names(rendered.tool_names))
+        self._adopt(self.prompt, rendered)
+        self._commit_system(rendered.text)
+        if input is not None:
+            self.head = self.transcript.user(input).hash
+        self.outputs.turn_start = self.head
+
+    async def _model_turn(self, choice: ToolChoice) -> AssistantTurn:
+        """One model call and the tool calls it asked for, stored together as one transcript turn.
+
+        The turn is staged on the worker thread and written there in one
+        transaction when it ends. A failure or cancellation before that
+        drops it whole; one that arrives while it is being written waits
+        for the write, so the turn is either stored or not, never half.
+        """
         before = self.head
+        staging = self.transcript.turn(refresh=False)
+        turn = await self.io(staging.__enter__)
         try:
-            with self.transcript.turn(refresh=False) as turn:
-                reply = self._call_model(choice)
-                if reply.tool_calls:
-                    self._run_tools(reply.tool_calls)
-        except BaseException:
-            self.head = before  # nothing of the unfinished turn was stored
+            reply = await self._call_model(choice)
+            if reply.tool_calls:
+                await self._run_tools(reply.tool_calls)
+        except BaseException as exc:
+            self.head = before  # nothing of the unfinished turn is stored
+            await _settle(
+                asyncio.get_running_loop().run_in_executor(
+                    self._io, staging.__exit__, type(exc), exc, exc.__traceback__
+                )
+            )
             raise
+        try:
+            await _settle(
+                asyncio.get_running_loop().run_in_executor(self._io, staging.__exit__, None, None, None)
+            )
+        except BaseException:
+            if not turn.stored:
+                self.head = before
+                raise
+            self._stored(turn)  # cancelled while writing, but the write went through
+            raise
+        self._stored(turn)
+        await self.emit(
+            TurnCommitted(turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits))
+        )
+        return reply
+
+    def _stored(self, turn: TurnRecord) -> None:
         if turn.moved:  # another writer appended meanwhile: the turn was stored after it, rehashed
             self.system_commit = None
         self.head = turn.head or self.head
+        self.keep_state()
+
+    async def _call_model(self, choice: ToolChoice) -> AssistantTurn:
+        request = await self.io(lambda: self._request(choice))
+        reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
+        reply, usage = await self.io(lambda: self._record_reply(reply))
+        await self.emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
         return reply
 
-    def _call_model(self, choice: ToolChoice) -> AssistantTurn:
+    def _request(self, choice: ToolChoice) -> ModelRequest:
         rendered = self.rendered
         context = self.outputs.compile(self.transcript)
         tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
         self._link_tools(tools)
-        request = ModelRequest(
+        return ModelRequest(
             context=context,
             tools=tools,
             tool_choice=choice,
@@ -302,7 +598,8 @@ class _Evaluation(Generic[OutputT]):
             output_name=rendered.output_name,
             max_output_tokens=self.max_output_tokens,
         )
-        reply = self.adapter.complete(request)
+
+    def _record_reply(self, reply: AssistantTurn) -> tuple[AssistantTurn, Usage]:
         if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
             reply = attrs.evolve(reply, tool_calls=tuple(storable_call(call) for call in reply.tool_calls))
         self.turns += 1
@@ -329,23 +626,54 @@ class _Evaluation(Generic[OutputT]):
                 created_at=self.session.clock.now(),
             )
         )
-        return reply
+        return reply, usage
 
-    def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
-        for call in calls:
-            try:
-                execution = self.dispatcher.execute(call)
-            except VisibilityExpansionRequired as request:
-                self._commit_result(call, *self._expand(request))
-                continue
-            self.executions.append(execution)
-            failed = not execution.result.success
-            processed = self.outputs.process(call, execution.message, is_error=failed)
-            self._commit_result(call, processed.content, failed, metadata=processed.metadata)
+    async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
+        """Run the reply's calls: in call-order groups, concurrently within a group (``specs/TOOLS.md``).
+
+        A group is a maximal run of consecutive calls none of which must run
+        alone; a call that must (a ``sequential`` tool) is a group of its
+        own. Groups are formed one at a time, after the previous one is
+        settled, so an expansion of the prompt is seen by the calls after it.
+        """
+        index = 0
+        while index < len(calls):
+            end = index + 1
+            if self.concurrent_tools and not self.dispatcher.runs_alone(calls[index]):
+                while end < len(calls) and not self.dispatcher.runs_alone(calls[end]):
+                    end += 1
+            group = calls[index:end]
+            if len(group) == 1:
+                outcomes: list[ToolExecution | VisibilityExpansionRequired] = []
+                try:
+                    outcomes.append(await self.dispatcher.execute_async(group[0]))
+                except VisibilityExpansionRequired as request:
+                    outcomes.append(request)
+            else:
+                outcomes = await self.dispatcher.execute_concurrently(group)
+            for call, outcome in zip(group, outcomes, strict=True):
+                await self._take_result(call, outcome)
+            index = end
+
+    async def _take_result(
+        self, call: ToolCall, outcome: ToolExecution | VisibilityExpansionRequired
+    ) -> None:
+        if isinstance(outcome, VisibilityExpansionRequired):
+            content, failed = await self.io(lambda: self._commit_result(call, *self._expand(outcome)))
+        else:
+            self.executions.append(outcome)
+            failed = not outcome.result.success
+
+            def commit() -> tuple[str, bool]:
+                processed = self.outputs.process(call, outcome.message, is_error=failed)
+                return self._commit_result(call, processed.content, failed, metadata=processed.metadata)
+
+            content, failed = await self.io(commit)
+        await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
 
     def _commit_result(
         self, call: ToolCall, content: str, failed: bool, *, metadata: JSONObject | None = None
-    ) -> None:
+    ) -> tuple[str, bool]:
         # Here, not at the top: the transcript package is loaded with the store, when an evaluation runs.
         from ..transcript.hooks import ToolResultRejected
 
@@ -370,6 +698,7 @@ class _Evaluation(Generic[OutputT]):
                 created_at=self.session.clock.now(),
             )
         )
+        return commit.content.content, commit.content.is_error
 
     def _reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
         """Give the model a corrective turn, or re-raise when none is allowed."""
@@ -485,7 +814,12 @@ class _Evaluation(Generic[OutputT]):
     def _publish(self, event: object) -> None:
         publish(self.session.dispatcher, event, logger=logger, about=f"during evaluation of {self.name!r}")
 
-    def _finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
+    async def _finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
+        response = self._response(reply, output)
+        await self.emit(RunFinished(response))
+        return response
+
+    def _response(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
         self.usage = self.usage + self.outputs.side_usage
         self._publish(
             PromptExecuted(

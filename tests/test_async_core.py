@@ -78,16 +78,15 @@ def test_evaluate_works_in_a_plain_script(tmp_path: Path) -> None:
     script = tmp_path / "script.py"
     script.write_text(
         textwrap.dedent(
-            """
+            f"""
             import sys
-            sys.path.insert(0, %r)
+            sys.path.insert(0, {str(Path(__file__).parent)!r})
             from async_support import tools_prompt
             from weakprompt import evaluate
             from weakprompt.adapters.testing import ScriptedAdapter
             from weakprompt.session import Session
             print(evaluate(tools_prompt([]), adapter=ScriptedAdapter(["hello"]), session=Session()).text)
             """
-            % str(Path(__file__).parent)
         )
     )
     done = subprocess.run(

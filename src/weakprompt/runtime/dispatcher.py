@@ -8,6 +8,7 @@ published per call, whatever the outcome. See ``specs/TOOLS.md``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import logging
@@ -459,9 +460,11 @@ async def _call_async(ready: _Ready, *, drain: bool) -> tuple[object, BaseExcept
         if is_async_handler(handler):
             outcome = await cast("Awaitable[object]", handler(ready.params, context=ready.context))
         else:
-            worker: asyncio.Future[object] = asyncio.ensure_future(
-                asyncio.to_thread(functools.partial(handler, ready.params, context=ready.context))
-            )
+            # A plain future, not a task: an interrupt the handler raises must reach _settle,
+            # not escape the event loop from a task of its own.
+            context = contextvars.copy_context()
+            call = functools.partial(context.run, handler, ready.params, context=ready.context)
+            worker: asyncio.Future[object] = asyncio.get_running_loop().run_in_executor(None, call)
             try:
                 outcome = await asyncio.shield(worker)
             except asyncio.CancelledError:

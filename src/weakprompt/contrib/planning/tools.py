@@ -133,6 +133,7 @@ def planning_tools(*, accepts_overrides: bool = False) -> tuple[AnyTool, ...]:
                 ),
             ),
             accepts_overrides=accepts_overrides,
+            sequential=True,  # each call reads the plan the previous call left
         ),
         Tool(
             name=ADD_STEP_TOOL,
@@ -146,6 +147,7 @@ def planning_tools(*, accepts_overrides: bool = False) -> tuple[AnyTool, ...]:
                 ),
             ),
             accepts_overrides=accepts_overrides,
+            sequential=True,  # each call reads the plan the previous call left
         ),
         Tool(
             name=UPDATE_STEP_TOOL,
@@ -159,6 +161,7 @@ def planning_tools(*, accepts_overrides: bool = False) -> tuple[AnyTool, ...]:
                 ),
             ),
             accepts_overrides=accepts_overrides,
+            sequential=True,  # each call reads the plan the previous call left
         ),
         Tool(
             name=READ_PLAN_TOOL,
@@ -166,5 +169,6 @@ def planning_tools(*, accepts_overrides: bool = False) -> tuple[AnyTool, ...]:
             handler=read_plan_handler,
             examples=(ToolExample(description="Read the plan back", input=ReadPlan(), output=_EXAMPLE_DONE),),
             accepts_overrides=accepts_overrides,
+            sequential=True,  # each call reads the plan the previous call left
         ),
     )

@@ -1,25 +1,51 @@
 """Adapters for tests: no network, no model, fully predictable replies.
 
 They let users test their own prompts and tools through the real evaluation
-loop: the loop cannot tell a scripted reply from a provider's.
+loop: the loop cannot tell a scripted reply from a provider's. Both stream
+too: a plain scripted turn streams as a provider would send it (text in
+pieces, each call's arguments in pieces), and a :class:`StreamScript` scripts
+the stream itself, down to a reply that stops without a finish reason or a
+provider failing half-way.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import inspect
 import itertools
+import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Literal, TypeAlias, TypeVar
+
+import attrs
 
 from ..errors import AdapterError
 from ..jsontypes import JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ModelRequest
+from ..model import (
+    ModelEvent,
+    ModelRequest,
+    ReplyAssembler,
+    ReplyCompleted,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    UsageReported,
+    assemble,
+)
 from ._support import AdapterIdentity
 
 __all__ = [
     "FunctionAdapter",
+    "Reply",
     "ScriptedAdapter",
+    "StreamPart",
+    "StreamScript",
     "as_turn",
+    "streamed",
     "text_turn",
     "tool_call",
     "tool_call_turn",
@@ -56,6 +82,86 @@ def as_turn(reply: AssistantTurn | str) -> AssistantTurn:
     return text_turn(reply) if isinstance(reply, str) else reply
 
 
+StreamPart: TypeAlias = TextDelta | ToolCallStarted | ToolCallDelta | ToolCallReady | UsageReported
+_STREAM_PARTS = (TextDelta, ToolCallStarted, ToolCallDelta, ToolCallReady, UsageReported)
+
+
+def _parts(value: Sequence[StreamPart]) -> tuple[StreamPart, ...]:
+    parts = tuple(value)
+    for position, part in enumerate(parts):
+        if not isinstance(part, _STREAM_PARTS):
+            kind = (
+                "the adapter adds ReplyCompleted itself" if isinstance(part, ReplyCompleted) else "not a part"
+            )
+            raise TypeError(f"StreamScript part {position} is {type(part).__name__}: {kind}")
+    return parts
+
+
+@attrs.frozen
+class StreamScript:
+    """One reply scripted as the stream a provider sends.
+
+    ``parts`` are streamed in order; the adapter then closes the calls still
+    open and completes the reply with ``finish_reason`` (``"auto"``:
+    ``"tool_calls"`` when the parts start a call, else ``"stop"``; ``None``: the
+    stream ends without one, which the turn records as ``"other"``). With
+    ``error`` the stream raises it after the parts instead of completing,
+    as a provider failing mid-stream does; ``complete`` raises it too.
+    """
+
+    parts: tuple[StreamPart, ...] = attrs.field(converter=_parts)
+    finish_reason: FinishReason | Literal["auto"] | None = "auto"
+    error: Exception | None = None
+
+    def play(self, *, provider: str = "") -> Iterator[ModelEvent]:
+        """The events of this reply, as an adapter streams them."""
+        assembler = ReplyAssembler(provider=provider)
+        for part in self.parts:
+            yield assembler.add(part)
+        if self.error is not None:
+            raise self.error
+        finish = self.finish_reason
+        if finish == "auto":
+            starts_call = any(isinstance(part, ToolCallStarted) for part in self.parts)
+            finish = "tool_calls" if starts_call else "stop"
+        yield from assembler.finish(finish)
+
+
+Reply: TypeAlias = AssistantTurn | str | StreamScript | Sequence[StreamPart]
+"""What a script entry or a reply function gives: a turn, a text answer, or a stream."""
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+_ARGUMENT_PIECES = 3
+
+
+def streamed(turn: AssistantTurn) -> StreamScript:
+    """``turn`` as a provider would stream it: text word by word, each call's arguments in pieces.
+
+    Playing the script completes with ``turn`` itself (same text, calls, usage
+    and finish reason).
+    """
+    parts: list[StreamPart] = [TextDelta(piece) for piece in _WORDS.findall(turn.text)]
+    for index, call in enumerate(turn.tool_calls):
+        parts.append(ToolCallStarted(index, call.id, call.name))
+        parts.extend(ToolCallDelta(index, piece) for piece in _split(call.arguments_json()))
+    parts.append(UsageReported(turn.usage))
+    parts.extend(ToolCallReady(index, call) for index, call in enumerate(turn.tool_calls))
+    return StreamScript(parts, finish_reason=turn.finish_reason)
+
+
+def _split(text: str) -> list[str]:
+    size = max(1, -(-len(text) // _ARGUMENT_PIECES))
+    return [text[start : start + size] for start in range(0, len(text), size)]
+
+
+def _as_reply(reply: Reply) -> AssistantTurn | StreamScript:
+    if isinstance(reply, AssistantTurn | StreamScript):
+        return reply
+    if isinstance(reply, str):
+        return text_turn(reply)
+    return StreamScript(reply)
+
+
 class _RecordingAdapter(AdapterIdentity):
     """Identity plus a thread-safe record of every request seen."""
 
@@ -70,6 +176,16 @@ class _RecordingAdapter(AdapterIdentity):
         with self._lock:
             return tuple(self._requests)
 
+    def _whole(self, reply: AssistantTurn | StreamScript) -> AssistantTurn:
+        """The turn ``complete`` returns: a plain turn as given, a script's turn once played."""
+        if isinstance(reply, AssistantTurn):
+            return reply
+        return assemble(reply.play(provider=self._name), provider=self._name)
+
+    def _events(self, reply: AssistantTurn | StreamScript) -> Iterator[ModelEvent]:
+        script = streamed(reply) if isinstance(reply, AssistantTurn) else reply
+        return script.play(provider=self._name)
+
 
 class ScriptedAdapter(_RecordingAdapter):
     """Replies with a fixed list of turns, in order, and records every request.
@@ -80,14 +196,14 @@ class ScriptedAdapter(_RecordingAdapter):
 
     def __init__(
         self,
-        turns: Sequence[AssistantTurn | str],
+        turns: Sequence[Reply],
         *,
         name: str = "scripted",
         model: str = "scripted",
         context_window: int | None = None,
     ) -> None:
         super().__init__(name=name, model=model, context_window=context_window)
-        self._turns = tuple(as_turn(turn) for turn in turns)
+        self._turns = tuple(_as_reply(turn) for turn in turns)
 
     @property
     def remaining(self) -> int:
@@ -96,6 +212,13 @@ class ScriptedAdapter(_RecordingAdapter):
             return len(self._turns) - len(self._requests)
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
+        return self._whole(self._next(request))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        for event in self._events(self._next(request)):
+            yield event
+
+    def _next(self, request: ModelRequest) -> AssistantTurn | StreamScript:
         with self._lock:
             index = len(self._requests)
             if index >= len(self._turns):
@@ -108,12 +231,34 @@ class ScriptedAdapter(_RecordingAdapter):
             return self._turns[index]
 
 
+_R = TypeVar("_R")
+
+
+def _wait(awaitable: Awaitable[_R]) -> _R:
+    """The result of ``awaitable`` from synchronous code, with or without a running event loop."""
+
+    async def result() -> _R:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(result())
+    # This thread's loop is busy running our caller: run the function on a loop of its own.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, result()).result()
+
+
 class FunctionAdapter(_RecordingAdapter):
-    """Computes each reply with a function of the request (context, tools, choice)."""
+    """Computes each reply with a function of the request (context, tools, choice).
+
+    The function may be ``async``; it returns what a script entry holds (a
+    turn, a text answer, a :class:`StreamScript` or a list of stream parts).
+    """
 
     def __init__(
         self,
-        fn: Callable[[ModelRequest], AssistantTurn | str],
+        fn: Callable[[ModelRequest], Reply | Awaitable[Reply]],
         *,
         name: str = "function",
         model: str = "function",
@@ -123,6 +268,19 @@ class FunctionAdapter(_RecordingAdapter):
         self._fn = fn
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
+        reply = self._call(request)
+        if inspect.isawaitable(reply):
+            reply = _wait(reply)
+        return self._whole(_as_reply(reply))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        reply = self._call(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        for event in self._events(_as_reply(reply)):
+            yield event
+
+    def _call(self, request: ModelRequest) -> Reply | Awaitable[Reply]:
         with self._lock:
             self._requests.append(request)
-        return as_turn(self._fn(request))
+        return self._fn(request)

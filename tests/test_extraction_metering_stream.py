@@ -28,8 +28,9 @@ def test_streamed_usage_is_recorded_and_a_call_without_one_counts_as_one() -> No
     first = collect(metered, REQUEST)
     second = collect(metered, REQUEST)
 
-    assert of_type(first, UsageReported) == [UsageReported(Usage(input_tokens=5, output_tokens=2, model_calls=1))]
-    assert final_turn(first).usage == Usage(input_tokens=5, output_tokens=2, model_calls=1)
+    corrected = Usage(input_tokens=5, output_tokens=2, model_calls=1)
+    assert of_type(first, UsageReported) == [UsageReported(corrected)]
+    assert final_turn(first).usage == corrected
     assert assemble(first) == final_turn(first)  # the corrected stream still keeps the contract
     assert final_turn(second) == counted
     assert metered.usage == Usage(input_tokens=8, output_tokens=3, model_calls=2)

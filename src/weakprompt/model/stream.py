@@ -147,6 +147,14 @@ class ReplyAssembler:
     def completed(self) -> bool:
         return self._completed is not None
 
+    def has_call(self, index: int) -> bool:
+        """Whether call ``index`` has started."""
+        return index in self._calls
+
+    def call_arguments(self, index: int) -> str:
+        """The argument text streamed so far for open call ``index``."""
+        return "".join(self._open_call(index, "arguments of").pieces)
+
     def add(self, event: ModelEvent) -> ModelEvent:
         """Fold ``event`` into the reply and return it unchanged."""
         if self._completed is not None:
@@ -178,15 +186,18 @@ class ReplyAssembler:
         self.add(event)
         return event
 
+    def close_open_calls(self) -> tuple[ToolCallReady, ...]:
+        """Close every call still open, in index order, with its streamed arguments."""
+        open_calls = [index for index in sorted(self._calls) if self._calls[index].ready is None]
+        return tuple(self.close_call(index) for index in open_calls)
+
     def finish(self, finish_reason: FinishReason | None) -> tuple[ModelEvent, ...]:
         """Close the calls still open (in index order) and complete the reply.
 
         ``None`` means the provider never said why it stopped: the turn gets
         ``"other"``.
         """
-        ready: list[ModelEvent] = [
-            self.close_call(index) for index in sorted(self._calls) if self._calls[index].ready is None
-        ]
+        ready = self.close_open_calls()
         completed = ReplyCompleted(self._turn(finish_reason or "other"))
         self.add(completed)
         return (*ready, completed)

@@ -230,3 +230,81 @@ def openai_stream_chunks(
     if usage:
         chunks.append(openai_usage_chunk(turn.usage))
     return chunks
+
+
+# ---------------------------------------------------------------- Messages API stream events (provider side)
+
+_ANTHROPIC_STOP = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+def anthropic_stream_events(
+    turn: AssistantTurn, *, stop: bool = True, thinking: bool = False
+) -> list[tuple[str, dict[str, Any]]]:
+    """The named events the Messages API streams for ``turn`` (arguments must be JSON objects)."""
+    cached = turn.usage.cached_input_tokens
+    start_usage = {
+        "input_tokens": turn.usage.input_tokens - cached,
+        "output_tokens": 1,
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": 0,
+    }
+    message = {
+        "id": "msg_stream",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": start_usage,
+    }
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": message})
+    ]
+    blocks: list[list[tuple[str, dict[str, Any]]]] = []
+    if thinking:
+        blocks.append(
+            [
+                ("content_block_start", {"type": "thinking", "thinking": "", "signature": ""}),
+                ("content_block_delta", {"type": "thinking_delta", "thinking": "Let me think."}),
+                ("content_block_delta", {"type": "signature_delta", "signature": "c2ln"}),
+            ]
+        )
+    if turn.text:
+        blocks.append(
+            [("content_block_start", {"type": "text", "text": ""})]
+            + [("content_block_delta", {"type": "text_delta", "text": p}) for p in pieces_of(turn.text)]
+        )
+    for call in turn.tool_calls:
+        blocks.append(
+            [("content_block_start", {"type": "tool_use", "id": call.id, "name": call.name, "input": {}})]
+            + [
+                ("content_block_delta", {"type": "input_json_delta", "partial_json": p})
+                for p in pieces_of(call.arguments_json(), 5)
+            ]
+        )
+    for index, block in enumerate(blocks):
+        for name, body in block:
+            key = "content_block" if name == "content_block_start" else "delta"
+            events.append((name, {"type": name, "index": index, key: body}))
+            if index == 0 and name == "content_block_start":
+                events.append(("ping", {"type": "ping"}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    if stop:
+        events.append(
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": _ANTHROPIC_STOP[turn.finish_reason], "stop_sequence": None},
+                    "usage": {"output_tokens": turn.usage.output_tokens},
+                },
+            )
+        )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events

@@ -144,6 +144,11 @@ class ReplyAssembler:
         return "".join(self._text)
 
     @property
+    def usage(self) -> Usage | None:
+        """The last usage reported so far, if any."""
+        return self._usage
+
+    @property
     def completed(self) -> bool:
         return self._completed is not None
 

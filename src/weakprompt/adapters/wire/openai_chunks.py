@@ -59,8 +59,8 @@ class ChatChunkReader:
 
     ``read`` returns the events one chunk yields; ``finish`` (once the stream
     is over) returns the last ones, ending with the ``ReplyCompleted``.
-    ``pieces`` counts the chunks that carried generated text or arguments
-    (llama.cpp sends one per token).
+    ``pieces`` counts the chunks that carried reply text (even empty) or
+    argument text: llama-cpp-python sends one per generated token.
     """
 
     def __init__(self, *, provider: str, call_id: CallIdRule | None = None) -> None:
@@ -78,6 +78,15 @@ class ChatChunkReader:
     def finish_reason(self) -> FinishReason | None:
         """The finish reason once the choice has given one."""
         return self._finish
+
+    @property
+    def usage(self) -> Usage | None:
+        """The last usage reported, if any."""
+        return self._assembler.usage
+
+    def report(self, event: UsageReported) -> ModelEvent:
+        """Add a usage report the chunks did not carry (a local model measures its own)."""
+        return self._assembler.add(event)
 
     def read(self, chunk: Mapping[str, JSONValue]) -> list[ModelEvent]:
         events: list[ModelEvent] = []
@@ -135,10 +144,9 @@ class ChatChunkReader:
             call_id = self._call_id(index, name) if self._call_id else given if isinstance(given, str) else ""
             events.append(self._assembler.add(ToolCallStarted(index, call_id, name)))
         arguments = function.get("arguments")
-        if isinstance(arguments, str):
+        if isinstance(arguments, str) and arguments:
             self._pieces += 1
-            if arguments:
-                events.append(self._assembler.add(ToolCallDelta(index, arguments)))
+            events.append(self._assembler.add(ToolCallDelta(index, arguments)))
         return events
 
 

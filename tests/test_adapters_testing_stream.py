@@ -14,6 +14,7 @@ from weakprompt.adapters.testing import (
     FunctionAdapter,
     ScriptedAdapter,
     StreamScript,
+    estimate_usage,
     streamed,
     text_turn,
     tool_call,
@@ -33,6 +34,7 @@ from weakprompt.model import (
     assemble,
     complete_async,
 )
+from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
 
 REQUEST = make_request([USER])
 
@@ -71,13 +73,27 @@ def test_text_then_a_tool_call_in_one_scripted_stream() -> None:
     events = collect(ScriptedAdapter([script]), REQUEST)
 
     turn = final_turn(events)
-    assert turn == AssistantTurn(
-        text="Checking...",
-        tool_calls=(ToolCall("c1", "get_weather", '{"city":"Rome"}'),),
-        usage=Usage(model_calls=1),
-        finish_reason="tool_calls",
-    )
+    call = ToolCall("c1", "get_weather", '{"city":"Rome"}')
+    assert (turn.text, turn.tool_calls, turn.finish_reason) == ("Checking...", (call,), "tool_calls")
     assert ScriptedAdapter([script]).complete(REQUEST) == turn
+
+
+def test_a_script_without_usage_is_charged_an_estimate_before_it_completes() -> None:
+    script = StreamScript(
+        [TextDelta("Checking"), ToolCallStarted(0, "c1", "get_weather"), ToolCallDelta(0, "{}")]
+    )
+
+    events = collect(ScriptedAdapter([script]), REQUEST)
+
+    call = ToolCall("c1", "get_weather", "{}")
+    expected = estimate_usage(
+        REQUEST, AssistantTurn(text="Checking", tool_calls=(call,)), DEFAULT_TOKEN_COUNTER
+    )
+    assert expected.input_tokens > 0 and expected.output_tokens > 0
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[-3:] == ["ToolCallReady", "UsageReported", "ReplyCompleted"]
+    assert final_turn(events).usage == expected
+    assert ScriptedAdapter([script]).complete(REQUEST).usage == expected
 
 
 def test_whitespace_before_tool_calls_is_not_a_final_answer() -> None:
@@ -135,8 +151,9 @@ def test_a_provider_error_mid_stream() -> None:
 
 
 def test_a_list_of_parts_is_a_stream_script() -> None:
-    adapter = ScriptedAdapter([[TextDelta("a"), TextDelta("b")]])
-    assert adapter.complete(REQUEST) == AssistantTurn(text="ab", usage=Usage(model_calls=1))
+    stated = Usage(input_tokens=1, output_tokens=1, model_calls=1)
+    adapter = ScriptedAdapter([[TextDelta("a"), TextDelta("b"), UsageReported(stated)]])
+    assert adapter.complete(REQUEST) == AssistantTurn(text="ab", usage=stated)
 
 
 @pytest.mark.parametrize(
@@ -183,8 +200,9 @@ def test_function_adapter_streams_what_its_function_returns() -> None:
     events = collect(adapter, REQUEST)
 
     assert [e for e in events if isinstance(e, TextDelta)] == [TextDelta("streamed "), TextDelta("answer")]
-    assert final_turn(events) == text_turn("streamed answer")
-    assert adapter.requests == (REQUEST,)
+    assert final_turn(events) == adapter.complete(REQUEST)
+    assert final_turn(events).text == "streamed answer"
+    assert adapter.requests == (REQUEST, REQUEST)
 
 
 async def _async_reply(request: ModelRequest) -> AssistantTurn | str:
@@ -195,12 +213,11 @@ async def _async_reply(request: ModelRequest) -> AssistantTurn | str:
 def test_function_adapter_accepts_an_async_function() -> None:
     adapter = FunctionAdapter(_async_reply)
 
-    assert adapter.complete(REQUEST) == text_turn("async answer")
-    assert final_turn(collect(adapter, REQUEST)) == text_turn("async answer")
-    assert (
-        asyncio.run(complete_async(adapter, make_request([USER], tool_choice="none"))).finish_reason
-        == "length"
-    )
+    whole = adapter.complete(REQUEST)
+    assert (whole.text, whole.finish_reason) == ("async answer", "stop")
+    assert final_turn(collect(adapter, REQUEST)) == whole
+    other = asyncio.run(complete_async(adapter, make_request([USER], tool_choice="none")))
+    assert (other.text, other.finish_reason) == ("other", "length")
     assert len(adapter.requests) == 3
 
 
@@ -210,7 +227,8 @@ def test_async_function_from_complete_inside_a_running_loop() -> None:
     async def inside_a_loop() -> AssistantTurn:
         return adapter.complete(REQUEST)  # a sync caller on an event loop thread
 
-    assert asyncio.run(inside_a_loop()) == text_turn("async answer")
+    assert asyncio.run(inside_a_loop()) == adapter.complete(REQUEST)
+    assert adapter.complete(REQUEST).text == "async answer"
 
 
 def test_function_adapter_can_return_a_stream_script() -> None:

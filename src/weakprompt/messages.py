@@ -50,13 +50,18 @@ class ToolCall:
         return json.dumps(dict(self.arguments), ensure_ascii=False, separators=(",", ":"))
 
 
+# The usage of a turn whose author stated none (one shared, immutable value, so
+# a test adapter can tell "not stated" from an explicit ``Usage()``).
+_UNSTATED_USAGE = Usage()
+
+
 @attrs.frozen
 class AssistantTurn:
     """One model reply, translated out of the provider's format."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
-    usage: Usage = attrs.field(factory=Usage)
+    usage: Usage = _UNSTATED_USAGE
     finish_reason: FinishReason = "stop"
 
 

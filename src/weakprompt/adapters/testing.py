@@ -1,11 +1,15 @@
 """Adapters for tests: no network, no model, fully predictable replies.
 
 They let users test their own prompts and tools through the real evaluation
-loop: the loop cannot tell a scripted reply from a provider's. Both stream
-too: a plain scripted turn streams as a provider would send it (text in
-pieces, each call's arguments in pieces), and a :class:`StreamScript` scripts
-the stream itself, down to a reply that stops without a finish reason or a
-provider failing half-way.
+loop: the loop cannot tell a scripted reply from a provider's. That includes
+usage: a reply that does not state its usage is charged what the configured
+token counter counts in the request and in the reply, so budgets and usage
+reports behave as they would with a provider.
+
+Both stream too: a plain scripted turn streams as a provider would send it
+(text in pieces, each call's arguments in pieces), and a
+:class:`StreamScript` scripts the stream itself, down to a reply that stops
+without a finish reason or a provider failing half-way.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 import concurrent.futures
 import inspect
 import itertools
+import json
 import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
@@ -36,6 +41,7 @@ from ..model import (
     UsageReported,
     assemble,
 )
+from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from ._support import AdapterIdentity
 
 __all__ = [
@@ -45,13 +51,17 @@ __all__ = [
     "StreamPart",
     "StreamScript",
     "as_turn",
+    "estimate_usage",
     "streamed",
     "text_turn",
     "tool_call",
     "tool_call_turn",
 ]
 
+# The usage a turn gets when its author gave none; recognised by identity, so
+# an explicit ``Usage(...)`` (even an all-zero one) is always kept as given.
 _ONE_CALL = Usage(model_calls=1)
+_UNSTATED_USAGE = (_ONE_CALL, attrs.fields(AssistantTurn).usage.default)
 _call_ids = itertools.count(1)
 
 
@@ -80,6 +90,42 @@ def tool_call_turn(*calls: ToolCall, text: str = "", usage: Usage = _ONE_CALL) -
 def as_turn(reply: AssistantTurn | str) -> AssistantTurn:
     """Strings become plain text answers counted as one model call."""
     return text_turn(reply) if isinstance(reply, str) else reply
+
+
+def _arguments_text(call: ToolCall) -> str:
+    arguments = call.arguments
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
+def _json_text(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
+def _turn_tokens(counter: TokenCounter, text: str, calls: Sequence[ToolCall]) -> int:
+    return counter.count(text) + sum(
+        counter.count(call.name) + counter.count(_arguments_text(call)) for call in calls
+    )
+
+
+def estimate_usage(request: ModelRequest, turn: AssistantTurn, counter: TokenCounter) -> Usage:
+    """One model call's usage as ``counter`` counts it.
+
+    Input: every compiled message (text and tool calls), every offered tool's
+    definition and the output schema, as JSON. Output: the reply's text and
+    tool calls.
+    """
+    messages = request.context.messages
+    input_tokens = sum(_turn_tokens(counter, message.content, message.tool_calls) for message in messages)
+    input_tokens += sum(counter.count(_json_text(tool.spec())) for tool in request.tools)
+    if request.output_schema is not None:
+        input_tokens += counter.count(_json_text(request.output_schema))
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=_turn_tokens(counter, turn.text, turn.tool_calls),
+        model_calls=max(1, turn.usage.model_calls),
+    )
 
 
 StreamPart: TypeAlias = TextDelta | ToolCallStarted | ToolCallDelta | ToolCallReady | UsageReported
@@ -113,10 +159,20 @@ class StreamScript:
     finish_reason: FinishReason | Literal["auto"] | None = "auto"
     error: Exception | None = None
 
-    def play(self, *, provider: str = "") -> Iterator[ModelEvent]:
-        """The events of this reply, as an adapter streams them."""
+    def play(
+        self, *, provider: str = "", estimate: Callable[[AssistantTurn], Usage] | None = None
+    ) -> Iterator[ModelEvent]:
+        """The events of this reply, as an adapter streams them.
+
+        When the parts report no usage and ``estimate`` is given, the calls
+        are closed and the estimate of the reply so far is reported before
+        the completion (the scripted adapters charge unstated usage so).
+        """
         assembler = ReplyAssembler(provider=provider)
+        ready: dict[int, ToolCall] = {}
         for part in self.parts:
+            if isinstance(part, ToolCallReady):
+                ready[part.index] = part.call
             yield assembler.add(part)
         if self.error is not None:
             raise self.error
@@ -124,6 +180,12 @@ class StreamScript:
         if finish == "auto":
             starts_call = any(isinstance(part, ToolCallStarted) for part in self.parts)
             finish = "tool_calls" if starts_call else "stop"
+        if estimate is not None and assembler.usage is None:
+            for closed in assembler.close_open_calls():
+                ready[closed.index] = closed.call
+                yield closed
+            so_far = AssistantTurn(text=assembler.text, tool_calls=tuple(ready[i] for i in sorted(ready)))
+            yield assembler.add(UsageReported(estimate(so_far)))
         yield from assembler.finish(finish)
 
 
@@ -163,12 +225,39 @@ def _as_reply(reply: Reply) -> AssistantTurn | StreamScript:
 
 
 class _RecordingAdapter(AdapterIdentity):
-    """Identity plus a thread-safe record of every request seen."""
+    """Identity plus a thread-safe record of every request seen, and usage estimates."""
 
-    def __init__(self, *, name: str, model: str, context_window: int | None) -> None:
+    def __init__(
+        self, *, name: str, model: str, context_window: int | None, token_counter: TokenCounter | None
+    ) -> None:
         super().__init__(name=name, model=model, context_window=context_window)
         self._lock = threading.Lock()
         self._requests: list[ModelRequest] = []
+        self._token_counter = token_counter
+
+    @property
+    def token_counter(self) -> TokenCounter | None:
+        """The counter given to the constructor (``None``: the default estimate is used)."""
+        return self._token_counter
+
+    def _with_usage(self, request: ModelRequest, turn: AssistantTurn) -> AssistantTurn:
+        """``turn`` with an estimated usage when its author stated none."""
+        if not any(turn.usage is unstated for unstated in _UNSTATED_USAGE):
+            return turn
+        return attrs.evolve(turn, usage=self._estimate(request, turn))
+
+    def _estimate(self, request: ModelRequest, turn: AssistantTurn) -> Usage:
+        return estimate_usage(request, turn, self._token_counter or DEFAULT_TOKEN_COUNTER)
+
+    def _whole(self, request: ModelRequest, reply: AssistantTurn | StreamScript) -> AssistantTurn:
+        """The turn a script completes with, played as ``stream`` plays it."""
+        return assemble(self._events(request, reply), provider=self._name)
+
+    def _events(self, request: ModelRequest, reply: AssistantTurn | StreamScript) -> Iterator[ModelEvent]:
+        """The events ``stream`` yields for ``reply``."""
+        if isinstance(reply, AssistantTurn):
+            return streamed(self._with_usage(request, reply)).play(provider=self._name)
+        return reply.play(provider=self._name, estimate=lambda turn: self._estimate(request, turn))
 
     @property
     def requests(self) -> tuple[ModelRequest, ...]:
@@ -176,22 +265,14 @@ class _RecordingAdapter(AdapterIdentity):
         with self._lock:
             return tuple(self._requests)
 
-    def _whole(self, reply: AssistantTurn | StreamScript) -> AssistantTurn:
-        """The turn ``complete`` returns: a plain turn as given, a script's turn once played."""
-        if isinstance(reply, AssistantTurn):
-            return reply
-        return assemble(reply.play(provider=self._name), provider=self._name)
-
-    def _events(self, reply: AssistantTurn | StreamScript) -> Iterator[ModelEvent]:
-        script = streamed(reply) if isinstance(reply, AssistantTurn) else reply
-        return script.play(provider=self._name)
-
 
 class ScriptedAdapter(_RecordingAdapter):
     """Replies with a fixed list of turns, in order, and records every request.
 
     Running past the end of the script raises :class:`AdapterError` naming how
     many turns the script had, so a loop that keeps going is easy to spot.
+    Turns without an explicit ``usage`` are charged an estimate made with
+    ``token_counter`` (default: :data:`~weakprompt.tokens.DEFAULT_TOKEN_COUNTER`).
     """
 
     def __init__(
@@ -201,8 +282,9 @@ class ScriptedAdapter(_RecordingAdapter):
         name: str = "scripted",
         model: str = "scripted",
         context_window: int | None = None,
+        token_counter: TokenCounter | None = None,
     ) -> None:
-        super().__init__(name=name, model=model, context_window=context_window)
+        super().__init__(name=name, model=model, context_window=context_window, token_counter=token_counter)
         self._turns = tuple(_as_reply(turn) for turn in turns)
 
     @property
@@ -212,10 +294,13 @@ class ScriptedAdapter(_RecordingAdapter):
             return len(self._turns) - len(self._requests)
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
-        return self._whole(self._next(request))
+        reply = self._next(request)
+        if isinstance(reply, AssistantTurn):
+            return self._with_usage(request, reply)
+        return self._whole(request, reply)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        for event in self._events(self._next(request)):
+        for event in self._events(request, self._next(request)):
             yield event
 
     def _next(self, request: ModelRequest) -> AssistantTurn | StreamScript:
@@ -252,8 +337,10 @@ def _wait(awaitable: Awaitable[_R]) -> _R:
 class FunctionAdapter(_RecordingAdapter):
     """Computes each reply with a function of the request (context, tools, choice).
 
-    The function may be ``async``; it returns what a script entry holds (a
-    turn, a text answer, a :class:`StreamScript` or a list of stream parts).
+    Replies without an explicit ``usage`` are charged an estimate, as with
+    :class:`ScriptedAdapter`. The function may be ``async``; it returns what a
+    script entry holds (a turn, a text answer, a :class:`StreamScript` or a
+    list of stream parts).
     """
 
     def __init__(
@@ -263,21 +350,25 @@ class FunctionAdapter(_RecordingAdapter):
         name: str = "function",
         model: str = "function",
         context_window: int | None = None,
+        token_counter: TokenCounter | None = None,
     ) -> None:
-        super().__init__(name=name, model=model, context_window=context_window)
+        super().__init__(name=name, model=model, context_window=context_window, token_counter=token_counter)
         self._fn = fn
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
         reply = self._call(request)
         if inspect.isawaitable(reply):
             reply = _wait(reply)
-        return self._whole(_as_reply(reply))
+        reply = _as_reply(reply)
+        if isinstance(reply, AssistantTurn):
+            return self._with_usage(request, reply)
+        return self._whole(request, reply)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         reply = self._call(request)
         if inspect.isawaitable(reply):
             reply = await reply
-        for event in self._events(_as_reply(reply)):
+        for event in self._events(request, _as_reply(reply)):
             yield event
 
     def _call(self, request: ModelRequest) -> Reply | Awaitable[Reply]:

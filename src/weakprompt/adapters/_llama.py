@@ -15,6 +15,7 @@ import logging
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol, cast
@@ -32,6 +33,7 @@ __all__ = [
     "clear_model_cache",
     "default_model_path",
     "load_model",
+    "shared_model",
 ]
 
 _log = logging.getLogger("weakprompt.adapters.local")
@@ -181,6 +183,21 @@ class ModelKey:
 
 _cache: dict[ModelKey, LlamaModel] = {}
 _cache_lock = threading.Lock()
+
+
+# Wrappers of models handed in ready-made, by the id of the llama object. An entry
+# lives as long as its wrapper (which holds the llama object, so the id cannot be reused).
+_given: weakref.WeakValueDictionary[int, LlamaModel] = weakref.WeakValueDictionary()
+
+
+def shared_model(llama: object) -> LlamaModel:
+    """The one :class:`LlamaModel` (and so the one lock) for a llama object handed in ready-made."""
+    with _cache_lock:
+        model = _given.get(id(llama))
+        if model is None:
+            model = LlamaModel(llama)
+            _given[id(llama)] = model
+        return model
 
 
 def default_model_path(package: str = DEFAULT_MODEL_PACKAGE) -> Path:

@@ -45,7 +45,14 @@ from ._chat_template import (
     with_content_strings,
     with_system_text,
 )
-from ._llama import ContextSpan, LlamaModel, LlamaTokenCounter, default_model_path, load_model
+from ._llama import (
+    ContextSpan,
+    LlamaModel,
+    LlamaTokenCounter,
+    default_model_path,
+    load_model,
+    shared_model,
+)
 from ._support import OPENAI_FINISH_REASONS, check_tool_choice, forced_tool_name
 from .error_mapping import classify_status
 from .wire.openai import openai_params
@@ -109,7 +116,7 @@ class LocalAdapter:
         if llama is not None:
             if model_path is not None:
                 raise ConfigurationError("LocalAdapter: pass either model_path or llama, not both")
-            self._model = LlamaModel(llama)
+            self._model = shared_model(llama)
             self._model_name = type(llama).__name__
         else:
             path = Path(model_path) if model_path is not None else default_model_path()

@@ -366,3 +366,13 @@ def test_chunk_arguments_are_kept_raw_even_when_malformed() -> None:
 
     assert streamed.tool_calls == (ToolCall("c9", "get_weather", raw),)
     assert json.dumps(raw)  # the text is passed on untouched, for the dispatcher to report
+
+
+@pytest.mark.parametrize("body", [b"", sse_data("[DONE]")])
+def test_a_stream_with_no_chunk_at_all_is_a_provider_error(body: bytes) -> None:
+    server = StreamServer().stream(body)
+
+    seen, raised = collect_until_error(stream_adapter(server), make_request([USER]))
+
+    assert seen == []
+    assert type(raised) is ProviderError and "ended before any chunk arrived" in str(raised)

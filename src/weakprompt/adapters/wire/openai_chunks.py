@@ -18,12 +18,17 @@ How chunks map:
   interleave, so none is complete before the choice says it is finished.
 - ``usage`` (a final chunk with no choices, when ``include_usage`` was asked
   for) -> :class:`UsageReported`.
+
+A stream that ends without a finish reason completes as ``"other"``; one that
+ends before any chunk arrived is a :class:`~weakprompt.errors.ProviderError`
+(llama.cpp's server answers so when a streamed prompt does not fit).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from ...errors import ProviderError
 from ...jsontypes import JSONObject, JSONValue
 from ...messages import FinishReason
 from ...model import ModelEvent, ReplyAssembler, TextDelta, ToolCallDelta, ToolCallStarted, UsageReported
@@ -64,8 +69,10 @@ class ChatChunkReader:
     """
 
     def __init__(self, *, provider: str, call_id: CallIdRule | None = None) -> None:
+        self._provider = provider
         self._assembler = ReplyAssembler(provider=provider)
         self._call_id = call_id
+        self._chunks = 0
         self._finish: FinishReason | None = None
         self._refusal: list[str] = []
         self._pieces = 0
@@ -89,6 +96,7 @@ class ChatChunkReader:
         return self._assembler.add(event)
 
     def read(self, chunk: Mapping[str, JSONValue]) -> list[ModelEvent]:
+        self._chunks += 1
         events: list[ModelEvent] = []
         usage = chunk.get("usage")
         if isinstance(usage, dict):
@@ -106,6 +114,10 @@ class ChatChunkReader:
         return events
 
     def finish(self) -> list[ModelEvent]:
+        if not self._chunks:
+            raise ProviderError(
+                f"{self._provider} error: the stream ended before any chunk arrived", provider=self._provider
+            )
         events: list[ModelEvent] = []
         finish = self._finish
         refusal = "".join(self._refusal)

@@ -308,3 +308,15 @@ def test_any_streamed_reply_assembles_to_what_complete_returns(turn: AssistantTu
     request = make_request([USER], tools=TOOLS)
 
     assert asyncio.run(complete_async(adapter, request)) == adapter.complete(request) == turn
+
+
+def test_text_given_in_the_block_start_is_text_too() -> None:
+    events = anthropic_stream_events(ANSWER_TURN)
+    start = next(body for name, body in events if name == "content_block_start")
+    start["content_block"]["text"] = "Well: "
+    server = StreamServer().stream(sse_events(*events))
+
+    streamed = collect(stream_adapter(server), make_request([USER]))
+
+    assert of_type(streamed, TextDelta)[0] == TextDelta("Well: ")
+    assert final_turn(streamed).text == "Well: " + ANSWER_TURN.text

@@ -239,6 +239,8 @@ def test_function_adapter_can_return_a_stream_script() -> None:
 
     seen, error = collect_until_error(FunctionAdapter(reply), REQUEST)
     assert (seen, error) == ([TextDelta("partial")], failure)
+    with pytest.raises(ProviderError, match="dropped"):
+        FunctionAdapter(reply).complete(REQUEST)
 
 
 # ---------------------------------------------------------------- properties

@@ -51,3 +51,12 @@ def test_a_streamed_call_is_refused_past_the_deadline_or_the_budget() -> None:
     with pytest.raises(BudgetExceededError):
         collect(MeteredAdapter(inner, budget_tracker=spent), REQUEST)
     assert inner.requests == ()
+
+
+def test_without_limits_a_streamed_call_is_only_counted() -> None:
+    metered = MeteredAdapter(
+        ScriptedAdapter([AssistantTurn(text="x", usage=Usage(output_tokens=2, model_calls=1))])
+    )
+
+    assert final_turn(collect(metered, REQUEST)).text == "x"
+    assert metered.usage == Usage(output_tokens=2, model_calls=1)

@@ -148,10 +148,6 @@ class ReplyAssembler:
         """The last usage reported so far, if any."""
         return self._usage
 
-    @property
-    def completed(self) -> bool:
-        return self._completed is not None
-
     def has_call(self, index: int) -> bool:
         """Whether call ``index`` has started."""
         return index in self._calls

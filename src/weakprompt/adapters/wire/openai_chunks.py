@@ -82,11 +82,6 @@ class ChatChunkReader:
         return self._pieces
 
     @property
-    def finish_reason(self) -> FinishReason | None:
-        """The finish reason once the choice has given one."""
-        return self._finish
-
-    @property
     def usage(self) -> Usage | None:
         """The last usage reported, if any."""
         return self._assembler.usage

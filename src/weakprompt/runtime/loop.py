@@ -105,7 +105,9 @@ def evaluate(
 
     ``redact`` scrubs secrets from the text of every failed tool call before
     the model, the ``ToolInvoked`` event, the transcript or a raised error
-    sees it (``specs/TOOLS.md``, "Redaction").
+    sees it (``specs/TOOLS.md``, "Redaction"), and from every successful
+    result before the output store, the transcript or the model sees it
+    (unless ``tool_outputs.redact_output`` is ``False``).
 
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
@@ -137,6 +139,7 @@ def evaluate(
         load_tool_results=load_tool_results,
         retention=retention,
         run_agent=evaluate,  # read-grep extraction runs its sub-agent on this same loop
+        redact=redact,
     )
     run = _Evaluation(
         prompt,

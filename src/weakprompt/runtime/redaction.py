@@ -1,4 +1,4 @@
-"""Keeping secrets out of the text a failure produces.
+"""Keeping secrets out of the text a tool call produces.
 
 Whatever a failed tool call says travels far: to the model, into the
 ``ToolInvoked`` event, into the stored transcript, and into errors that
@@ -7,10 +7,11 @@ but never a traceback, and never a key or a password that happened to be in
 an exception message. A :data:`Redactor` is the one hook that scrubs such
 text; deployments replace it to remove their own tokens or paths.
 
-The hook works on text, not on exceptions, so the same hook can later scrub
-any other text leaving a tool (its output, for instance). Turning an
-exception into text is :func:`describe_exception`'s job, and it never fails,
-whatever the exception's ``__str__`` does.
+The hook works on text, not on exceptions, so the same hook also scrubs a
+successful tool's output, at the entry of the output pipeline
+(:mod:`weakprompt.runtime.results.pipeline`). Turning an exception into
+text is :func:`describe_exception`'s job, and it never fails, whatever the
+exception's ``__str__`` does.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ from pathlib import Path
 import attrs
 import pytest
 
+from pipeline_support import NEEDLE, World, fetch_prompt, log_text
+from pipeline_support import Outputs as PipelineOutputs
 from test_redaction_loop import API_KEY, PASSWORD, SECRETS, deployment_hook, leaks, stored_texts
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.errors import ConfigurationError
@@ -26,6 +28,7 @@ from weakprompt.events import ToolInvoked
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import Redactor, evaluate
 from weakprompt.runtime.results import ToolOutputSettings, ToolOutputStore
+from weakprompt.runtime.results.extraction import ExtractionConfig
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import NoParams, ToolContext, ToolResult, tool
@@ -226,3 +229,25 @@ def test_tool_invoked_hands_on_what_the_handler_returned(tmp_path: Path) -> None
     invoked = [e for e in run.events if isinstance(e, ToolInvoked)]
     assert invoked[0].result.message == SMALL
     assert invoked[1].result.value == Config(BIG)
+
+
+@pytest.mark.parametrize("redact_output", [True, False], ids=["redacted", "not-redacted"])
+def test_the_read_grep_sub_agent_reads_the_stored_output_as_it_is(redact_output: bool) -> None:
+    """Stored redacted, or not at all: the sub-agent adds no redaction of its own either way."""
+    world = World("read-grep")
+    output = log_text(400, needle_at=300).replace(f"{NEEDLE} ", f"{NEEDLE} token=abc123 ")
+    settings = ToolOutputSettings(
+        extraction_config=ExtractionConfig(grep_isolate=False), redact_output=redact_output
+    )
+    with Store.open("sqlite://") as store:
+        response = evaluate(
+            fetch_prompt(PipelineOutputs([output])),
+            adapter=world.adapter,
+            session=Session(session_id="s1"),
+            input="What failed?",
+            transcript=Transcript(store, "s1"),
+            tool_outputs=settings,
+        )
+    seen = "token=[REDACTED]" if redact_output else "token=abc123"
+    assert f"{NEEDLE} {seen}" in world.requests["grep"][-1].context.messages[-1].content  # the grep reply
+    assert "STRATEGY:read-grep" in response.text

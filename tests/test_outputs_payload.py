@@ -56,16 +56,15 @@ def file_outputs(tmp_path: Path) -> Generator[ToolOutputStore]:
 
 def test_text_is_compressed_in_pieces_that_inflate_to_the_payload(small_pieces: None) -> None:
     encoded = encode_payload(LOG)
-    assert encoded.encoding == ZLIB_ENCODING and len(encoded.parts) > 10
-    assert encoded.stored_bytes < len(LOG) / 5
-    assert zlib.decompress(encoded.joined()) == LOG
+    assert encoded.encoding == ZLIB_ENCODING and len(LOG) > 10 * output_payload._PIECE
+    assert encoded.stored_bytes == len(encoded.data) < len(LOG) / 5
+    assert zlib.decompress(encoded.data) == LOG
 
 
 def test_random_bytes_are_kept_raw_without_a_copy(small_pieces: None) -> None:
     data = random.Random(1).randbytes(5000)
     encoded = encode_payload(data)
-    assert encoded.encoding == RAW_ENCODING and encoded.parts == (data,)
-    assert encoded.parts[0] is data and encoded.joined() is data
+    assert encoded.encoding == RAW_ENCODING and encoded.data is data
 
 
 def test_compression_is_given_up_once_it_stops_paying(small_pieces: None) -> None:
@@ -78,7 +77,7 @@ def test_compression_is_given_up_once_it_stops_paying(small_pieces: None) -> Non
 @pytest.mark.parametrize("data", [b"", b"x", b"ok\n", b"payload"])
 def test_tiny_payloads_are_kept_raw(data: bytes) -> None:
     encoded = encode_payload(data)
-    assert encoded.encoding == RAW_ENCODING and encoded.joined() == data and encoded.size_bytes == len(data)
+    assert encoded.encoding == RAW_ENCODING and encoded.data == data and encoded.size_bytes == len(data)
 
 
 @given(st.binary(max_size=3000))

@@ -64,23 +64,20 @@ def payload_hash(data: bytes) -> str:
 
 @attrs.frozen
 class EncodedPayload:
-    """A payload ready to store: its encoding and the stored bytes, in order, in one or more parts.
+    """A payload ready to store: its encoding and the stored bytes.
 
-    A ``raw`` payload's one part is the payload itself (no copy); a
-    ``zlib`` one's parts are the compressor's output pieces.
+    A ``raw`` payload's ``data`` is the payload itself (no copy); a
+    ``zlib`` one's is the compressor's output, gathered in one growing
+    buffer (bound as it is: no joined copy is made).
     """
 
     encoding: str
     size_bytes: int
-    parts: tuple[bytes, ...] = attrs.field(repr=lambda parts: f"<{sum(map(len, parts))} bytes>")
+    data: bytes | bytearray = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
 
     @property
     def stored_bytes(self) -> int:
-        return sum(len(part) for part in self.parts)
-
-    def joined(self) -> bytes:
-        """The stored bytes as one value (the part itself when there is only one)."""
-        return self.parts[0] if len(self.parts) == 1 else b"".join(self.parts)
+        return len(self.data)
 
 
 def encode_payload(data: bytes) -> EncodedPayload:
@@ -88,23 +85,18 @@ def encode_payload(data: bytes) -> EncodedPayload:
     size = len(data)
     view = memoryview(data)
     compressor = zlib.compressobj(_LEVEL)
-    parts: list[bytes] = []
-    written = 0
+    out = bytearray()
     for start in range(0, size, _PIECE):
         end = min(size, start + _PIECE)
+        out += compressor.compress(view[start:end])
         # A sync flush per piece costs a few bytes and shows how far compression has really got.
-        for out in (compressor.compress(view[start:end]), compressor.flush(zlib.Z_SYNC_FLUSH)):
-            if out:
-                parts.append(out)
-                written += len(out)
-        if written > _WORTH_IT * end:  # not paying so far: stop spending time on it
-            return EncodedPayload(RAW_ENCODING, size, (data,))
-    tail = compressor.flush()
-    parts.append(tail)
-    written += len(tail)
-    if written > _WORTH_IT * size:  # small payloads: the zlib header alone may not pay
-        return EncodedPayload(RAW_ENCODING, size, (data,))
-    return EncodedPayload(ZLIB_ENCODING, size, tuple(parts))
+        out += compressor.flush(zlib.Z_SYNC_FLUSH)
+        if len(out) > _WORTH_IT * end:  # not paying so far: stop spending time on it
+            return EncodedPayload(RAW_ENCODING, size, data)
+    out += compressor.flush()
+    if len(out) > _WORTH_IT * size:  # small payloads: the zlib header alone may not pay
+        return EncodedPayload(RAW_ENCODING, size, data)
+    return EncodedPayload(ZLIB_ENCODING, size, out)
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -125,7 +117,7 @@ def put_output_blob(conn: Connection, blob_hash: str, payload: EncodedPayload, c
     """
     row: dict[str, object] = {
         "hash": blob_hash,
-        "data": payload.joined(),
+        "data": payload.data,
         "encoding": payload.encoding,
         "size_bytes": payload.size_bytes,
         "stored_bytes": payload.stored_bytes,

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from weakprompt.errors import StoreError
 from weakprompt.runtime.results import ToolOutputStore, payload_hash
 from weakprompt.runtime.results.extraction import source
 from weakprompt.runtime.results.extraction.source import decode_text, decoded_size, document_stats
@@ -130,7 +131,7 @@ def test_damage_to_a_big_payload_is_caught(file_outputs: ToolOutputStore) -> Non
     with file_outputs.store.write() as conn:
         damaged = data[:1000] + bytes([data[1000] ^ 1]) + data[1001:]
         conn.execute(blobs.update().where(blobs.c.hash == ref.stored_hash).values(data=damaged))
-    with pytest.raises(Exception, match="does not match its content hash"):
+    with pytest.raises(StoreError, match="does not match its content hash"):
         file_outputs.get_result("c1")
 
 
@@ -164,3 +165,9 @@ def test_a_token_counter_of_the_model_gets_the_decoded_text() -> None:
 
     assert document_stats(b"caf\xc3\xa9 \xff", Exact()).tokens == 42
     assert seen == ["café \ufffd"]
+
+
+def test_a_payload_missing_from_the_store_is_reported() -> None:
+    with Store.open("sqlite://") as store, store.read() as conn:
+        with pytest.raises(StoreError, match="is missing its payload"):
+            output_payload.fetch_blob(conn, "0" * 64)

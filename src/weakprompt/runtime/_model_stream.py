@@ -1,19 +1,20 @@
-"""One model reply, streamed where the adapter can, reported as run events.
+"""One model reply, read from the adapter's stream and reported as run events.
 
-An adapter with ``stream(request)`` is read event by event; one without is
-asked ``complete(request)`` on a worker thread (a blocking SDK call must not
-stall the event loop) and reported as one text delta and its tool calls.
-Either way the loop gets one :class:`AssistantTurn`, the reply the
-transcript records.
+The loop reads ``adapter.stream(request)`` (the contract in
+:mod:`weakprompt.model.stream`) event by event: each text or tool-call piece
+is handed on as a run event as it arrives, and every event is folded by a
+:class:`~weakprompt.model.ReplyAssembler`, which checks the stream keeps the
+contract. The turn the loop records is the one in ``ReplyCompleted``; the
+usage a stream reports on the way is not reported here, because the loop
+reports each call's usage once, after recording the turn.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError
+from .. import model
 from ..messages import AssistantTurn
 from .run_events import RunEvent, TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallStarted
 
@@ -28,50 +29,38 @@ Emit = Callable[[RunEvent[Any]], Awaitable[None]]
 async def model_reply(
     adapter: ProviderAdapter, request: ModelRequest, *, turn: int, emit: Emit
 ) -> AssistantTurn:
-    """The adapter's reply to ``request``; its pieces are handed to ``emit`` as they arrive."""
-    stream = getattr(adapter, "stream", None)
-    if stream is None:
-        reply = await asyncio.to_thread(adapter.complete, request)
-        if reply.text:
-            await emit(TextDelta(turn=turn, text=reply.text))
-        for index, call in enumerate(reply.tool_calls):
-            await emit(ToolCallStarted(turn=turn, index=index, call_id=call.id, name=call.name))
-            await emit(ToolCallCompleted(turn=turn, index=index, call=call))
-        return reply
-    events = cast("AsyncIterator[object]", stream(request))
-    async for event in events:
-        completed = _translate(event, turn)
-        if isinstance(completed, AssistantTurn):
-            return completed
-        if completed is not None:
-            await emit(completed)
-    raise ProviderError(
-        f"{adapter.name}: the reply stream ended without a completed reply", provider=adapter.name
-    )
+    """The adapter's reply to ``request``; its pieces are handed to ``emit`` as they arrive.
+
+    A stream that breaks the contract, or ends without ``ReplyCompleted``,
+    is an :class:`~weakprompt.errors.AdapterError`; a provider error raised
+    mid-stream propagates as it is. The stream is closed either way.
+    """
+    assembler = model.ReplyAssembler(provider=adapter.name)
+    events = adapter.stream(request)
+    try:
+        async for event in events:
+            assembler.add(event)
+            reported = _as_run_event(event, turn)
+            if reported is not None:
+                await emit(reported)
+    finally:
+        # Close an async generator now (it may hold a connection), not when it is collected.
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return assembler.result()
 
 
-def _translate(event: object, turn: int) -> RunEvent[Any] | AssistantTurn | None:
-    """A model stream event as a run event (or the completed reply); usage is reported by the loop."""
-    kind = type(event).__name__
-    if kind == "ReplyCompleted":
-        return cast("AssistantTurn", _field(event, "turn"))
-    if kind == "TextDelta":
-        return TextDelta(turn=turn, text=_field(event, "text"))
-    if kind == "ToolCallStarted":
-        return ToolCallStarted(
-            turn=turn,
-            index=_field(event, "index"),
-            call_id=_field(event, "call_id"),
-            name=_field(event, "name"),
-        )
-    if kind == "ToolCallDelta":
-        return ToolCallArgumentsDelta(
-            turn=turn, index=_field(event, "index"), arguments_delta=_field(event, "arguments_delta")
-        )
-    if kind == "ToolCallReady":
-        return ToolCallCompleted(turn=turn, index=_field(event, "index"), call=_field(event, "call"))
-    return None
-
-
-def _field(event: object, name: str) -> Any:
-    return getattr(event, name)
+def _as_run_event(event: model.ModelEvent, turn: int) -> RunEvent[Any] | None:
+    """A model stream event as the run event it is reported as (usage and completion: none)."""
+    if isinstance(event, model.TextDelta):
+        return TextDelta(turn=turn, text=event.text)
+    if isinstance(event, model.ToolCallStarted):
+        return ToolCallStarted(turn=turn, index=event.index, call_id=event.call_id, name=event.name)
+    if isinstance(event, model.ToolCallDelta):
+        return ToolCallArgumentsDelta(turn=turn, index=event.index, arguments_delta=event.arguments_delta)
+    if isinstance(event, model.ToolCallReady):
+        return ToolCallCompleted(turn=turn, index=event.index, call=event.call)
+    if isinstance(event, model.UsageReported):
+        return None  # the assembler keeps it; the loop reports the call's usage once it is recorded
+    return None  # ReplyCompleted: the loop records the turn

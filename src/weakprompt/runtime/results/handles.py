@@ -9,17 +9,13 @@ from the session id and the payload's sha256.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
+
+from ...store.output_payload import payload_hash
 
 __all__ = ["HANDLE_NAMESPACE", "handle_for", "payload_hash"]
 
 HANDLE_NAMESPACE = uuid.UUID("6d1f4a52-3c8e-5b7a-9e0d-2f4b8c1a7e93")
-
-
-def payload_hash(data: bytes) -> str:
-    """sha256 hex digest of the raw output bytes (the content address of the payload)."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def handle_for(session_id: str, stored_hash: str) -> str:

@@ -1,8 +1,15 @@
-"""From a tool's reply to what the transcript commits: store it, then apply the size policy.
+"""From a tool's reply to what the transcript commits: redact it, store it, apply the size policy.
 
-Every result (except those of ``tool_output`` and ``get_tool_result``,
-which answer questions about stored results) is stored in the output store
-first. A result that fits goes in the context as it is; an oversized one is
+A successful result first goes through the redaction hook, so that a
+secret in it reaches nothing: not the output store (payload, preview,
+summary), not the transcript, not the model, not a later
+``get_tool_result``. (A failed result's text was already scrubbed by the
+dispatcher, with the same hook.) Keeping the unredacted text, for
+provenance, is an explicit choice (``keep_raw_original``).
+
+Then every result (except those of ``tool_output`` and ``get_tool_result``,
+which answer questions about stored results) is stored in the output store.
+A result that fits goes in the context as it is; an oversized one is
 replaced by the handle message. Either way the commit keeps a reference to
 the stored output in its metadata, which is what lazy loading reads later.
 """
@@ -16,9 +23,13 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ...jsontypes import JSONObject
+from ...messages import Message
 from ...store.output_record import ToolResultReference
 from ...transcript.lazy import LOADED_RESULT_KEY
+from ...transcript.originals import store_message_blob
+from ...transcript.provenance import REDACTED_FROM
 from ...transcript.shaped import GET_TOOL_RESULT_NAME, NEVER_STORED_TOOLS
+from ..redaction import Redactor, redacted
 from .extraction import DocumentStats
 from .policy import OversizeReason, SizePolicy, handle_text
 from .records import ToolOutputStoreError, commit_metadata, output_stats
@@ -70,10 +81,14 @@ def _requested_id(call: ToolCall) -> str | None:
 
 
 class ToolResultPipeline:
-    """Stores each result in ``outputs`` and decides what of it the model sees.
+    """Redacts each successful result, stores it in ``outputs`` and decides what of it the model sees.
 
-    ``budget_tracker`` supplies the remaining token budget for the size
-    policy (no tracker: only ``max_bytes`` applies).
+    ``redact`` scrubs a successful result before anything else sees it
+    (``None``: results are taken as they are). ``keep_raw_original`` also
+    keeps the unredacted text, when the hook changed it, as a transcript
+    blob named by the commit's ``redacted_from``. ``budget_tracker``
+    supplies the remaining token budget for the size policy (no tracker:
+    only ``max_bytes`` applies).
     """
 
     def __init__(
@@ -82,18 +97,26 @@ class ToolResultPipeline:
         *,
         policy: SizePolicy | None = None,
         budget_tracker: BudgetTracker | None = None,
+        redact: Redactor | None = None,
+        keep_raw_original: bool = False,
     ) -> None:
         self.outputs = outputs
         self.policy = policy if policy is not None else SizePolicy()
         self.budget_tracker = budget_tracker
+        self.redact = redact
+        self.keep_raw_original = keep_raw_original
 
     def remaining_tokens(self) -> int | None:
         return None if self.budget_tracker is None else self.budget_tracker.remaining_tokens()
 
     def process(self, call: ToolCall, content: str, *, is_error: bool = False) -> ProcessedResult:
-        """Store ``content`` (the result of ``call``) and return what to commit."""
+        """Redact ``content`` (the result of ``call``), store it and return what to commit."""
+        metadata: JSONObject = {}
+        if self.redact is not None and not is_error:
+            raw, content = content, redacted(content, self.redact)
+            if self.keep_raw_original and content != raw:
+                metadata[REDACTED_FROM] = self._keep_raw(call, raw)
         if call.name in NEVER_STORED_TOOLS:
-            metadata: JSONObject = {}
             if call.name == GET_TOOL_RESULT_NAME and not is_error:
                 requested = _requested_id(call)
                 if requested is not None:
@@ -113,12 +136,18 @@ class ToolResultPipeline:
         except ToolOutputStoreError as exc:
             # Only input the store cannot key (an over-long call id, say): keep the result inline.
             logger.warning("tool result of call %r was not stored: %s", call.id, exc)
-            return ProcessedResult(content=content, metadata={})
+            return ProcessedResult(content=content, metadata=metadata)
         reason = decided[-1] if decided else None
         shown = handle_text(reference.handle, output_stats(reference)) if reason is not None else content
         return ProcessedResult(
             content=shown,
-            metadata=commit_metadata(reference),
+            metadata={**metadata, **commit_metadata(reference)},
             reference=reference,
             oversize_reason=reason,
         )
+
+    def _keep_raw(self, call: ToolCall, raw: str) -> str:
+        """Store the unredacted result as the message its commit would have held; returns its hash."""
+        store = self.outputs.store
+        message = Message("tool", raw, tool_call_id=call.id, name=call.name, is_error=False)
+        return store_message_blob(store, message, store.clock.now())

@@ -1,7 +1,7 @@
 """The tool-output store: every tool result of a session, stored once, out of the context.
 
-Payloads are kept compressed and content-addressed in the same database as
-the transcript, so an output that repeats costs one small row, not another
+Payloads are kept content-addressed (compressed when that pays) in the same
+database as the transcript, so an output that repeats costs one small row, not another
 copy. Each stored call keeps its arguments, tool name, time, size figures,
 a deterministic summary and a short preview; the payload is read only when
 it is asked for. Outputs stay until :meth:`ToolOutputStore.purge_session`
@@ -20,13 +20,12 @@ import attrs
 from ...clock import Clock
 from ...events import Dispatcher, ToolResultStored, publish
 from ...jsontypes import JSONValue
+from ...store.output_payload import EncodedPayload, encode_payload, fetch_blob, put_output_blob
 from ...store.output_record import ToolResultMetadata, ToolResultReference
 from ...store.output_rows import (
     blob_exists,
-    compress,
     delete_orphan_blobs,
     delete_outputs,
-    fetch_blob,
     find_by_call,
     find_by_handle,
     has_oversized,
@@ -36,7 +35,6 @@ from ...store.output_rows import (
     lock_output_blob,
     mark_oversized,
     next_output_seq,
-    put_output_blob,
 )
 from ...tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from ...transcript.shaped import NEVER_STORED_TOOLS
@@ -193,10 +191,10 @@ class ToolOutputStore:
         preview = make_preview(data, is_error=is_error)
         now = self._clock.now()
         if len(data) <= _COMPRESS_WITHOUT_LOOKING:
-            compressed: bytes | None = compress(data)  # cheaper than a read transaction to look first
+            encoded: EncodedPayload | None = encode_payload(data)  # cheaper than a read transaction
         else:  # compress outside the write lock, and only if the payload is new
             with self._store.read() as conn:
-                compressed = None if blob_exists(conn, digest) else compress(data)
+                encoded = None if blob_exists(conn, digest) else encode_payload(data)
         # The named lock serialises the dedupe check and the next seq per session (PostgreSQL).
         with self._store.write(lock=f"tool_outputs:{self._session_id}") as conn:
             existing = find_by_call(conn, self._session_id, call_id)
@@ -213,7 +211,7 @@ class ToolOutputStore:
                 lock_output_blob(conn, digest)  # a concurrent purge must not delete it under us
                 already = blob_exists(conn, digest)
                 if not already:
-                    put_output_blob(conn, digest, compressed or compress(data), stats.size_bytes, now)
+                    put_output_blob(conn, digest, encoded or encode_payload(data), now)
                 row = ToolResultMetadata(
                     session_id=self._session_id,
                     seq=next_output_seq(conn, self._session_id),

@@ -60,12 +60,23 @@ class StreamingLlama:
 
     def create_chat_completion(self, **kwargs: Any) -> Any:
         self.calls.append(copy.deepcopy(kwargs))
-        reply = self.replies.pop(0)
+        reply = self._take(stream=bool(kwargs["stream"]))
         if isinstance(reply, Exception):
             raise reply
         if kwargs["stream"] and isinstance(reply, list):
             return self._generate(reply)
         return copy.deepcopy(reply)
+
+    def _take(self, *, stream: bool) -> Any:
+        """The next reply of the kind asked for (an error answers either), else the next one.
+
+        Calls made at the same time from several threads reach the fake in
+        any order: each still gets a reply of its own kind.
+        """
+        for position, reply in enumerate(self.replies):
+            if isinstance(reply, Exception) or isinstance(reply, list) == stream:
+                return self.replies.pop(position)
+        return self.replies.pop(0)
 
     def _generate(self, chunks: list[Any]) -> Iterator[Any]:
         with self._count:

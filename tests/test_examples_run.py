@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -24,3 +26,23 @@ def test_two_level_prompt_example_renders_the_child_section_and_its_tool() -> No
 def test_planning_example_scripted_puts_a_plan_in_the_session() -> None:
     out = _run(str(EXAMPLES / "planning_agent.py"), "--scripted")
     assert "planning_setup_plan" in out
+
+
+def test_async_sessions_example_runs_two_sessions_together_and_streams_a_third() -> None:
+    import weakprompt.runtime
+
+    if not hasattr(weakprompt.runtime, "stream"):
+        pytest.skip("the async core (run, stream) is not merged yet")
+    out = _run(str(EXAMPLES / "async_sessions.py"))
+    assert "[lisbon] It is 21.5 °C in Lisbon right now. (2 model calls)" in out
+    assert "[oslo] It is 4.0 °C in Oslo right now. (2 model calls)" in out
+    assert "sessions stored in the file: lisbon, oslo" in out
+    streamed = out[out.index("streaming a third session:") :]
+    # text, then the call as it completes, then its result, then the answer's text
+    order = [
+        streamed.index("Let me check Nairobi."),
+        streamed.index('-> lookup_weather({"city":"Nairobi"})'),
+        streamed.index("<- lookup_weather:"),
+        streamed.index("It is 24.0 °C in Nairobi right now."),
+    ]
+    assert order == sorted(order)

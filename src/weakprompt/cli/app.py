@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Coroutine, Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from rich.console import Console
@@ -22,6 +23,7 @@ from .loading import load_prompt, load_redactor
 from .views import print_commits, print_sessions, print_tools, tools_document
 
 if TYPE_CHECKING:
+    from ..prompt import Prompt
     from ..runtime.response import PromptResponse
     from ..store import Store
 
@@ -107,7 +109,6 @@ def run(
     """
     from ..deadlines import Deadline
     from ..runtime import ForceTool, default_redact
-    from ..runtime.loop import evaluate
     from ..session import Session
 
     console = _console()
@@ -116,15 +117,17 @@ def run(
         prompt = load_prompt(target)
         adapter = build_adapter(adapter_spec, model=model, base_url=base_url)
         session = Session(session_id=session_id or str(uuid.uuid4()))
-        LivePrinter(console).attach(session.dispatcher)
+        printer = LivePrinter(console)
+        printer.attach(session.dispatcher)
         store = _open_store(db, must_exist=False)
         try:
             console.print(
                 f"[bold]{escape(prompt.template.display_name)}[/bold] on "
                 f"{escape(adapter.name)}/{escape(adapter.model)} · session {escape(session.session_id)}"
             )
-            response = evaluate(
+            response = _evaluate_live(
                 prompt,
+                printer,
                 adapter=adapter,
                 session=session,
                 input=input_text,
@@ -138,6 +141,18 @@ def run(
         finally:
             store.close()
         _print_final(console, response)
+
+
+def _evaluate_live(prompt: Prompt[object], printer: LivePrinter, **options: Any) -> PromptResponse[object]:
+    """Run the prompt, streaming the reply into ``printer`` when the async loop is available."""
+    from .. import runtime
+
+    streamed = cast(
+        "Callable[..., Coroutine[Any, Any, PromptResponse[object]]] | None", getattr(runtime, "run", None)
+    )
+    if streamed is None:  # before the async loop: whole turns only
+        return runtime.evaluate(prompt, **options)
+    return asyncio.run(streamed(prompt, on_event=printer.on_event, **options))
 
 
 def _print_final(console: Console, response: PromptResponse[object]) -> None:

@@ -1,4 +1,12 @@
-"""Printing an evaluation as it happens, from the events the loop publishes."""
+"""Printing an evaluation as it happens, from the events the loop publishes.
+
+Two paths feed the same printer. The session's dispatcher delivers each
+finished model turn, tool result, opened section and rejected answer. When
+the loop streams (``run(..., on_event=...)``), :meth:`LivePrinter.on_event`
+also gets the reply while it is written: its text piece by piece and each
+tool call as soon as its arguments are complete, so a turn's text is on the
+screen before the turn ends and is not printed again when it does.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +45,10 @@ class LivePrinter:
 
     def __init__(self, console: Console) -> None:
         self._console = console
+        self._turns = 0  # model turns finished so far
+        self._streaming = False  # the current turn has been printed piece by piece
+        self._line_open = False  # streamed text waits for its line to end
+        self._shown: set[str] = set()  # ids of the calls already printed in this turn
 
     def attach(self, dispatcher: Dispatcher) -> None:
         dispatcher.subscribe(ModelTurnCompleted, self.on_turn)
@@ -44,7 +56,38 @@ class LivePrinter:
         dispatcher.subscribe(SectionsExpanded, self.on_expanded)
         dispatcher.subscribe(OutputRejected, self.on_rejected)
 
+    def on_event(self, event: object) -> None:
+        """A streamed run event: a piece of the reply's text, or a tool call with complete arguments."""
+        kind = type(event).__name__
+        text = getattr(event, "text", None)
+        call = getattr(event, "call", None)
+        if kind.endswith("TextDelta") and isinstance(text, str):
+            self._start_streamed_turn()
+            if not self._line_open:
+                self._console.print("[bold]assistant:[/bold] ", end="")
+                self._line_open = True
+            self._console.print(escape(text), end="", soft_wrap=True)
+        elif kind.endswith(("ToolCallReady", "ToolCallCompleted")) and isinstance(call, ToolCall):
+            self._start_streamed_turn()
+            self._end_line()
+            self._console.print(f"[yellow]→ call[/yellow] {call_text(call)}")
+            self._shown.add(call.id)
+
+    def _start_streamed_turn(self) -> None:
+        if not self._streaming:
+            self._streaming = True
+            self._console.rule(f"turn {self._turns + 1}", style="cyan")
+
+    def _end_line(self) -> None:
+        if self._line_open:
+            self._console.print()
+            self._line_open = False
+
     def on_turn(self, event: ModelTurnCompleted) -> None:
+        self._turns = event.turn
+        if self._streaming:
+            self._finish_streamed_turn(event)
+            return
         usage = event.usage
         self._console.rule(
             f"turn {event.turn} · {escape(event.adapter)}/{escape(event.model)} · "
@@ -56,7 +99,22 @@ class LivePrinter:
         for call in event.tool_calls:
             self._console.print(f"[yellow]→ call[/yellow] {call_text(call)}")
 
+    def _finish_streamed_turn(self, event: ModelTurnCompleted) -> None:
+        """The turn's text and calls are on screen already: add its usage and any call not yet shown."""
+        self._end_line()
+        for call in event.tool_calls:
+            if call.id not in self._shown:
+                self._console.print(f"[yellow]→ call[/yellow] {call_text(call)}")
+        usage = event.usage
+        self._console.print(
+            f"[dim]{escape(event.adapter)}/{escape(event.model)} · {usage.input_tokens} in / "
+            f"{usage.output_tokens} out tokens · {event.finish_reason}[/dim]"
+        )
+        self._streaming = False
+        self._shown.clear()
+
     def on_result(self, event: ToolResultCommitted) -> None:
+        self._end_line()
         mark = "[red]← failed[/red]" if event.is_error else "[green]← result[/green]"
         self._console.print(f"{mark} {escape(event.call.name)}: {escape(shorten(event.content))}")
 

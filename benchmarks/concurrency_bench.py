@@ -51,8 +51,10 @@ from harness import run_cli
 
 from weakprompt.adapters.testing import FunctionAdapter, text_turn, tool_call_turn
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
-from weakprompt.model import ModelRequest
+from weakprompt.model import ModelEvent, ModelRequest, ReplyAssembler
+from weakprompt.model import TextDelta as ModelTextDelta
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
+from weakprompt.runtime import TextDelta, run, stream
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import AnyTool, ToolContext, ToolResult, tool
@@ -90,30 +92,6 @@ def _prompt(*tools: AnyTool) -> Prompt[None]:
 PROMPT = _prompt(forecast)
 
 
-# -- the async API (guarded: absent before the async core is merged) ------------------------------
-
-
-def _api(name: str) -> Any:
-    """``weakprompt.runtime.<name>`` (``run``, ``stream``), or a clear error while it does not exist."""
-    import weakprompt.runtime as runtime
-
-    found = getattr(runtime, name, None)
-    if found is None:
-        raise RuntimeError(f"weakprompt.runtime.{name} is not available (the async core is not merged)")
-    return found
-
-
-def _text_delta(event: object) -> str | None:
-    """The text of a run event that carries a text delta, else ``None``."""
-    if "Text" not in type(event).__name__:
-        return None
-    for attribute in ("text", "delta"):
-        value = getattr(event, attribute, None)
-        if isinstance(value, str):
-            return value
-    return None
-
-
 # -- a. concurrent sessions ------------------------------------------------------------------------
 
 
@@ -127,7 +105,6 @@ def _scripted_reply(done: int, trips: int) -> AssistantTurn:
 
 def weakprompt_sessions(store: Store | None, *, trips: int = TRIPS) -> Sessions:
     """Concurrent ``run(...)`` calls on one async FunctionAdapter; ``store=None`` is the default store."""
-    run = _api("run")
 
     async def one(adapter: FunctionAdapter) -> int:
         session = Session(session_id=uuid.uuid4().hex)
@@ -328,8 +305,6 @@ class Slow:
 def weakprompt_slow_tools(
     tool_sleep: float = TOOL_SLEEP, calls: int = SLOW_TOOLS
 ) -> Callable[[], Awaitable[int]]:
-    run = _api("run")
-
     @tool(name="slow", description="Takes a while.")
     async def slow(params: Slow, *, context: ToolContext) -> ToolResult[None]:
         await asyncio.sleep(tool_sleep)
@@ -439,13 +414,11 @@ class TimedStreamAdapter:
     def complete(self, request: ModelRequest) -> AssistantTurn:
         return text_turn("".join(f"{i} " for i in range(self.chunks)))
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
-        from weakprompt.model import ReplyAssembler, TextDelta  # pyright: ignore[reportAttributeAccessIssue]
-
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         assembler = ReplyAssembler(provider=self.name)
         for i in range(self.chunks):
             await asyncio.sleep(self.gap)  # the network's pause between chunks
-            event = assembler.add(TextDelta(f"{i} "))
+            event = assembler.add(ModelTextDelta(f"{i} "))
             self.sent.append(time.perf_counter())
             yield event
         for event in assembler.finish("stop"):
@@ -460,12 +433,11 @@ def _latencies_us(sent: list[float], received: list[float]) -> list[float]:
 
 async def stream_latencies(chunks: int, gap: float) -> list[float]:
     """Microseconds from the adapter yielding each chunk to its event leaving ``stream(...)``."""
-    stream = _api("stream")
     adapter = TimedStreamAdapter(chunks, gap)
     received: list[float] = []
     async with stream(PROMPT, adapter=adapter, session=Session()) as events:
         async for event in events:
-            if _text_delta(event) is not None:
+            if isinstance(event, TextDelta):
                 received.append(time.perf_counter())
     return _latencies_us(adapter.sent, received)
 
@@ -505,7 +477,6 @@ def k_round_trips(k: int, store: Store) -> tuple[Callable[[], int], Callable[[],
         return count(evaluate(PROMPT, adapter=adapter, session=session, store=store, max_turns=k + 1))
 
     def awaited() -> int:
-        run = _api("run")
         session = Session(session_id=uuid.uuid4().hex)
         return count(asyncio.run(run(PROMPT, adapter=adapter, session=session, store=store, max_turns=k + 1)))
 

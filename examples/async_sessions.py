@@ -32,8 +32,7 @@ from weakprompt import (
     ToolResult,
     tool,
 )
-from weakprompt.model import TextDelta, ToolCallReady
-from weakprompt.runtime import ToolResultCommitted, run, stream
+from weakprompt.runtime import TextDelta, ToolCallCompleted, ToolResultReady, run, stream
 
 MODEL_LATENCY = 0.2
 TEMPERATURES = {"Lisbon": 21.5, "Oslo": 4.0, "Nairobi": 24.0}
@@ -116,9 +115,9 @@ async def one_session_streamed(store: Store) -> None:
         async for event in events:
             if isinstance(event, TextDelta):
                 print(event.text, end="", flush=True)
-            elif isinstance(event, ToolCallReady):
+            elif isinstance(event, ToolCallCompleted):
                 print(f"\n-> {event.call.name}({event.call.arguments_json()})", flush=True)
-            elif isinstance(event, ToolResultCommitted):
+            elif isinstance(event, ToolResultReady):
                 print(f"<- {event.call.name}: {event.content}", flush=True)
     print()
 

@@ -6,32 +6,20 @@ import io
 from datetime import UTC, datetime
 from pathlib import Path
 
-import attrs
-import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-import weakprompt.runtime
 from weakprompt.cli import cli
 from weakprompt.cli.live import LivePrinter
 from weakprompt.messages import ToolCall, Usage
-from weakprompt.runtime import ModelTurnCompleted, ToolResultCommitted
-
-needs_async_core = pytest.mark.skipif(
-    not hasattr(weakprompt.runtime, "run"), reason="the async core (run with on_event) is not merged yet"
+from weakprompt.runtime import (
+    ModelTurnCompleted,
+    TextDelta,
+    ToolCallCompleted,
+    ToolResultCommitted,
+    TurnCommitted,
+    UsageReported,
 )
-
-
-@attrs.frozen
-class TextDelta:  # shaped like the run's text event
-    text: str
-
-
-@attrs.frozen
-class ToolCallReady:  # shaped like the run's completed-call event
-    index: int
-    call: ToolCall
-
 
 ADD = ToolCall(id="c1", name="add", arguments={"a": 2, "b": 2})
 LATE = ToolCall(id="c2", name="echo", arguments={"text": "hi"})
@@ -62,11 +50,13 @@ def _printer() -> tuple[LivePrinter, io.StringIO]:
 def test_streamed_text_and_calls_are_printed_once_then_the_turn_adds_its_usage() -> None:
     printer, out = _printer()
     for piece in ("Adding ", "the ", "numbers."):
-        printer.on_event(TextDelta(piece))
-    printer.on_event(ToolCallReady(0, ADD))
-    printer.on_event(object())  # anything else is not the printer's business
+        printer.on_event(TextDelta(turn=1, text=piece))
+    printer.on_event(ToolCallCompleted(turn=1, index=0, call=ADD))
+    usage = Usage(input_tokens=7, output_tokens=3, model_calls=1)
+    printer.on_event(UsageReported(turn=1, usage=usage, total=usage))  # the turn's own line shows usage
+    printer.on_event(TurnCommitted(turn=1, head="h", commit_hashes=("h",)))
     printer.on_turn(_turn(1, "Adding the numbers.", ADD, LATE))
-    printer.on_event(TextDelta("Four"))
+    printer.on_event(TextDelta(turn=2, text="Four"))
     printer.on_result(
         ToolResultCommitted(
             prompt_name="p",
@@ -118,7 +108,6 @@ def streaming():
 """
 
 
-@needs_async_core
 def test_run_streams_text_before_the_turn_ends(tmp_path: Path) -> None:
     path = tmp_path / "streaming_module.py"
     path.write_text(MODULE)

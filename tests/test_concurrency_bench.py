@@ -11,13 +11,9 @@ from types import ModuleType
 
 import pytest
 
-import weakprompt.runtime
 from weakprompt.store import Store
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-needs_async_core = pytest.mark.skipif(
-    not hasattr(weakprompt.runtime, "stream"), reason="the async core (run, stream) is not merged yet"
-)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +31,6 @@ def bench() -> Iterator[ModuleType]:
         sys.path.remove(str(BENCHMARKS))
 
 
-@needs_async_core
 def test_weakprompt_sessions_run_every_round_trip_with_either_store(
     bench: ModuleType, tmp_path: Path
 ) -> None:
@@ -64,19 +59,16 @@ def test_peer_sessions_and_slow_tools_run(bench: ModuleType, factory: str, modul
     assert bench.time_once(factory, getattr(bench, f"{factory}_slow_tools")(0.001), 4) > 0
 
 
-@needs_async_core
 def test_weakprompt_slow_tools_all_succeed(bench: ModuleType) -> None:
     assert bench.time_once("weakprompt", bench.weakprompt_slow_tools(0.001), 4) > 0
 
 
-@needs_async_core
 def test_profile_summarises_own_time_by_area(bench: ModuleType) -> None:
     profile = bench.profile_sessions(bench.weakprompt_sessions(None), 2, 0.0, top=5)
     assert len(profile["top"]) == 5
     assert any(area.startswith("weakprompt.") for area in profile["areas"])
 
 
-@needs_async_core
 def test_streaming_latencies_pair_every_chunk_with_its_event(bench: ModuleType) -> None:
     streamed = asyncio.run(bench.stream_latencies(5, 0.0))
     floor = asyncio.run(bench.floor_latencies(5, 0.0))
@@ -86,7 +78,6 @@ def test_streaming_latencies_pair_every_chunk_with_its_event(bench: ModuleType) 
         bench._latencies_us([0.0, 1.0], [2.0])
 
 
-@needs_async_core
 def test_k_round_trips_sync_and_async_both_run_k_tools(bench: ModuleType) -> None:
     store = Store.open("sqlite://")
     try:

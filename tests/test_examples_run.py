@@ -6,8 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -29,10 +27,6 @@ def test_planning_example_scripted_puts_a_plan_in_the_session() -> None:
 
 
 def test_async_sessions_example_runs_two_sessions_together_and_streams_a_third() -> None:
-    import weakprompt.runtime
-
-    if not hasattr(weakprompt.runtime, "stream"):
-        pytest.skip("the async core (run, stream) is not merged yet")
     out = _run(str(EXAMPLES / "async_sessions.py"))
     assert "[lisbon] It is 21.5 °C in Lisbon right now. (2 model calls)" in out
     assert "[oslo] It is 4.0 °C in Oslo right now. (2 model calls)" in out

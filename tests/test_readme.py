@@ -29,19 +29,10 @@ def _run(code: str, index: int) -> str:
     return out.getvalue()
 
 
-def _needs_missing_async_core(code: str) -> bool:
-    """A sample using ``run``/``stream`` waits for the async core (guard removed once it is merged)."""
-    import weakprompt.runtime
-
-    return "from weakprompt.runtime import run, stream" in code and not hasattr(weakprompt.runtime, "stream")
-
-
 def test_every_python_sample_in_the_readme_runs_and_prints_what_it_shows() -> None:
     samples = list(SAMPLE.finditer(README))
     assert samples, "the README should show at least one Python sample"
     for index, sample in enumerate(samples):
-        if _needs_missing_async_core(sample.group("code")):
-            continue
         printed = _run(sample.group("code"), index)
         expected = sample.group("output")
         if expected is not None:

@@ -6,10 +6,10 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -23,7 +23,6 @@ from .loading import load_prompt, load_redactor
 from .views import print_commits, print_sessions, print_tools, tools_document
 
 if TYPE_CHECKING:
-    from ..prompt import Prompt
     from ..runtime.response import PromptResponse
     from ..store import Store
 
@@ -109,6 +108,7 @@ def run(
     """
     from ..deadlines import Deadline
     from ..runtime import ForceTool, default_redact
+    from ..runtime.loop import run as run_loop
     from ..session import Session
 
     console = _console()
@@ -125,9 +125,9 @@ def run(
                 f"[bold]{escape(prompt.template.display_name)}[/bold] on "
                 f"{escape(adapter.name)}/{escape(adapter.model)} · session {escape(session.session_id)}"
             )
-            response = _evaluate_live(
+            # the reply streams into the printer: text as it is written, each call as it completes
+            loop_run = run_loop(
                 prompt,
-                printer,
                 adapter=adapter,
                 session=session,
                 input=input_text,
@@ -137,22 +137,12 @@ def run(
                 tool_choice=ForceTool(force_tool) if force_tool else "auto",
                 output_retries=output_retries,
                 redact=redact,
+                on_event=printer.on_event,
             )
+            response = asyncio.run(loop_run)
         finally:
             store.close()
         _print_final(console, response)
-
-
-def _evaluate_live(prompt: Prompt[object], printer: LivePrinter, **options: Any) -> PromptResponse[object]:
-    """Run the prompt, streaming the reply into ``printer`` when the async loop is available."""
-    from .. import runtime
-
-    streamed = cast(
-        "Callable[..., Coroutine[Any, Any, PromptResponse[object]]] | None", getattr(runtime, "run", None)
-    )
-    if streamed is None:  # before the async loop: whole turns only
-        return runtime.evaluate(prompt, **options)
-    return asyncio.run(streamed(prompt, on_event=printer.on_event, **options))
 
 
 def _print_final(console: Console, response: PromptResponse[object]) -> None:

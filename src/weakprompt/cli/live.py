@@ -20,6 +20,7 @@ from ..events import Dispatcher
 from ..jsontypes import JSONValue
 from ..messages import ToolCall
 from ..runtime.loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from ..runtime.run_events import RunEvent, TextDelta, ToolCallCompleted
 
 __all__ = ["LivePrinter", "call_text", "format_arguments", "shorten"]
 
@@ -56,22 +57,19 @@ class LivePrinter:
         dispatcher.subscribe(SectionsExpanded, self.on_expanded)
         dispatcher.subscribe(OutputRejected, self.on_rejected)
 
-    def on_event(self, event: object) -> None:
-        """A streamed run event: a piece of the reply's text, or a tool call with complete arguments."""
-        kind = type(event).__name__
-        text = getattr(event, "text", None)
-        call = getattr(event, "call", None)
-        if kind.endswith("TextDelta") and isinstance(text, str):
+    def on_event(self, event: RunEvent[object]) -> None:
+        """A piece of the reply's text, or a tool call with complete arguments; other run events: nothing."""
+        if isinstance(event, TextDelta):
             self._start_streamed_turn()
             if not self._line_open:
                 self._console.print("[bold]assistant:[/bold] ", end="")
                 self._line_open = True
-            self._console.print(escape(text), end="", soft_wrap=True)
-        elif kind.endswith(("ToolCallReady", "ToolCallCompleted")) and isinstance(call, ToolCall):
+            self._console.print(escape(event.text), end="", soft_wrap=True)
+        elif isinstance(event, ToolCallCompleted):
             self._start_streamed_turn()
             self._end_line()
-            self._console.print(f"[yellow]→ call[/yellow] {call_text(call)}")
-            self._shown.add(call.id)
+            self._console.print(f"[yellow]→ call[/yellow] {call_text(event.call)}")
+            self._shown.add(event.call.id)
 
     def _start_streamed_turn(self) -> None:
         if not self._streaming:

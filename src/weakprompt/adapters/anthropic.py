@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
 from ..errors import ConfigurationError
-from ..jsontypes import JSONObject
+from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import ForceTool, ModelRequest, ToolChoice
 from ._support import (
@@ -162,7 +163,8 @@ def turn_from_message(message: AnthropicMessage) -> AssistantTurn:
     """Read a Messages API reply as a neutral turn.
 
     Text blocks are joined in order; each ``tool_use`` block becomes a call
-    whose arguments are the JSON text of its ``input``. Other block kinds
+    whose arguments are its ``input``, the object the SDK already parsed
+    (kept as it is: the call decodes and encodes it at most once). Other block kinds
     (thinking, server tools) are not part of the neutral turn.
     """
     texts: list[str] = []
@@ -171,11 +173,18 @@ def turn_from_message(message: AnthropicMessage) -> AssistantTurn:
         if block.type == "text":
             texts.append(block.text)
         elif block.type == "tool_use":
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input)))
+            calls.append(ToolCall(id=block.id, name=block.name, arguments=_tool_input(block.input)))
     finish = _STOP_REASONS.get(message.stop_reason or "", "other")
     return AssistantTurn(
         text="".join(texts), tool_calls=tuple(calls), usage=_usage(message), finish_reason=finish
     )
+
+
+def _tool_input(given: object) -> str | Mapping[str, JSONValue]:
+    """A ``tool_use`` input as call arguments: the object itself, or its JSON text if it is no mapping."""
+    if isinstance(given, Mapping):
+        return cast("Mapping[str, JSONValue]", given)
+    return json.dumps(given)
 
 
 def _usage(message: AnthropicMessage) -> Usage:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..call_arguments import ArgumentsProblem, BadSyntax, NotAnObject
 from ..clock import Clock
 from ..errors import (
     BudgetExceededError,
@@ -25,10 +26,10 @@ from ..errors import (
 )
 from ..events import HandlerFailure, ToolInvoked, publish
 from ..messages import ToolCall
+from ..safetext import plain_text
 from ..serde import SerdeError, parse
 from ..tools import AnyTool, ToolContext, ToolResult
 from . import tool_messages
-from ._arguments import BadSyntax, NotAnObject, Refused, arguments_text, decode_arguments, plain_text
 from .redaction import (
     MAX_ERROR_TEXT,
     Redactor,
@@ -143,7 +144,7 @@ class ToolDispatcher:
             shown = name if name is not None else safe_repr(call.name)
             return self._refuse(call, tool_messages.unknown_tool(shown, self._tools), started)
 
-        arguments = decode_arguments(call.arguments)
+        arguments = call.decoded_arguments  # decoded once per call, shared with every other reader
         if not isinstance(arguments, dict):
             return self._refuse(call, self._arguments_problem(tool, call.arguments, arguments), started)
 
@@ -164,9 +165,7 @@ class ToolDispatcher:
 
     # -- steps -------------------------------------------------------------------
 
-    def _arguments_problem(
-        self, tool: AnyTool, raw: object, problem: BadSyntax | NotAnObject | Refused
-    ) -> str:
+    def _arguments_problem(self, tool: AnyTool, raw: object, problem: ArgumentsProblem) -> str:
         if isinstance(problem, BadSyntax):
             return tool_messages.invalid_json(tool.name, plain_text(raw) or "", problem.error)
         if isinstance(problem, NotAnObject):
@@ -309,7 +308,7 @@ class ToolDispatcher:
             session_id=self._session.session_id,
             started_at=started,
             finished_at=self._clock.now(),
-            arguments=arguments_text(call.arguments),
+            arguments=call.arguments_json(),
         )
         dispatched = publish(self._session.dispatcher, event, logger=logger, about=f"for tool {call.name!r}")
         return ToolExecution(result=result, message=message, event=event, subscriber_errors=dispatched.errors)

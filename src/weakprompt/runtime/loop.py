@@ -32,7 +32,6 @@ from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest
 from . import loop_messages
-from ._arguments import storable_call
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .redaction import Redactor, default_redact
@@ -304,7 +303,7 @@ class _Evaluation(Generic[OutputT]):
         )
         reply = self.adapter.complete(request)
         if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
-            reply = attrs.evolve(reply, tool_calls=tuple(storable_call(call) for call in reply.tool_calls))
+            reply = attrs.evolve(reply, tool_calls=tuple(call.storable() for call in reply.tool_calls))
         self.turns += 1
         usage = reply.usage
         if usage.model_calls == 0:  # the loop knows one call was made even if the adapter did not say

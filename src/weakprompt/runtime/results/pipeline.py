@@ -9,7 +9,6 @@ the stored output in its metadata, which is what lazy loading reads later.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING
 
@@ -54,16 +53,9 @@ class ProcessedResult:
 
 def _requested_id(call: ToolCall) -> str | None:
     """The tool_call_id a ``get_tool_result`` call asked for, if its arguments say."""
-    arguments = call.arguments
-    if isinstance(arguments, str):
-        try:
-            decoded: object = json.loads(arguments)
-        except ValueError:
-            return None
-    else:
-        decoded = dict(arguments)
+    decoded = call.decoded_arguments  # the dispatcher's decode, not another one
     if isinstance(decoded, dict):
-        value = decoded.get("tool_call_id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        value = decoded.get("tool_call_id")
         if isinstance(value, str) and value:
             return value
     return None
@@ -108,7 +100,7 @@ class ToolResultPipeline:
 
         try:
             reference = self.outputs.store_result(
-                call.id, call.name, call.arguments, content, is_error=is_error, oversized=decide
+                call.id, call.name, call.arguments_json(), content, is_error=is_error, oversized=decide
             )
         except ToolOutputStoreError as exc:
             # Only input the store cannot key (an over-long call id, say): keep the result inline.

@@ -12,6 +12,7 @@ from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter, text_t
 from weakprompt.messages import AssistantTurn
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ModelRequest, ToolResultCommitted, evaluate
+from weakprompt.runtime.results import ToolOutputStore
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolContext, ToolResult, tool
@@ -105,7 +106,11 @@ def test_an_interrupted_turn_leaves_no_half_turn_and_the_session_resumes(store: 
     log = transcript.log()
     # turn 1 is complete; of turn 2 (reply, result c2, interrupted c3) nothing is stored
     assert [c.role for c in log] == ["system", "user", "assistant", "tool"]
-    assert [e.call.id for e in committed] == ["c1", "c2"]  # c2 was handed out, then dropped with its turn
+    # events report what is stored: c2's commit was dropped with its turn, so it was never announced
+    assert [e.call.id for e in committed] == ["c1"]
+    # ...and its output went with it: no stored output without its commit
+    outputs = ToolOutputStore(store, session.session_id)
+    assert [r.tool_call_id for r in outputs.list_results()] == ["c1"]
     [note] = failure.value.__notes__
     assert "was not stored: its 2 commit(s)" in note
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ..tools import AnyTool
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
+    from ..transcript.turns import TurnRecord
     from .results import EvaluationOutputs, Retention, ToolOutputSettings
 
 __all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "evaluate"]
@@ -273,13 +274,19 @@ class _Evaluation(Generic[OutputT]):
             return self._finish(reply, output)
 
     def _model_turn(self, choice: ToolChoice) -> AssistantTurn:
-        """One model call and the tool calls it asked for, stored together as one transcript turn."""
+        """One model call and the tool calls it asked for, stored together as one transcript turn.
+
+        The reply's commit, its results' commits and their stored outputs are
+        written in the turn's one transaction; the events that report them
+        (``ModelTurnCompleted``, ``ToolResultStored``, ``ToolResultCommitted``)
+        are published once it has committed, with the hashes as stored.
+        """
         before = self.head
         try:
             with self.transcript.turn(refresh=False) as turn:
-                reply = self._call_model(choice)
+                reply = self._call_model(choice, turn)
                 if reply.tool_calls:
-                    self._run_tools(reply.tool_calls)
+                    self._run_tools(reply.tool_calls, turn)
         except BaseException:
             self.head = before  # nothing of the unfinished turn was stored
             raise
@@ -288,7 +295,7 @@ class _Evaluation(Generic[OutputT]):
         self.head = turn.head or self.head
         return reply
 
-    def _call_model(self, choice: ToolChoice) -> AssistantTurn:
+    def _call_model(self, choice: ToolChoice, turn: TurnRecord) -> AssistantTurn:
         rendered = self.rendered
         context = self.outputs.compile(self.transcript)
         tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
@@ -313,37 +320,42 @@ class _Evaluation(Generic[OutputT]):
             self.tracker.record(usage)
         commit = self.transcript.assistant(reply.text, tool_calls=reply.tool_calls, usage=usage)
         self.head = commit.hash
-        self._publish(
-            ModelTurnCompleted(
-                prompt_name=self.name,
-                adapter=self.adapter_name,
-                model=self.adapter.model,
-                turn=self.turns,
-                text=reply.text,
-                tool_calls=reply.tool_calls,
-                usage=usage,
-                finish_reason=reply.finish_reason,
-                commit_hash=commit.hash,
-                session_id=self.session.session_id,
-                created_at=self.session.clock.now(),
-            )
+        event = ModelTurnCompleted(
+            prompt_name=self.name,
+            adapter=self.adapter_name,
+            model=self.adapter.model,
+            turn=self.turns,
+            text=reply.text,
+            tool_calls=reply.tool_calls,
+            usage=usage,
+            finish_reason=reply.finish_reason,
+            commit_hash=commit.hash,
+            session_id=self.session.session_id,
+            created_at=self.session.clock.now(),
         )
+        self._publish_when_stored(turn, event, commit.hash)
         return reply
 
-    def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
+    def _run_tools(self, calls: tuple[ToolCall, ...], turn: TurnRecord) -> None:
         for call in calls:
             try:
                 execution = self.dispatcher.execute(call)
             except VisibilityExpansionRequired as request:
-                self._commit_result(call, *self._expand(request))
+                self._commit_result(call, *self._expand(request), turn=turn)
                 continue
             self.executions.append(execution)
             failed = not execution.result.success
-            processed = self.outputs.process(call, execution.message, is_error=failed)
-            self._commit_result(call, processed.content, failed, metadata=processed.metadata)
+            processed = self.outputs.process(call, execution.message, is_error=failed, turn=turn)
+            self._commit_result(call, processed.content, failed, turn=turn, metadata=processed.metadata)
 
     def _commit_result(
-        self, call: ToolCall, content: str, failed: bool, *, metadata: JSONObject | None = None
+        self,
+        call: ToolCall,
+        content: str,
+        failed: bool,
+        *,
+        turn: TurnRecord,
+        metadata: JSONObject | None = None,
     ) -> None:
         # Here, not at the top: the transcript package is loaded with the store, when an evaluation runs.
         from ..transcript.hooks import ToolResultRejected
@@ -357,18 +369,28 @@ class _Evaluation(Generic[OutputT]):
 
             commit = commit_withheld(self.transcript, rejection)
         self.head = commit.hash
-        self._publish(
-            ToolResultCommitted(
-                prompt_name=self.name,
-                turn=self.turns,
-                call=call,
-                content=commit.content.content,  # hooks may have changed it
-                is_error=commit.content.is_error,
-                commit_hash=commit.hash,
-                session_id=self.session.session_id,
-                created_at=self.session.clock.now(),
-            )
+        event = ToolResultCommitted(
+            prompt_name=self.name,
+            turn=self.turns,
+            call=call,
+            content=commit.content.content,  # hooks may have changed it
+            is_error=commit.content.is_error,
+            commit_hash=commit.hash,
+            session_id=self.session.session_id,
+            created_at=self.session.clock.now(),
         )
+        self._publish_when_stored(turn, event, commit.hash)
+
+    def _publish_when_stored(
+        self, turn: TurnRecord, event: ModelTurnCompleted | ToolResultCommitted, staged: str
+    ) -> None:
+        """Publish ``event`` once ``turn`` is stored (never, if it is not), naming the stored commit."""
+
+        def publish_stored() -> None:
+            stored = turn.stored_hash(staged)
+            self._publish(event if stored == staged else attrs.evolve(event, commit_hash=stored))
+
+        turn.on_stored(publish_stored)
 
     def _reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
         """Give the model a corrective turn, or re-raise when none is allowed."""

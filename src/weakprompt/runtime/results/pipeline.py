@@ -10,6 +10,7 @@ the stored output in its metadata, which is what lazy loading reads later.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -25,7 +26,8 @@ from .records import ToolOutputStoreError, commit_metadata, output_stats
 if TYPE_CHECKING:
     from ...budget import BudgetTracker
     from ...messages import ToolCall
-    from .store import ToolOutputStore
+    from ...transcript.turns import TurnRecord
+    from .store import StagedOutput, ToolOutputStore
 
 __all__ = ["ProcessedResult", "ToolResultPipeline"]
 
@@ -38,17 +40,26 @@ class ProcessedResult:
 
     ``content`` is the text the model will see (the result, or the handle
     message); ``metadata`` goes on the transcript commit; ``reference`` is
-    the stored output (``None`` for results that are never stored).
+    the stored output (``None`` for results that are never stored, and
+    for one staged with a turn until that turn is stored: then ``staged``
+    holds it, and its ``reference`` once the turn's transaction has
+    committed).
     """
 
     content: str
     metadata: JSONObject
     reference: ToolResultReference | None = None
     oversize_reason: OversizeReason | None = None
+    staged: StagedOutput | None = None
 
     @property
     def oversized(self) -> bool:
         return self.oversize_reason is not None
+
+    @property
+    def stored(self) -> bool:
+        """Whether the result goes to the output store (now, or with its turn)."""
+        return self.reference is not None or self.staged is not None
 
 
 def _requested_id(call: ToolCall) -> str | None:
@@ -82,8 +93,24 @@ class ToolResultPipeline:
     def remaining_tokens(self) -> int | None:
         return None if self.budget_tracker is None else self.budget_tracker.remaining_tokens()
 
-    def process(self, call: ToolCall, content: str, *, is_error: bool = False) -> ProcessedResult:
-        """Store ``content`` (the result of ``call``) and return what to commit."""
+    def process(
+        self,
+        call: ToolCall,
+        content: str,
+        *,
+        is_error: bool = False,
+        turn: TurnRecord | None = None,
+        on_stored: Callable[[ToolResultReference], None] | None = None,
+    ) -> ProcessedResult:
+        """Store ``content`` (the result of ``call``) and return what to commit.
+
+        With ``turn`` (the transcript turn that will commit the result), the
+        output's row is written in that turn's transaction, so the output
+        and its commit are stored together or not at all; ``on_stored``
+        then gets the stored reference once the turn has committed (without
+        a turn, the output is stored at once in a transaction of its own).
+        The commit's metadata describes this call's output either way.
+        """
         if call.name in NEVER_STORED_TOOLS:
             metadata: JSONObject = {}
             if call.name == GET_TOOL_RESULT_NAME and not is_error:
@@ -99,7 +126,7 @@ class ToolResultPipeline:
             return decided[-1] is not None
 
         try:
-            reference = self.outputs.store_result(
+            prepared = self.outputs.prepare(
                 call.id, call.name, call.arguments_json(), content, is_error=is_error, oversized=decide
             )
         except ToolOutputStoreError as exc:
@@ -107,10 +134,15 @@ class ToolResultPipeline:
             logger.warning("tool result of call %r was not stored: %s", call.id, exc)
             return ProcessedResult(content=content, metadata={})
         reason = decided[-1] if decided else None
-        shown = handle_text(reference.handle, output_stats(reference)) if reason is not None else content
+        shown = handle_text(prepared.handle, output_stats(prepared)) if reason is not None else content
+        if turn is None:
+            reference = self.outputs.store_prepared(prepared)
+            if on_stored is not None:
+                on_stored(reference)
+            return ProcessedResult(
+                content=shown, metadata=commit_metadata(prepared), reference=reference, oversize_reason=reason
+            )
+        staged = self.outputs.stage(turn, prepared, on_stored=on_stored)
         return ProcessedResult(
-            content=shown,
-            metadata=commit_metadata(reference),
-            reference=reference,
-            oversize_reason=reason,
+            content=shown, metadata=commit_metadata(prepared), oversize_reason=reason, staged=staged
         )

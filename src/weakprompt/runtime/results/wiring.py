@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ...model import CompiledContext, ProviderAdapter, ToolChoice
     from ...session import Session
     from ...transcript.transcript import Transcript
+    from ...transcript.turns import TurnRecord
 
 __all__ = ["RETENTIONS", "EvaluationOutputs", "Retention", "ToolOutputSettings"]
 
@@ -199,16 +200,27 @@ class EvaluationOutputs:
             self._oversized = self.store.has_oversized()
         return self._oversized
 
-    def process(self, call: ToolCall, content: str, *, is_error: bool) -> ProcessedResult:
-        """Store one result and say what to commit for it (see :class:`ToolResultPipeline`)."""
-        processed = self.pipeline.process(call, content, is_error=is_error)
-        if processed.reference is not None and processed.reference.oversized:
+    def process(
+        self, call: ToolCall, content: str, *, is_error: bool, turn: TurnRecord | None = None
+    ) -> ProcessedResult:
+        """Store one result and say what to commit for it (see :class:`ToolResultPipeline`).
+
+        With ``turn``, the output is stored with that transcript turn, in
+        its transaction; what this evaluation stored is counted once it is.
+        """
+        processed = self.pipeline.process(call, content, is_error=is_error, turn=turn, on_stored=self._stored)
+        if processed.oversized:
             self._oversized = True
-        elif processed.reference is None and not self._oversized:
+        elif not processed.stored and not self._oversized:
             self._oversized = None  # e.g. get_tool_result may have marked one: read again
-        if processed.reference is not None and processed.reference.seq > self._start_seq:
-            self.stored.append(processed.reference)
         return processed
+
+    def _stored(self, reference: ToolResultReference) -> None:
+        """An output of this evaluation is stored (a deduplicated earlier row keeps its old seq)."""
+        if reference.oversized:
+            self._oversized = True
+        if reference.seq > self._start_seq:
+            self.stored.append(reference)
 
     # -- accounting and lifetime ----------------------------------------------------------------
 

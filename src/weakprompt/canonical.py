@@ -14,9 +14,13 @@ from .jsontypes import JSONLike
 __all__ = ["canonical_json", "content_hash"]
 
 
+# One encoder for every call: ``json.dumps`` with these options would build a new one each time.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(value: JSONLike) -> str:
     """Sorted keys, no whitespace, UTF-8 kept as is; raises TypeError on non-JSON."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def content_hash(value: JSONLike) -> str:

@@ -310,7 +310,9 @@ class _Evaluation(Generic[OutputT]):
         )
         reply = self.adapter.complete(request)
         if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
-            reply = attrs.evolve(reply, tool_calls=tuple(call.storable() for call in reply.tool_calls))
+            calls = tuple(call.storable() for call in reply.tool_calls)
+            if any(new is not old for new, old in zip(calls, reply.tool_calls, strict=True)):
+                reply = attrs.evolve(reply, tool_calls=calls)
         self.turns += 1
         usage = reply.usage
         if usage.model_calls == 0:  # the loop knows one call was made even if the adapter did not say

@@ -94,7 +94,8 @@ def draft_commit(
     given_meta = metadata or {}
     meta_text = metadata_text(given_meta)
     meta: JSONObject = json.loads(meta_text)
-    if meta and not _string_keys(given_meta):
+    # Equal after the round trip: every key was a string already (the usual case, checked in C).
+    if meta and meta != given_meta and not _string_keys(given_meta):
         meta_text = metadata_json(meta)  # keys JSON turned into strings sort differently now
     if message is not None and not isinstance(message, str):
         raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")

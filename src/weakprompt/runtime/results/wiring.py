@@ -37,7 +37,6 @@ from ...messages import Usage
 from ...store.output_record import ToolResultReference
 from ...tools import AnyTool, ToolContext
 from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
-from ...transcript.options import CompileOptions
 from ...transcript.shaped import GET_TOOL_RESULT_NAME
 from .extraction import ExtractionConfig, ExtractionSource, Extractor, make_tool_output_tool
 from .extraction.read_grep import RunSubAgent
@@ -127,6 +126,8 @@ class EvaluationOutputs:
         self._listening = False
         self._start_seq = -1
         self._oversized: bool | None = None  # see session_has_oversized()
+        self._transform: LazyToolResults | None = None
+        self._compiled: tuple[CompiledContext | None, bool] = (None, False)  # see compile()
 
     # -- tools ----------------------------------------------------------------------------------
 
@@ -179,16 +180,26 @@ class EvaluationOutputs:
             elif tool is self.tool_output:
                 if self.session_has_oversized():
                     offered.append(tool)
-            elif self.settings.offer_get_tool_result and _has_slim(context):
+            elif self.settings.offer_get_tool_result and self._has_slim(context):
                 offered.append(tool)
         return tuple(offered)
+
+    def _has_slim(self, context: CompiledContext) -> bool:
+        compiled, slimmed = self._compiled
+        return slimmed if context is compiled else _has_slim(context)
 
     # -- context and results --------------------------------------------------------------------
 
     def compile(self, transcript: Transcript) -> CompiledContext:
         """The context for the next model call, with the lazy-loading policy applied."""
-        transform = LazyToolResults(self.load, self.turn_start)
-        return transcript.compile(options=CompileOptions(transforms=(transform,)))
+        transform = self._transform
+        if transform is None or transform.turn_start != self.turn_start:
+            transform = self._transform = LazyToolResults(self.load, self.turn_start)
+        view = transcript.compile_view()
+        slimmed = transform(view)
+        # Remembered for offered_tools: the transform changes a view only to slim some result.
+        self._compiled = (slimmed.context, slimmed is not view)
+        return slimmed.context
 
     def session_has_oversized(self) -> bool:
         """Whether the session has an output kept behind a handle (so ``tool_output`` is useful).

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-import attrs
 from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 from ..errors import StoreError
@@ -136,10 +135,23 @@ def mark_oversized(conn: Connection, session_id: str, seq: int) -> None:
 
 
 def insert_output(conn: Connection, row: ToolResultMetadata) -> None:
-    values = attrs.asdict(row, recurse=False)
-    del values["deduplicated"]  # what one store call found, not a column
-    values["blob_hash"] = values.pop("stored_hash")
-    values["created_at"] = row.created_at.isoformat()
+    values = {  # every column; ``deduplicated`` is what one store call found, not a column
+        "session_id": row.session_id,
+        "seq": row.seq,
+        "tool_call_id": row.tool_call_id,
+        "handle": row.handle,
+        "blob_hash": row.stored_hash,
+        "tool_name": row.tool_name,
+        "arguments": row.arguments,
+        "size_bytes": row.size_bytes,
+        "lines": row.lines,
+        "tokens": row.tokens,
+        "is_error": row.is_error,
+        "oversized": row.oversized,
+        "summary": row.summary,
+        "preview": row.preview,
+        "created_at": row.created_at.isoformat(),
+    }
     _INSERT_OUTPUT.executemany(conn, [values])
 
 

@@ -64,7 +64,7 @@ class PreparedOutput:
     data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
     compressed: bytes | None = attrs.field(default=None, repr=False)
 
-    def row(self, seq: int) -> ToolResultMetadata:
+    def row(self, seq: int, *, deduplicated: bool = False) -> ToolResultMetadata:
         """The record of this output stored as call number ``seq`` of its session."""
         return ToolResultMetadata(
             session_id=self.session_id,
@@ -82,6 +82,7 @@ class PreparedOutput:
             summary=self.summary,
             preview=self.preview,
             created_at=self.created_at,
+            deduplicated=deduplicated,
         )
 
 

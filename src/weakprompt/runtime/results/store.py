@@ -293,9 +293,9 @@ class ToolOutputStore:
         if not already:
             compressed = prepared.compressed or compress(prepared.data)
             put_output_blob(conn, digest, compressed, prepared.size_bytes, prepared.created_at)
-        row = prepared.row(next_output_seq(conn, self._session_id))
+        row = prepared.row(next_output_seq(conn, self._session_id), deduplicated=already)
         insert_output(conn, row)
-        return attrs.evolve(row, deduplicated=True) if already else row
+        return row
 
     def _publish(self, reference: ToolResultReference) -> None:
         if self._dispatcher is None:

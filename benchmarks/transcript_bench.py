@@ -8,6 +8,13 @@ Cases:
   ``sqlite3`` reading the same rows and ``json.loads``-ing each blob;
 - incremental compile: a warm ``Transcript`` compiling after another writer
   appended one commit (ratio: full / incremental);
+- same-session writers: several writers (each its own store handle, like
+  separate processes) running loop-shaped turns on one session; the rate of
+  turns at the start against the rate once the session holds a few thousand
+  commits, next to one writer alone doing the same turns (whose rate also
+  falls somewhat as the session grows: a bigger view to copy, a bigger heap
+  for the garbage collector). A writer whose turn lands after another's
+  must not rebuild its whole view, so the two shapes should match;
 - storage: 1,000 turns sharing one 20-tool set, linked through content-addressed
   tool sets (weakprompt) vs the same tools inline in every assistant commit vs
   one link row per tool per commit (the plain ``commit_hash, tool_hash,
@@ -23,6 +30,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -175,6 +183,57 @@ def bench_compile(
     }
 
 
+# --- same-session writers ------------------------------------------------------------------------------
+
+
+def bench_same_session(folder: Path, writers: int, turns: int, window: int) -> tuple[float, float, int]:
+    """Turns per second over the first and the last ``window`` turns of ``writers`` sharing one session.
+
+    Each turn is what the evaluation loop does: ``turn(refresh=False)``, a
+    compile, an assistant commit with a tool call and its result. Returns
+    ``(start rate, end rate, moved turns)``.
+    """
+    path = folder / f"same-session-{writers}.db"
+    Store.open(path).close()
+    done: list[float] = []
+    moved = [0]
+    lock = threading.Lock()
+    start = threading.Barrier(writers)
+    tools = twenty_tools()
+
+    def work(w: int) -> None:
+        with Store.open(path) as store:
+            t = store.transcript("shared")
+            t.set_tools(tools)
+            start.wait()
+            n = 0
+            while True:
+                with lock:
+                    if len(done) >= turns:
+                        return
+                with t.turn(refresh=False) as record:
+                    t.compile()
+                    call = f"w{w}-{n}"
+                    t.assistant("", tool_calls=[ToolCall(call, "tool_03", '{"path": "a.py"}')])
+                    t.tool_result(call, "tool_03", f"result {n} of writer {w}")
+                n += 1
+                with lock:
+                    done.append(time.perf_counter())
+                    moved[0] += record.moved
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done.sort()
+    first = window / (done[window] - done[0])
+    last = window / (done[-1] - done[-1 - window])
+    with Store.open(path) as store:
+        assert Transcript(store, "shared").compile() == store.transcript("shared").compile()
+    return first, last, moved[0]
+
+
 # --- storage ---------------------------------------------------------------------------------------------
 
 
@@ -236,6 +295,8 @@ def main(quick: bool) -> dict[str, Any]:
     repeats = 3 if quick else 5
     incremental_repeats = 20 if quick else 50
     turns = 300 if quick else 1_000
+    same_session_turns = 600 if quick else 1_500  # two commits each: 3,000 commits in full mode
+    window = 100 if quick else 250
 
     enabled = gc.isenabled()
     with tempfile.TemporaryDirectory(prefix="wp-transcript-bench-") as tmp:
@@ -248,6 +309,8 @@ def main(quick: bool) -> dict[str, Any]:
             if enabled:
                 gc.enable()
         store.close()
+        rate_start, rate_end, moved = bench_same_session(folder, 6, same_session_turns, window)
+        alone_start, alone_end, _ = bench_same_session(folder, 1, same_session_turns, window)
         sizes = {
             mode: build_turns(folder / f"{mode}.db", turns, mode)
             for mode in ("linked", "inline", "per-tool-rows", "none")
@@ -277,6 +340,22 @@ def main(quick: bool) -> dict[str, Any]:
             "weakprompt compile after its own append",
             full_over_incremental=round(full.median_us / own.median_us, 1),
         ),
+        {
+            "case": f"same-session writers: 6 writers, turns/s over the first {window} turns",
+            "turns_per_s": round(rate_start, 1),
+        },
+        {
+            "case": f"same-session writers: turns/s over the last {window} of {same_session_turns} turns",
+            "turns_per_s": round(rate_end, 1),
+            "end_over_start": round(rate_end / rate_start, 2),
+            "moved_turns": moved,
+        },
+        {
+            "case": f"one writer alone, same turns: turns/s over the first and last {window}",
+            "turns_per_s": round(alone_start, 1),
+            "turns_per_s_end": round(alone_end, 1),
+            "end_over_start": round(alone_end / alone_start, 2),
+        },
         {"case": "storage: no tools at all (baseline)", "bytes": sizes["none"]},
         {"case": "storage: linked tool sets (weakprompt)", "bytes": sizes["linked"]},
         {
@@ -300,6 +379,11 @@ def main(quick: bool) -> dict[str, Any]:
             "goal": "inline tools take >= 4x the bytes of linked",
             "met": storage_ratio >= 4,
             "value": f"{storage_ratio:.1f}x",
+        },
+        {
+            "goal": "same-session writers keep their rate as well as one writer alone (>= 0.8x its shape)",
+            "met": rate_end / rate_start >= 0.8 * (alone_end / alone_start),
+            "value": f"{rate_end / rate_start:.2f} vs {alone_end / alone_start:.2f}",
         },
         {
             "goal": "append <= 15x the raw-sqlite floor",

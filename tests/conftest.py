@@ -1,4 +1,4 @@
-"""Shared pytest wiring: the --skip-real flag and hypothesis profiles."""
+"""Shared pytest wiring: the --skip-real flag, hypothesis profiles and the kit's fixtures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The testing kit's fixtures (session, store, transcript, scripted_adapter, function_adapter) are
+# what users get from the pytest11 entry point; naming the module here makes them available even
+# before the package is reinstalled, and pytest skips it when the entry point already loaded it.
+# pytester runs the kit's plugin tests in a fresh pytest.
+pytest_plugins = ["pytester", "weakprompt.testing.pytest_plugin"]
+
+settings.register_profile(
+    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", max_examples=60, deadline=None)
 _CI = bool(os.environ.get("CI"))
 settings.load_profile("ci" if _CI else "dev")

@@ -24,7 +24,7 @@ from weakprompt.adapters.testing import tool_call, tool_call_turn
 from weakprompt.budget import Budget, BudgetTracker
 from weakprompt.clock import FakeClock
 from weakprompt.events import ToolInvoked, ToolOutputExtracted
-from weakprompt.messages import AssistantTurn, Usage
+from weakprompt.messages import AssistantTurn
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ModelRequest, ToolDispatcher, evaluate
 from weakprompt.runtime.results import NEVER_STORED_TOOLS
@@ -310,9 +310,8 @@ def test_a_fallback_event_carries_the_reason() -> None:
     handle = outputs.add(log_lines(20), session_id=session.session_id)
     seen: list[ToolOutputExtracted] = []
     session.dispatcher.subscribe(ToolOutputExtracted, seen.append)
-    execution = run(
-        tool_for(outputs, lambda request: "no tags at all"), {"handle": handle, "extract": "x"}, session
-    )
+    reply = AssistantTurn(text="no tags at all", usage=USAGE)
+    execution = run(tool_for(outputs, lambda request: reply), {"handle": handle, "extract": "x"}, session)
 
     assert execution.success
     assert execution.message.startswith(
@@ -322,7 +321,7 @@ def test_a_fallback_event_carries_the_reason() -> None:
     (event,) = seen
     assert event.strategy == "truncate"
     assert event.fallback_reason is not None and "no tags at all" in event.fallback_reason
-    assert event.usage == Usage(model_calls=1)
+    assert event.usage == USAGE  # the failed attempt's call is still charged
 
 
 def test_a_failing_subscriber_does_not_fail_the_tool(caplog: pytest.LogCaptureFixture) -> None:

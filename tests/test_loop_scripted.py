@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from loop_support import Recorder, arithmetic_prompt
-from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter, text_turn, tool_call, tool_call_turn
+from weakprompt.adapters.testing import (
+    FunctionAdapter,
+    ScriptedAdapter,
+    estimate_usage,
+    text_turn,
+    tool_call,
+    tool_call_turn,
+)
 from weakprompt.errors import (
     ConfigurationError,
     MaxTurnsExceededError,
@@ -18,12 +25,10 @@ from weakprompt.runtime.loop import evaluate
 from weakprompt.runtime.loop_events import ModelTurnCompleted, ToolResultCommitted
 from weakprompt.session import Session
 from weakprompt.store import Store
+from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
 from weakprompt.transcript import Transcript
 
-
-@pytest.fixture
-def store() -> Store:
-    return Store.open("sqlite://")
+# `store` (a temporary SQLite file, closed after the test) comes from the weakprompt.testing plugin.
 
 
 def test_final_answer_without_tools_is_one_turn(store: Store) -> None:
@@ -53,7 +58,8 @@ def test_final_answer_without_tools_is_one_turn(store: Store) -> None:
 def test_tool_round_trip_is_committed_and_linked(store: Store) -> None:
     session = Session()
     events = Recorder(session.dispatcher)
-    adapter = ScriptedAdapter([tool_call_turn(tool_call("add", {"a": 2, "b": 3}, id="c1")), "It is 5."])
+    asks = tool_call_turn(tool_call("add", {"a": 2, "b": 3}, id="c1"))
+    adapter = ScriptedAdapter([asks, "It is 5."])
     response = evaluate(arithmetic_prompt(), adapter=adapter, session=session, input="2+3?", store=store)
 
     assert response.text == "It is 5."
@@ -71,7 +77,9 @@ def test_tool_round_trip_is_committed_and_linked(store: Store) -> None:
     sent = adapter.requests[0]
     linked = transcript.get_commit_tools(log[2].hash)
     assert [t["name"] for t in linked] == [t.name for t in sent.tools] == ["add", "echo"]
-    assert log[2].usage == Usage(model_calls=1)
+    # The commit keeps the usage the adapter reported: its estimate of the first call.
+    assert log[2].usage == estimate_usage(sent, asks, DEFAULT_TOKEN_COUNTER)
+    assert log[2].usage is not None and log[2].usage.input_tokens > 0
     # The second request carries the tool result back to the model.
     second = adapter.requests[1].context.messages
     assert second[-1].role == "tool" and second[-1].tool_call_id == "c1"

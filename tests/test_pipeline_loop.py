@@ -451,7 +451,7 @@ def test_extraction_usage_outside_this_session_is_not_counted(transcript: Transc
                 created_at=SYSTEM_CLOCK.now(),
             )
         )
-        return "done"
+        return AssistantTurn(text="done", usage=Usage(model_calls=1))  # no tokens of its own
 
     response = evaluate(
         fetch_prompt(Outputs([SMALL])),

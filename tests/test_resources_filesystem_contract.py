@@ -111,6 +111,7 @@ def test_wrong_content_types_are_rejected(fs: Filesystem) -> None:
         ("/etc/passwd", "absolute"),
         ("a\\b", "backslash"),
         ("a\x00b", "NUL"),
+        ("a\ud800b", "lone surrogate"),
     ],
 )
 def test_unsafe_paths_are_refused_naming_the_path(fs: Filesystem, path: str, reason: str) -> None:

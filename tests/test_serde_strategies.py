@@ -26,6 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from weakprompt.serde import dump
+from weakprompt.testing import json_for
 
 _counter = itertools.count()
 
@@ -190,9 +191,14 @@ def values_for(tp: object) -> st.SearchStrategy[object]:
 
 @functools.cache
 def fuzzy_json_for(tp: object) -> st.SearchStrategy[object]:
-    """JSON that is valid for ``tp``, or wrong in one or more small places."""
+    """JSON that is valid for ``tp``, or wrong in one or more small places.
+
+    The valid part comes from the testing kit: JSON the schema admits as a
+    model writes it (optional fields left out or sent as null), which
+    ``values_for(tp).map(dump)`` alone (every field written) never produces.
+    """
     return st.one_of(
-        values_for(tp).map(dump),
+        json_for(tp),
         _nearly(tp),
         ANY_JSON,
     )

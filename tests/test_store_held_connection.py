@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,11 +13,7 @@ import weakprompt.store.engine as engine_module
 from weakprompt.errors import StoreError
 from weakprompt.store import Store
 
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "held.db") as opened:
-        yield opened
+# `store` (a temporary SQLite file) comes from the weakprompt.testing pytest plugin.
 
 
 def checkouts(store: Store) -> list[int]:

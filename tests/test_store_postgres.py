@@ -348,6 +348,52 @@ def test_nul_characters_are_refused_alike_where_text_cannot_hold_them(backend_ur
         assert t.log()[0].content.content == stored.content.content
 
 
+def test_a_read_only_store_reads_and_never_writes(backend_url: str) -> None:
+    with pytest.raises(StoreError, match=r"an empty database|no database file"):
+        Store.open(backend_url, read_only=True)  # nothing to read yet, and nothing is created
+    with Store.open(backend_url, clock=FakeClock()) as store:
+        _conversation(Transcript(store, "s"))
+        compiled = Transcript(store, "s").compile()
+    with Store.open(backend_url, read_only=True) as store:
+        assert Transcript(store, "s").compile() == compiled  # the URL's search_path is kept
+        with pytest.raises(StoreError, match="opened read-only"):
+            Transcript(store, "s").user("more")
+        with pytest.raises(StoreError, match=r"read-only|readonly"), store.read() as conn:
+            conn.execute(tables.blobs.delete())
+        if store.engine.dialect.name == "postgresql":
+            with store.engine.connect() as conn:
+                assert conn.execute(text("SHOW default_transaction_read_only")).scalar() == "on"
+    with Store.open(backend_url) as store:
+        assert Transcript(store, "s").compile() == compiled
+
+
+def test_lone_surrogates_round_trip_exactly_where_stored_as_json(backend_url: str) -> None:
+    """Text rules (specs/TRANSCRIPT.md): escaped on the way in, read back as the same code points."""
+    odd = "a\ud800b\udfff\ud83d\ude00\U0001f600"  # lone ones, a split pair, a real astral character
+    with Store.open(backend_url, clock=FakeClock()) as store:
+        t = Transcript(store, "s")
+        t.set_tools([{"name": "echo", "description": odd}])
+        t.user(odd, metadata={odd: [odd]})
+        t.assistant(odd, tool_calls=[ToolCall(odd, odd, {odd: odd}), ToolCall("c2", "echo", odd)])
+        t.tool_result(odd, odd, odd, is_error=True)
+        log = t.log()
+        compiled = t.compile()
+        with pytest.raises(TranscriptError, match="session_id contains a lone surrogate"):
+            Transcript(store, odd)
+        with pytest.raises(TranscriptError, match="commit message contains a lone surrogate"):
+            t.user("x", message=odd)
+    with Store.open(backend_url) as store:
+        again = Transcript(store, "s")
+        assert again.log() == log
+        assert again.compile() == compiled
+        user, assistant, result = (c.content for c in log)
+        assert user.content == odd and user.metadata == {odd: [odd]}
+        assert assistant.tool_calls == (ToolCall(odd, odd, {odd: odd}), ToolCall("c2", "echo", odd))
+        assert (result.tool_call_id, result.name, result.content) == (odd, odd, odd)
+        assert again.compile().tools == ({"name": "echo", "description": odd},)
+        assert log[2].message == "tool result: a\\ud800b\\udfff\\ud83d\\ude00\U0001f600"
+
+
 # --- stored tool outputs -----------------------------------------------------------------------------
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,10 +30,7 @@ def blob(h: str, content: str = "x") -> dict[str, object]:
     }
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "p.db") as opened:
-        yield opened
+# `store` (a temporary SQLite file) comes from the weakprompt.testing pytest plugin.
 
 
 def test_rows_written_and_read_inside_the_stores_transaction(store: Store) -> None:
@@ -68,6 +64,15 @@ def test_driver_errors_surface_as_sqlalchemy_errors_and_store_errors(store: Stor
 def test_errors_that_are_not_the_drivers_pass_through(store: Store) -> None:
     with store.read() as conn, pytest.raises(KeyError, match="hash"):
         BLOB_BY_HASH.all(conn, {"not_hash": "a"})
+
+
+def test_a_lone_surrogate_bound_to_plain_text_is_a_store_error_naming_it(store: Store) -> None:
+    with pytest.raises(StoreError, match=r"lone surrogate \('\\ud800' at index 1\)"), store.write() as conn:
+        INSERT_BLOB.executemany(conn, [blob("a\ud800")])
+    with store.read() as conn, pytest.raises(StoreError, match="lone surrogate"):
+        BLOB_BY_HASH.all(conn, {"hash": "\udc80"})
+    with store.read() as conn:
+        assert ALL_HASHES.all(conn, {}) == []
 
 
 def test_insert_ignore_skips_stored_keys_and_writes_in_key_order(store: Store) -> None:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hooks_support import GREP_OUTPUT, start_call, summarizer, user_text
+from weakprompt.adapters.testing import estimate_usage
 from weakprompt.budget import Budget, BudgetTracker
 from weakprompt.clock import FakeClock
 from weakprompt.errors import AdapterError, ConfigurationError
@@ -16,6 +17,7 @@ from weakprompt.events import Dispatcher, ToolResultSummarized
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
 from weakprompt.runtime import ModelRequest
 from weakprompt.store import Store
+from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
 from weakprompt.transcript import PendingToolResult, SummaryAttempt, Transcript
 from weakprompt.transcript.hooks import ToolResultHooks
 from weakprompt.transcript.summarize import build_summary_request_text, request_summary
@@ -97,13 +99,19 @@ def test_summarizer_failure_commits_the_original_with_the_reason(
 
 
 def test_tool_calls_without_text_count_as_an_empty_answer(t: Transcript) -> None:
-    t.hooks.summarizer = summarizer(lambda _: AssistantTurn(tool_calls=(ToolCall("x", "grep", "{}"),)))
+    reply = AssistantTurn(tool_calls=(ToolCall("x", "grep", "{}"),))
+    adapter = summarizer(lambda _: reply)
+    t.hooks.summarizer = adapter
     summarize_all(t)
     commit = t.tool_result("g1", "grep", GREP_OUTPUT)
     assert commit.metadata["summarization_error"] == "summarizer sum:tiny returned an empty answer"
-    assert commit.metadata["summary_usage"] == {  # the call happened, so it is counted
-        "input_tokens": 0,
-        "output_tokens": 0,
+    # The call happened, so it is counted: the test adapter charges its estimate of the call.
+    (request,) = adapter.requests
+    usage = estimate_usage(request, reply, DEFAULT_TOKEN_COUNTER)
+    assert usage.input_tokens > 0 and usage.output_tokens == 2  # "grep" and "{}"
+    assert commit.metadata["summary_usage"] == {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": 2,
         "cached_input_tokens": 0,
         "model_calls": 1,
     }

@@ -113,13 +113,18 @@ def _storable_text(value: object) -> str:
     return escape_surrogates(text) if text is not None else escape_surrogates(safe_repr(value))
 
 
+# The usage of a turn whose author stated none (one shared, immutable value, so
+# a test adapter can tell "not stated" from an explicit ``Usage()``).
+_UNSTATED_USAGE = Usage()
+
+
 @attrs.frozen
 class AssistantTurn:
     """One model reply, translated out of the provider's format."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
-    usage: Usage = attrs.field(factory=Usage)
+    usage: Usage = _UNSTATED_USAGE
     finish_reason: FinishReason = "stop"
 
 

@@ -37,7 +37,7 @@ class ByteEstimateCounter:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        size = len(text.encode("utf-8"))
+        size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate counts, never raises
         return max(1, math.ceil(size / self._ratio))
 
 

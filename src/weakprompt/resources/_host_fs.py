@@ -3,11 +3,30 @@
 Every path is checked twice: by syntax (no absolute paths, no ``..``) and
 after resolving symlinks (the real location must stay under the root), so
 a link planted inside the root cannot be used to read or write outside it.
+
+Only regular files with a single link are read or written. A hard link
+inside the root may be another name for a file outside it, and nothing on
+the file says which name is the "real" one, so a regular file with more than
+one link is refused. A FIFO, socket or device would block a read or do
+something other than storing bytes, so anything that is not a regular file
+is refused. The type and link count are checked before opening and again on
+the open descriptor (``fstat``), which is opened without following a final
+symlink and without blocking, so swapping the file between check and use
+gains nothing.
+
+Errors name the path as the caller gave it, never the host path under the
+root: the caller is often a model, which has no business learning where the
+root lives. Operating-system errors are turned into the filesystem's own
+error types with such a message.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ._errors import UnsafePathError
@@ -15,12 +34,23 @@ from ._paths import normalize_path
 
 __all__ = ["HostFilesystem"]
 
+_NO_FOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFLNK: "a symbolic link",
+}
+
 
 class HostFilesystem:
     """A :class:`Filesystem` over a real directory, confined to ``root``.
 
-    The check happens before each operation; a symlink swapped in between
-    the check and the use by another process is outside what it guards.
+    The check happens before each operation; a directory on the path swapped
+    for a symlink by another process between the check and the use is
+    outside what it guards (the file itself is opened without following a
+    symlink).
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
@@ -41,7 +71,8 @@ class HostFilesystem:
     def _resolve(self, path: str, *, allow_root: bool = False) -> Path:
         """The real location of ``path``, after checking it stays under the root."""
         relative = normalize_path(path, allow_root=allow_root)
-        real = Path(os.path.realpath(self._root / relative))
+        with _host_errors(path, "resolve"):
+            real = Path(os.path.realpath(self._root / relative))
         if real != self._root and not real.is_relative_to(self._root):
             raise UnsafePathError(
                 f"path {path!r} resolves outside the filesystem root through a symbolic link"
@@ -50,12 +81,12 @@ class HostFilesystem:
 
     def read_bytes(self, path: str) -> bytes:
         real = self._resolve(path)
-        if real.is_dir():
-            raise IsADirectoryError(f"{path!r} is a directory, not a file")
-        try:
-            return real.read_bytes()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no such file: {path!r}") from None
+        with _host_errors(path, "read"):
+            _check_file(path, os.lstat(real), "read")
+            fd = os.open(real, os.O_RDONLY | _NO_FOLLOW)
+            with os.fdopen(fd, "rb") as file:
+                _check_file(path, os.fstat(file.fileno()), "read")
+                return file.read()
 
     def read_text(self, path: str, *, encoding: str = "utf-8") -> str:
         return self.read_bytes(path).decode(encoding)
@@ -64,17 +95,25 @@ class HostFilesystem:
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"write_bytes({path!r}) takes bytes, got {type(data).__name__}")
         real = self._resolve(path)
-        if real.is_dir():
-            raise IsADirectoryError(f"cannot write {path!r}: it is a directory")
-        parent = real.parent
-        ancestor = parent
-        while ancestor != self._root:  # `real` is under the root, so this ends there
-            if ancestor.exists() and not ancestor.is_dir():
-                relative = ancestor.relative_to(self._root).as_posix()
-                raise NotADirectoryError(f"cannot write {path!r}: {relative!r} is a file")
-            ancestor = ancestor.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        real.write_bytes(bytes(data))
+        with _host_errors(path, "write"):
+            if real.is_dir():
+                raise IsADirectoryError(f"cannot write {path!r}: it is a directory")
+            parent = real.parent
+            ancestor = parent
+            while ancestor != self._root:  # `real` is under the root, so this ends there
+                if ancestor.exists() and not ancestor.is_dir():
+                    relative = ancestor.relative_to(self._root).as_posix()
+                    raise NotADirectoryError(f"cannot write {path!r}: {relative!r} is a file")
+                ancestor = ancestor.parent
+            parent.mkdir(parents=True, exist_ok=True)
+            if real.exists():
+                _check_file(path, os.lstat(real), "write")
+            # No O_TRUNC: nothing changes until the open file is known to be ours to write.
+            fd = os.open(real, os.O_WRONLY | os.O_CREAT | _NO_FOLLOW, 0o666)
+            with os.fdopen(fd, "wb") as file:
+                _check_file(path, os.fstat(file.fileno()), "write")
+                file.truncate(0)
+                file.write(bytes(data))
 
     def write_text(self, path: str, text: str, *, encoding: str = "utf-8") -> None:
         if not isinstance(text, str):
@@ -82,27 +121,80 @@ class HostFilesystem:
         self.write_bytes(path, text.encode(encoding))
 
     def exists(self, path: str) -> bool:
-        return self._resolve(path, allow_root=True).exists()
+        real = self._resolve(path, allow_root=True)
+        with _host_errors(path, "look up"):
+            return real.exists()
 
     def list_dir(self, path: str = "") -> tuple[str, ...]:
         real = self._resolve(path, allow_root=True)
-        if not real.exists():
-            raise FileNotFoundError(f"no such directory: {path!r}")
-        if not real.is_dir():
-            raise NotADirectoryError(f"{path!r} is a file, not a directory")
-        return tuple(sorted(f"{entry.name}/" if entry.is_dir() else entry.name for entry in real.iterdir()))
+        with _host_errors(path, "list"):
+            try:
+                info = os.stat(real)
+            except FileNotFoundError:
+                raise FileNotFoundError(f"no such directory: {path!r}") from None
+            if not stat.S_ISDIR(info.st_mode):
+                raise NotADirectoryError(f"{path!r} is a file, not a directory")
+            names = (f"{entry.name}/" if entry.is_dir() else entry.name for entry in real.iterdir())
+            return tuple(sorted(names))
 
     def delete(self, path: str) -> None:
         real = self._resolve(path)
         # A symlink (whose target is under the root) is removed itself, like ``rm``.
         head, _, name = normalize_path(path).rpartition("/")
         entry = self._resolve(head, allow_root=True) / name
-        if entry.is_symlink():
-            entry.unlink()
-            return
-        if real.is_dir():
-            raise IsADirectoryError(f"cannot delete {path!r}: it is a directory")
-        try:
+        with _host_errors(path, "delete"):
+            if entry.is_symlink():
+                entry.unlink()
+                return
+            if real.is_dir():
+                raise IsADirectoryError(f"cannot delete {path!r}: it is a directory")
             real.unlink()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no such file: {path!r}") from None
+
+
+def _check_file(path: str, info: os.stat_result, action: str) -> None:
+    """Refuse what is not a regular file with one link (see the module docstring)."""
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(f"cannot {action} {path!r}: it is a directory, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+        raise UnsafePathError(f"cannot {action} {path!r}: it is {kind}, not a regular file")
+    if info.st_nlink > 1:
+        raise UnsafePathError(
+            f"cannot {action} {path!r}: the file has {info.st_nlink} hard links, and another name for "
+            "it may be outside the filesystem root"
+        )
+
+
+@contextmanager
+def _host_errors(path: str, action: str) -> Generator[None, None, None]:
+    """Turn an operating-system error into one naming ``path`` as given, never the host path.
+
+    Errors this module raises itself carry no errno and pass through.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise _named(exc.errno, path, action, exc.strerror) from None
+
+
+def _named(code: int, path: str, action: str, reason: str | None) -> OSError | UnsafePathError:
+    if code == errno.ENOENT:
+        return FileNotFoundError(f"no such file: {path!r}")
+    if code == errno.EISDIR:
+        return IsADirectoryError(f"cannot {action} {path!r}: it is a directory")
+    if code == errno.ENOTDIR:
+        return NotADirectoryError(f"cannot {action} {path!r}: a part of the path is a file, not a directory")
+    if code in (errno.EACCES, errno.EPERM):
+        return PermissionError(f"cannot {action} {path!r}: permission denied")
+    if code == errno.ELOOP:
+        return UnsafePathError(
+            f"cannot {action} {path!r}: it does not resolve (a symbolic link loop, or a symbolic link "
+            "where a file was expected)"
+        )
+    if code == errno.ENAMETOOLONG:
+        return UnsafePathError(f"cannot {action} {path!r}: a name in it, or the whole path, is too long")
+    if code == errno.ENXIO:
+        return UnsafePathError(f"cannot {action} {path!r}: it is not a regular file")
+    return OSError(code, f"cannot {action} {path!r}: {reason or os.strerror(code)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..canonical import find_surrogate
 from ._errors import UnsafePathError
 
 __all__ = ["normalize_path"]
@@ -10,14 +11,18 @@ __all__ = ["normalize_path"]
 def normalize_path(path: str, *, allow_root: bool = False) -> str:
     """Check ``path`` and return it in canonical form (``a/b``, no ``.`` parts).
 
-    Absolute paths, ``..`` parts, backslashes and NUL bytes are refused with
-    an :class:`UnsafePathError` naming the path. ``""`` and ``"."`` name the
+    Absolute paths, ``..`` parts, backslashes, NUL bytes and lone surrogates
+    (not text: they cannot name a file) are refused with an
+    :class:`UnsafePathError` naming the path. ``""`` and ``"."`` name the
     root, which only directory operations accept (``allow_root``).
     """
     if not isinstance(path, str):
         raise TypeError(f"filesystem paths are str, got {type(path).__name__}: {path!r}")
     if "\x00" in path:
         raise UnsafePathError(f"path {path!r} contains a NUL byte")
+    at = find_surrogate(path)
+    if at is not None:
+        raise UnsafePathError(f"path {path!r} contains a lone surrogate at index {at}: not valid text")
     if "\\" in path:
         raise UnsafePathError(f"path {path!r} contains a backslash; use '/' as the separator")
     if path.startswith("/"):

@@ -6,13 +6,13 @@ prepared (:mod:`weakprompt.store.prepared`) and take several rows at once.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import attrs
 from sqlalchemy import Connection, bindparam, select
 
+from ..canonical import canonical_json, parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
 from .prepared import PreparedInsertIgnore, PreparedStatement, Row
@@ -93,8 +93,8 @@ _INSERT_COMMITS = PreparedStatement(tables.commits.insert(), columns=_COMMIT_COL
 
 
 def metadata_json(metadata: JSONObject) -> str:
-    """How commit metadata is stored: canonical JSON."""
-    return json.dumps(metadata, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """How commit metadata is stored: canonical JSON (lone surrogates escaped, see weakprompt.canonical)."""
+    return canonical_json(metadata)
 
 
 def commit_params(row: CommitRow, metadata_text: str | None = None) -> dict[str, object]:
@@ -180,7 +180,7 @@ def _to_row(m: Row) -> CommitRow:
         content,
     ) = m
     raw_metadata = str(meta)
-    metadata: JSONValue = {} if raw_metadata == "{}" else json.loads(raw_metadata)
+    metadata: JSONValue = {} if raw_metadata == "{}" else parse_canonical_json(raw_metadata)
     return CommitRow(
         hash=str(hash_),
         session_id=str(session_id),
@@ -190,7 +190,7 @@ def _to_row(m: Row) -> CommitRow:
         edit_target=None if target is None else str(target),
         role=str(role),
         blob_hash=str(blob_hash),
-        content=json.loads(str(content)),
+        content=parse_canonical_json(str(content)),
         message=None if message is None else str(message),
         metadata=metadata if isinstance(metadata, dict) else {},
         token_count=int(tokens),

@@ -42,7 +42,15 @@ from ..clock import Clock
 from ..errors import SchemaVersionError
 from . import tables
 
-__all__ = ["LATEST_VERSION", "MIGRATIONS", "Migration", "check_shape", "migrate", "read_version"]
+__all__ = [
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "Migration",
+    "check_not_newer",
+    "check_shape",
+    "migrate",
+    "read_version",
+]
 
 
 @attrs.frozen
@@ -215,11 +223,7 @@ def migrate(
     """
     latest = migrations[-1].version
     before = read_version(conn)
-    if before > latest:
-        raise SchemaVersionError(
-            f"the database schema is version {before}, newer than this weakprompt supports "
-            f"({latest}); upgrade weakprompt to open it"
-        )
+    check_not_newer(before, latest)
     for step in migrations:
         if step.version <= before:
             continue
@@ -230,6 +234,15 @@ def migrate(
             )
         )
     return before, latest
+
+
+def check_not_newer(version: int, latest: int = LATEST_VERSION) -> None:
+    """Refuse a database written by a newer weakprompt: this one cannot know its shape."""
+    if version > latest:
+        raise SchemaVersionError(
+            f"the database schema is version {version}, newer than this weakprompt supports "
+            f"({latest}); upgrade weakprompt to open it"
+        )
 
 
 def check_shape(conn: Connection) -> None:

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from ..errors import StoreError
 from .sql import insert_ignore_portable
 
 __all__ = ["PreparedInsertIgnore", "PreparedStatement", "Row"]
@@ -162,6 +163,12 @@ class PreparedStatement:
 
 def _raise_wrapped(conn: Connection, sql: str, exc: Exception) -> NoReturn:
     """Raise what ``Connection.execute`` would have raised for this error (driver errors wrapped)."""
+    if isinstance(exc, UnicodeEncodeError):
+        # A lone surrogate in a value bound to a plain-text column: the driver cannot send it.
+        raise StoreError(
+            f"cannot store text with a lone surrogate ({exc.object[exc.start : exc.end]!r} at index "
+            f"{exc.start}) in a plain-text column; JSON columns escape it, see weakprompt.canonical"
+        ) from exc
     base: type[Exception] = conn.dialect.loaded_dbapi.Error
     if not isinstance(exc, base):
         raise exc

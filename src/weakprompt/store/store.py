@@ -18,9 +18,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StoreError
 from . import tables
-from .engine import WRITE_OPTION, build_engine, normalize_url, transaction_options
-from .locks import SCHEMA_LOCK, advisory_lock
-from .migrations import check_shape, migrate
+from .engine import WRITE_OPTION, normalize_url, transaction_options
+from .locks import advisory_lock
+from .opening import open_engine
 
 __all__ = ["Store"]
 
@@ -30,43 +30,40 @@ class Store:
 
     Opening migrates an older weakprompt database forward inside one
     transaction and refuses anything newer, foreign or damaged with
-    :class:`~weakprompt.errors.SchemaVersionError` / :class:`StoreError`.
+    :class:`~weakprompt.errors.SchemaVersionError` / :class:`StoreError`,
+    leaving a refused file byte-identical.
     """
 
-    def __init__(self, engine: Engine, *, url: str, clock: Clock, schema_version: int) -> None:
+    def __init__(
+        self, engine: Engine, *, url: str, clock: Clock, schema_version: int, read_only: bool = False
+    ) -> None:
         """Use :meth:`open`; this only wires already-checked parts together."""
         self._engine = engine
         self._url = url
         self._clock = clock
         self._schema_version = schema_version
+        self._read_only = read_only
         self._closed = False
         self._held = threading.local()  # .conn / .write: this thread's held connection, see hold_connection()
 
     @classmethod
-    def open(cls, url: str | Path = "sqlite://", *, clock: Clock | None = None) -> Store:
+    def open(
+        cls, url: str | Path = "sqlite://", *, clock: Clock | None = None, read_only: bool = False
+    ) -> Store:
         """Open (creating or upgrading as needed) the database at ``url``.
 
         ``"sqlite://"`` is a private in-memory database; a bare path is a
-        SQLite file.
+        SQLite file. ``read_only=True`` opens an existing store at the
+        current schema version without writing anything, even in a
+        read-only directory; writing through it raises :class:`StoreError`.
         """
         resolved = normalize_url(url)
-        engine = build_engine(resolved)
         used_clock = clock or SYSTEM_CLOCK
         try:
-            with engine.connect() as conn:
-                conn.execution_options(**transaction_options(engine.dialect.name, write=True))
-                with conn.begin():
-                    # Two workers opening a fresh database must not both migrate it.
-                    advisory_lock(conn, SCHEMA_LOCK)
-                    _, version = migrate(conn, used_clock)
-                    check_shape(conn)
+            engine, version = open_engine(resolved, used_clock, read_only=read_only)
         except SQLAlchemyError as exc:
-            engine.dispose()
             raise StoreError(f"cannot open the store at {_redact(resolved)}: {_reason(exc)}") from exc
-        except BaseException:
-            engine.dispose()
-            raise
-        return cls(engine, url=resolved, clock=used_clock, schema_version=version)
+        return cls(engine, url=resolved, clock=used_clock, schema_version=version, read_only=read_only)
 
     @property
     def engine(self) -> Engine:
@@ -88,6 +85,11 @@ class Store:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def read_only(self) -> bool:
+        """True when opened with ``read_only=True``: every write raises :class:`StoreError`."""
+        return self._read_only
 
     @contextmanager
     def read(self) -> Generator[Connection, None, None]:
@@ -151,6 +153,8 @@ class Store:
     @contextmanager
     def _transaction(self, *, write: bool) -> Generator[Connection, None, None]:
         self._check_open()
+        if write and self._read_only:
+            raise StoreError(f"the store at {_redact(self._url)} was opened read-only: it cannot be written")
         held = self._held_connection()
         if held is not None:
             try:
@@ -195,6 +199,8 @@ class Store:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"v{self._schema_version}"
+        if self._read_only:
+            state += ", read-only"
         return f"Store({_redact(self._url)!r}, {state})"
 
     def _check_open(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import attrs
 from sqlalchemy import Connection, Select, bindparam, select
 
+from ..canonical import parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
 from .prepared import PreparedInsertIgnore, PreparedStatement
@@ -83,7 +83,7 @@ def link_tool_sets(conn: Connection, links: Sequence[tuple[str, str]]) -> None:
 def _definition(
     content_hash: object, name: object, schema_json: object, created_at: object
 ) -> ToolDefinition:
-    schema: JSONValue = json.loads(str(schema_json))
+    schema: JSONValue = parse_canonical_json(str(schema_json))
     return ToolDefinition(
         content_hash=str(content_hash),
         name=str(name),

@@ -8,6 +8,9 @@ returns.
 
 from __future__ import annotations
 
+from collections.abc import Container
+
+from ..errors import TranscriptError
 from ..store.commit_rows import session_head
 from ..store.store import Store
 from .records import CommitInfo
@@ -50,8 +53,13 @@ class ChainWriter:
         self._stored_sets |= new_sets
         return placed
 
-    def stage(self, turn: StagedTurn, draft: Draft) -> Placed:
-        """Place a commit after the turn's last one; an edit is checked against staged and stored commits."""
+    def stage(self, turn: StagedTurn, draft: Draft, *, shown: Container[str]) -> Placed:
+        """Place a commit after the turn's last one; an edit is checked against staged and stored commits.
+
+        ``shown`` holds the commits of the view the turn builds on. An edit
+        must target one of them: a commit another writer stored after the
+        turn's base exists, but has no place in that view to be replaced.
+        """
         parent, seq = turn.tail
         target = None
         if draft.edit is not None:
@@ -64,6 +72,12 @@ class ChainWriter:
 
                 target = resolve_edit(
                     lookup, session_id=self._session_id, target_hash=draft.edit, content=draft.content
+                )
+            if target not in shown:
+                raise TranscriptError(
+                    f"cannot edit {draft.edit[:12]} inside this turn: it was stored by another writer "
+                    "after the view the turn started from; edit it outside the turn, or in a turn "
+                    "opened after it (with refresh=True)"
                 )
         placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
         turn.stage(placed)

@@ -28,7 +28,7 @@ from .provenance import (
     TRIGGERED_BY,
     summary_events,
 )
-from .records import CommitInfo, usage_metadata
+from .records import CommitInfo, label_text, usage_metadata
 from .shaped import shaped_by_output_pipeline
 from .summarize import check_target_tokens
 
@@ -161,7 +161,7 @@ def compress_tool_calls(
                 commit.content.name or "",
                 attempt.text,
                 edit=commit.hash,
-                message=f"compressed tool result: {commit.content.name}",
+                message=f"compressed tool result: {label_text(commit.content.name or '')}",
                 metadata=meta,
                 is_error=commit.content.is_error,
                 tools=None,  # a rewrite is no model turn: it must not change the linked tool set

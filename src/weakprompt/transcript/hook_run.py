@@ -35,6 +35,7 @@ from .provenance import (
     summary_events,
     usage_entry,
 )
+from .records import label_text
 
 if TYPE_CHECKING:
     from .records import CommitInfo
@@ -133,7 +134,8 @@ def _commit(
     if spent is not None:
         meta[SUMMARY_USAGE] = spent
     if message is None and original_blob is not None:
-        message = f"tool result: {pending.tool_name} ({'summarized' if pending.summarized else 'edited'})"
+        how = "summarized" if pending.summarized else "edited"
+        message = f"tool result: {label_text(pending.tool_name)} ({how})"
     commit = transcript.tool_result(
         pending.tool_call_id,
         pending.tool_name,
@@ -173,6 +175,6 @@ def commit_withheld(transcript: Transcript, rejection: ToolResultRejected) -> Co
     )
     return transcript.commit(
         placeholder,
-        message=f"tool result withheld: {rejection.tool_name}",
+        message=f"tool result withheld: {label_text(rejection.tool_name)}",
         metadata={TRIGGERED_BY: rejection.triggered_by, WITHHELD: True},
     )

@@ -9,12 +9,11 @@ hash the unmodified commit would have had, and
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from sqlalchemy import select
 
-from ..canonical import canonical_json, content_hash
+from ..canonical import canonical_json, content_hash, find_surrogate, parse_canonical_json
 from ..errors import TranscriptError
 from ..messages import Message
 from ..store import tables
@@ -40,11 +39,11 @@ def store_message_blob(store: Store, message: Message, now: datetime) -> str:
 
 def load_message_blob(store: Store, blob_hash: str) -> Message:
     """The message stored under ``blob_hash``; TranscriptError when there is none."""
-    if not isinstance(blob_hash, str) or not blob_hash:
+    if not isinstance(blob_hash, str) or not blob_hash or find_surrogate(blob_hash) is not None:
         raise TranscriptError(f"a blob hash must be a non-empty string, got {blob_hash!r}")
     query = select(tables.blobs.c.content).where(tables.blobs.c.hash == blob_hash)
     with store.read() as conn:
         row = conn.execute(query).first()
     if row is None:
         raise TranscriptError(f"no stored blob {blob_hash!r}")
-    return message_from_payload(json.loads(str(row[0])), {})
+    return message_from_payload(parse_canonical_json(str(row[0])), {})

@@ -10,13 +10,14 @@ depends on the counter in use) or the time.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 import attrs
 
-from ..canonical import canonical_json, content_hash
+from ..canonical import canonical_json, content_hash, find_surrogate
 from ..errors import TranscriptError
 from ..jsontypes import JSONLike, JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
@@ -31,6 +32,7 @@ __all__ = [
     "CommitOperation",
     "commit_hash",
     "commit_info",
+    "label_text",
     "message_from_payload",
     "message_payload",
     "message_tokens",
@@ -40,6 +42,8 @@ __all__ = [
 
 HASH_FORMAT_VERSION = 1
 """Bumped if the hashed fields ever change, so old and new hashes never collide."""
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 _ROLES: dict[str, Role] = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
@@ -168,10 +172,30 @@ def message_from_payload(
 
 def message_tokens(message: Message, counter: TokenCounter) -> int:
     """Tokens of what is sent: the text plus each tool call's name and arguments."""
-    total = counter.count(message.content)
+    total = counter.count(_countable(message.content))
     for call in message.tool_calls:
-        total += counter.count(call.name) + counter.count(call.arguments_json())
+        total += counter.count(_countable(call.name)) + counter.count(_countable(call.arguments_json()))
     return total
+
+
+def _countable(text: str) -> str:
+    """``text`` with each lone surrogate as U+FFFD: a tokenizer may refuse one, and a count needs none."""
+    if find_surrogate(text) is None:
+        return text
+    return _SURROGATES.sub("\ufffd", text)
+
+
+def label_text(text: str) -> str:
+    """``text`` made fit for a commit message, which is stored as plain text.
+
+    For messages the transcript builds from a tool name, which the model
+    chose: NUL is dropped and a lone surrogate is spelled as its escape
+    (``\\ud800``), where a message given by the caller would be refused.
+    """
+    text = text.replace("\x00", "")
+    if find_surrogate(text) is None:
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def metadata_text(metadata: Mapping[str, JSONValue]) -> str:

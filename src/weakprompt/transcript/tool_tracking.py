@@ -9,12 +9,12 @@ prompt cache.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import attrs
 
-from ..canonical import canonical_json
+from ..canonical import canonical_json, find_surrogate, parse_canonical_json
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
 from ..model.tool_shapes import tool_schema_name
@@ -73,9 +73,12 @@ def _prepare(schema: object, *, index: int) -> PreparedTool:
     label = _label(mapping, index)
     if name is None:
         raise TranscriptError(f"{label} has no name: expected 'name' or 'function.name'")
+    if find_surrogate(name) is not None:
+        # The name is also stored as plain text (for tool_versions), which cannot hold one.
+        raise TranscriptError(f"{label} name contains a lone surrogate, which is not valid Unicode text")
     canonical = _canonical(mapping, label)
     # Round-trip so what is kept in memory is exactly what the database returns.
-    stored: JSONObject = json.loads(canonical)
+    stored = cast("JSONObject", parse_canonical_json(canonical))
     return PreparedTool(content_hash=_digest(canonical), name=name, canonical=canonical, schema=stored)
 
 

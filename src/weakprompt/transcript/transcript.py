@@ -17,7 +17,7 @@ from typing import Literal, TypeAlias
 
 from sqlalchemy import Connection
 
-from ..canonical import canonical_json
+from ..canonical import canonical_json, find_surrogate
 from ..clock import Clock
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
@@ -42,7 +42,7 @@ from .lazy import LoadToolResults, with_lazy_loading
 from .options import CompileOptions, CompileView
 from .originals import load_message_blob
 from .queries import ToolTurn, select_tool_calls, select_tool_results, select_tool_turns
-from .records import CommitInfo, CommitOperation, commit_info, usage_metadata
+from .records import CommitInfo, CommitOperation, commit_info, label_text, usage_metadata
 from .summarization_config import configure_tool_summarization as _configure_tool_summarization
 from .tool_tracking import PreparedTool, ToolSetChange, diff_tool_sets, hash_tool_set, prepare_tools
 from .turns import StagedTurn, TurnRecord
@@ -82,6 +82,13 @@ class Transcript:
         if "\x00" in session_id:
             # PostgreSQL text cannot hold NUL; refuse it on every backend alike.
             raise TranscriptError(f"session_id contains a NUL character: {session_id!r}")
+        at = find_surrogate(session_id)
+        if at is not None:
+            # Stored as plain text, which cannot hold one (no UTF-8 encoding exists).
+            raise TranscriptError(
+                f"session_id contains a lone surrogate at index {at}, which is not valid Unicode text: "
+                f"{session_id!r}"
+            )
         if len(session_id) > 255:
             raise TranscriptError(f"session_id is longer than 255 characters: {session_id[:40]!r}...")
         self._store = store
@@ -216,7 +223,7 @@ class Transcript:
         return self._write(
             Message("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error),
             edit=edit,
-            message=message if message is not None else f"tool result: {name.replace(chr(0), '')}",
+            message=message if message is not None else f"tool result: {label_text(name)}",
             metadata=metadata,
             tools=tools,
         )
@@ -265,8 +272,6 @@ class Transcript:
         tools: ToolsArgument,
     ) -> CommitInfo:
         # Everything that can be wrong with the input is checked before the transaction.
-        if message is not None and isinstance(message, str) and "\x00" in message:
-            raise TranscriptError(f"the commit message contains a NUL character: {message!r}")
         linked, set_hash = self._tools_for(tools)
         draft = draft_commit(
             content,
@@ -281,10 +286,14 @@ class Transcript:
         with self._lock:
             turn = self._turn
             if turn is not None:
-                placed = self._writer.stage(turn, draft)  # the state is at the turn's tail
+                # The state is at the turn's tail.
+                placed = self._writer.stage(turn, draft, shown=self._state.position_of)
             else:
                 placed = self._writer.write_now(draft)
-                if self._state.head != placed.info.parent:  # another writer got in between: refresh later
+                if self._state.head != placed.info.parent:
+                    # Another writer got in between: the view reads on from its head when next
+                    # asked, and a turn(refresh=False) must not trust it until then.
+                    self._written_head = None
                     self._remember_tools(draft)
                     return placed.info
                 self._written_head = placed.info.hash
@@ -340,6 +349,7 @@ class Transcript:
                         self._refresh(conn)
                         self._tool_entries(conn, self._state.tool_hashes)
                 turn = StagedTurn(base=self._state.head, base_seq=self._state.seq, record=TurnRecord())
+                self._state.mark()  # staged commits are folded in; undone if stored elsewhere or dropped
                 self._turn = turn
         try:
             yield turn.record
@@ -369,14 +379,18 @@ class Transcript:
             self._drop(turn, exc)
             raise
         if moved:
-            # The cached view holds the staged hashes; rebuild it from the store when next asked.
-            self._state = CompileState()
+            # The view holds the staged hashes: take them back out, and read on from the turn's
+            # base (the other writers' commits, then this turn as stored) when next asked.
+            self._state.rollback()
             self._compiled = None
             record.renamed = {
                 old.info.hash: new.info.hash for old, new in zip(turn.chain, chain, strict=True)
             }
-        elif chain:
-            self._written_head = chain[-1].info.hash
+            self._written_head = None
+        else:
+            self._state.release()
+            if chain:
+                self._written_head = chain[-1].info.hash
         record.commits = tuple(p.info for p in chain)
         record.stored = True
         record.moved = moved
@@ -384,9 +398,9 @@ class Transcript:
     def _drop(self, turn: StagedTurn, error: BaseException) -> None:
         """Forget a turn that will not be stored (caller holds the lock)."""
         turn.record.open = False
+        self._state.rollback()
         if not turn.chain:
             return
-        self._state = CompileState()
         self._compiled = None
         hashes = ", ".join(p.info.hash[:12] for p in turn.chain)
         error.add_note(
@@ -452,6 +466,8 @@ class Transcript:
 
     def tool_versions(self, name: str) -> list[ToolDefinition]:
         """Every stored schema with this tool name (any session), oldest first."""
+        if find_surrogate(name) is not None:
+            return []  # such a name is refused when tools are set, so none is stored
         with self._store.read() as conn:
             return fetch_definitions_by_name(conn, name)
 
@@ -524,7 +540,9 @@ class Transcript:
             return turn.by_hash.get(commit) if turn is not None and isinstance(commit, str) else None
 
     def _require_commit(self, conn: Connection, commit: str) -> CommitRow:
-        row = fetch_commit(conn, commit) if isinstance(commit, str) else None
+        # A lone surrogate cannot even be sent as a query parameter; no hash has one anyway.
+        usable = isinstance(commit, str) and find_surrogate(commit) is None
+        row = fetch_commit(conn, commit) if usable else None
         if row is None or row.session_id != self._session_id:
             raise TranscriptError(f"no commit {commit!r} in session {self._session_id!r}")
         return row

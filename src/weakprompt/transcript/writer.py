@@ -14,7 +14,6 @@ before :func:`store_commits` writes them all with one statement per table.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from json.encoder import encode_basestring
@@ -23,7 +22,7 @@ from typing import cast
 import attrs
 from sqlalchemy import Connection
 
-from ..canonical import canonical_json, content_hash
+from ..canonical import canonical_json, content_hash, find_surrogate, parse_canonical_json
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message, ToolCall
@@ -90,16 +89,15 @@ def draft_commit(
     # Keep what any later reader decodes from the stored text, so that the cached view
     # equals it (tuples become lists, nothing shared with the caller). A payload made of
     # plain strings already is exactly that; anything else takes the JSON round trip.
-    payload: JSONObject = built if plain else json.loads(canonical)
+    payload: JSONObject = built if plain else cast("JSONObject", parse_canonical_json(canonical))
     given_meta = metadata or {}
     meta_text = metadata_text(given_meta)
-    meta: JSONObject = json.loads(meta_text)
+    meta = cast("JSONObject", parse_canonical_json(meta_text))
     # Equal after the round trip: every key was a string already (the usual case, checked in C).
     if meta and meta != given_meta and not _string_keys(given_meta):
         meta_text = metadata_json(meta)  # keys JSON turned into strings sort differently now
-    if message is not None and not isinstance(message, str):
-        raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")
-    if edit is not None and (not isinstance(edit, str) or not edit):
+    _check_message(message)
+    if edit is not None and (not isinstance(edit, str) or not edit or find_surrogate(edit) is not None):
         raise TranscriptError(f"edit target must be a commit hash, got {edit!r}")
     return Draft(
         content=content,
@@ -116,6 +114,22 @@ def draft_commit(
         created_at=now,
         calls=_reusable_calls(content) if plain else None,
     )
+
+
+def _check_message(message: object) -> None:
+    """A commit message is stored as plain text: PostgreSQL refuses NUL, UTF-8 has no lone surrogates."""
+    if message is None:
+        return
+    if not isinstance(message, str):
+        raise TranscriptError(f"the commit message must be a string, got {type(message).__name__}")
+    if "\x00" in message:
+        raise TranscriptError(f"the commit message contains a NUL character: {message!r}")
+    at = find_surrogate(message)
+    if at is not None:
+        raise TranscriptError(
+            f"the commit message contains a lone surrogate at index {at}, which is not valid Unicode "
+            f"text: {message!r}"
+        )
 
 
 def _string_keys(value: object) -> bool:

@@ -13,9 +13,7 @@ from hypothesis import HealthCheck, settings
 # pytester runs the kit's plugin tests in a fresh pytest.
 pytest_plugins = ["pytester", "weakprompt.testing.pytest_plugin"]
 
-settings.register_profile(
-    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=60, deadline=None)
 _CI = bool(os.environ.get("CI"))
 settings.load_profile("ci" if _CI else "dev")

@@ -1,4 +1,7 @@
-"""OpenAIAdapter against a real llama.cpp server (SmolLM2) through the official client."""
+"""OpenAIAdapter against a real llama.cpp server (SmolLM2) through the official clients.
+
+Whole replies on ``openai.OpenAI``, streamed ones on ``openai.AsyncOpenAI``.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +13,11 @@ import pytest
 
 from adapters_support import FIRST_PROMPT, SECOND_PROMPT, TOOLS, USER, make_request, search_notes
 from llama_server import LlamaServer, llama_server  # noqa: F401 - pytest fixture
+from stream_support import collect, collect_until_error, final_turn, of_type
 from weakprompt.adapters.openai import OpenAIAdapter
-from weakprompt.errors import ContextLengthError
-from weakprompt.messages import Message
-from weakprompt.model import ForceTool
+from weakprompt.errors import ContextLengthError, ProviderError
+from weakprompt.messages import Message, Usage
+from weakprompt.model import ForceTool, TextDelta, ToolCallDelta, ToolCallStarted
 
 pytestmark = pytest.mark.real_model
 
@@ -87,3 +91,48 @@ def test_the_official_client_is_what_talks_to_the_server(adapter: OpenAIAdapter)
     assert isinstance(adapter.client, openai.OpenAI)
     models = adapter.client.models.list()
     assert [m.id for m in models.data] == [adapter.model]
+
+
+# ---------------------------------------------------------------- streaming (AsyncOpenAI, server-sent events)
+
+
+def test_text_streams_from_the_server_in_pieces(adapter: OpenAIAdapter) -> None:
+    request = make_request([USER], max_output_tokens=24)
+
+    adapter.complete(request)  # the server's cache then holds what the streamed call sees again
+    events = collect(adapter, request)
+    whole = adapter.complete(request)
+
+    texts = of_type(events, TextDelta)
+    turn = final_turn(events)
+    assert len(texts) > 1 and "".join(t.text for t in texts) == turn.text
+    assert (turn.text, turn.finish_reason) == (whole.text, whole.finish_reason)
+    # llama.cpp's server ignores stream_options: a stream without a usage chunk counts one call.
+    assert turn.usage == Usage(model_calls=1)
+    assert isinstance(adapter.async_client, openai.AsyncOpenAI)
+
+
+def test_a_forced_tool_call_streams_from_the_server(adapter: OpenAIAdapter) -> None:
+    request = make_request(
+        FIRST_PROMPT, tools=TOOLS, tool_choice=ForceTool("get_weather"), max_output_tokens=64
+    )
+
+    events = collect(adapter, request)
+
+    (started,) = of_type(events, ToolCallStarted)
+    (call,) = final_turn(events).tool_calls
+    assert (started.name, call.name, call.id) == ("get_weather", "get_weather", started.call_id)
+    assert len(of_type(events, ToolCallDelta)) > 1
+    assert isinstance(call.arguments, str)
+    assert "paris" in json.loads(call.arguments)["city"].lower()
+    assert final_turn(events).finish_reason == "tool_calls"
+
+
+def test_a_prompt_too_long_for_a_streamed_call_is_a_provider_error(adapter: OpenAIAdapter) -> None:
+    # The server answers 200 and ends the event stream at once, saying nothing about why.
+    huge = Message(role="user", content="weather " * 5000)
+
+    seen, raised = collect_until_error(adapter, make_request([huge], max_output_tokens=8))
+
+    assert seen == []
+    assert type(raised) is ProviderError and "ended before any chunk arrived" in str(raised)

@@ -258,3 +258,24 @@ def test_storable_keeps_the_decode_of_a_mapping() -> None:
     refused = ToolCall("c", "f", {"x": float("inf")}).storable()
     assert refused.arguments == '{"x":Infinity}'
     assert isinstance(refused.decoded_arguments, Refused)  # the text is judged, as the record shows
+
+
+def test_a_streamed_call_parsed_into_its_object_is_decoded_once(
+    counting: Callable[[dict[str, Any]], Counts],
+) -> None:
+    """The Anthropic stream closes calls with ``parse=True``: one decode, shared by every reader."""
+    from weakprompt.adapters.wire.arguments import arguments_object
+    from weakprompt.model import ReplyAssembler, ToolCallDelta, ToolCallStarted
+    from weakprompt.runtime import ToolDispatcher
+
+    counts = counting(ARGUMENTS)
+    assembler = ReplyAssembler(provider="test")
+    assembler.add(ToolCallStarted(0, "call_1", "get_weather"))
+    for piece in (ARGUMENTS_TEXT[:9], ARGUMENTS_TEXT[9:]):
+        assembler.add(ToolCallDelta(0, piece))
+    call = assembler.close_call(0, parse=True).call
+    assert call.arguments == ARGUMENTS  # the object a whole reply gives
+    execution = ToolDispatcher([get_weather], session=Session()).execute(call)
+    assert execution.success and arguments_object(call) == ARGUMENTS
+    assert counts.decoder_calls == [ARGUMENTS_TEXT] and counts.text_decodes == [ARGUMENTS_TEXT]
+    assert len(counts.object_encodes) == 1  # the event's arguments text

@@ -49,6 +49,20 @@ class ToolCall:
     _decoded: DecodedArguments | None = attrs.field(default=None, init=False, eq=False, repr=False)
     _text: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
+    @classmethod
+    def parsed(cls, id: str, name: str, text: str) -> ToolCall:
+        """A call whose arguments came as JSON text from a provider that hands over objects.
+
+        The text is decoded here, once: a plain JSON object is kept as the
+        object (as the provider's whole replies give it), anything else as
+        the text, for the dispatcher to report; either way the call already
+        holds its :attr:`decoded_arguments`.
+        """
+        decoded = decode_arguments(text)
+        call = cls(id=id, name=name, arguments=decoded if isinstance(decoded, dict) else text)
+        object.__setattr__(call, "_decoded", decoded)
+        return call
+
     @property
     def decoded_arguments(self) -> DecodedArguments:
         """The arguments as a plain JSON object, or why they are not one (decoded on first use).

@@ -15,7 +15,8 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -25,12 +26,14 @@ from ..errors import ConfigurationError, ProviderError
 from ..jsontypes import JSONObject
 
 __all__ = [
+    "ContextSpan",
     "LlamaModel",
     "LlamaTokenCounter",
     "ModelKey",
     "clear_model_cache",
     "default_model_path",
     "load_model",
+    "shared_model",
 ]
 
 _log = logging.getLogger("weakprompt.adapters.local")
@@ -46,11 +49,24 @@ class _Llama(Protocol):
     def n_ctx(self) -> int: ...
 
 
+@attrs.frozen
+class ContextSpan:
+    """How many tokens the model's context held when a streamed reply began and when it ended.
+
+    ``None`` when the model object does not say (``n_tokens``), as stand-ins may not.
+    """
+
+    first: int | None
+    end: int | None
+
+
 class LlamaModel:
     """A loaded model plus the lock that serialises calls into it.
 
     A ``llama_cpp.Llama`` keeps one evaluation state, so two threads must not
-    generate with it at the same time.
+    generate with it at the same time: every call (whole, streamed, or a
+    tokenization) takes the lock, and a streamed call holds it until the
+    reply is over. Sessions that share a loaded model take turns.
     """
 
     def __init__(self, llama: object, *, path: Path | None = None) -> None:
@@ -98,6 +114,48 @@ class LlamaModel:
             )
         return cast("JSONObject", reply)
 
+    def chat_stream(
+        self, params: Mapping[str, object], on_chunk: Callable[[JSONObject], bool]
+    ) -> ContextSpan:
+        """``create_chat_completion(**params, stream=True)``, handing each chunk to ``on_chunk``.
+
+        Runs in the calling thread and holds the model for the whole reply.
+        ``on_chunk`` returns False to stop generating (its reader has gone).
+        """
+        create = getattr(self._llama, "create_chat_completion")  # noqa: B009 - untyped API
+        with self._lock:
+            chunks: object = create(**params, stream=True)
+            kind = type(chunks).__name__
+            if isinstance(chunks, dict) or not hasattr(chunks, "__iter__"):
+                raise ProviderError(
+                    f"local: create_chat_completion(stream=True) returned {kind}, "
+                    "expected an iterator of chunks",
+                    provider="local",
+                )
+            first: int | None = None
+            try:
+                for chunk in cast("Iterable[object]", chunks):
+                    if first is None:
+                        first = self._n_tokens()
+                    if not on_chunk(_chunk(chunk)):
+                        break
+            finally:
+                close = getattr(chunks, "close", None)
+                if callable(close):
+                    close()
+            return ContextSpan(first, self._n_tokens())
+
+    def _n_tokens(self) -> int | None:
+        count = getattr(self._llama, "n_tokens", None)
+        return count if isinstance(count, int) else None
+
+
+def _chunk(chunk: object) -> JSONObject:
+    if not isinstance(chunk, dict):
+        kind = type(chunk).__name__
+        raise ProviderError(f"local: a streamed chunk is {kind}, expected a dict", provider="local")
+    return cast("JSONObject", chunk)
+
 
 class LlamaTokenCounter:
     """Exact token counts from the model's own tokenizer."""
@@ -125,6 +183,21 @@ class ModelKey:
 
 _cache: dict[ModelKey, LlamaModel] = {}
 _cache_lock = threading.Lock()
+
+
+# Wrappers of models handed in ready-made, by the id of the llama object. An entry
+# lives as long as its wrapper (which holds the llama object, so the id cannot be reused).
+_given: weakref.WeakValueDictionary[int, LlamaModel] = weakref.WeakValueDictionary()
+
+
+def shared_model(llama: object) -> LlamaModel:
+    """The one :class:`LlamaModel` (and so the one lock) for a llama object handed in ready-made."""
+    with _cache_lock:
+        model = _given.get(id(llama))
+        if model is None:
+            model = LlamaModel(llama)
+            _given[id(llama)] = model
+        return model
 
 
 def default_model_path(package: str = DEFAULT_MODEL_PACKAGE) -> Path:

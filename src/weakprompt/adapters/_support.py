@@ -1,8 +1,8 @@
 """What every adapter shares apart from its wire mapping.
 
 Request checks and schema helpers, the identity properties the loop reads
-(name, model, context window, token counter), the "ready client or build
-one" rule and the OpenAI-style finish reasons. Kept free of any SDK so the
+(name, model, context window, token counter), the "ready clients or build
+them" rule and the OpenAI-style finish reasons. Kept free of any SDK so the
 checks run (and fail clearly) before a network call or a model load.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..canonical import canonical_json
 from ..errors import ConfigurationError
@@ -26,7 +26,8 @@ __all__ = [
     "OPENAI_FINISH_REASONS",
     "AdapterIdentity",
     "check_tool_choice",
-    "client_or_build",
+    "clients_or_build",
+    "missing_client",
     "reject_ignored_settings",
     "forced_tool_name",
     "is_strict_schema",
@@ -155,8 +156,8 @@ OPENAI_FINISH_REASONS: dict[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 
-_P = ParamSpec("_P")
-_C = TypeVar("_C")
+_S = TypeVar("_S")
+_A = TypeVar("_A")
 
 
 class AdapterIdentity:
@@ -187,11 +188,28 @@ class AdapterIdentity:
         return None
 
 
-def client_or_build(
-    adapter: str, client: _C | None, build: Callable[_P, _C], *args: _P.args, **settings: _P.kwargs
-) -> _C:
-    """``client`` when given (refusing settings it would ignore), else ``build(**settings)``."""
-    if client is not None:
+def clients_or_build(
+    adapter: str,
+    sync_client: _S | None,
+    async_client: _A | None,
+    build: Callable[..., tuple[_S, _A]],
+    **settings: object,
+) -> tuple[_S | None, _A | None]:
+    """The ready clients when any is given (refusing settings they would ignore), else both built.
+
+    A given sync client is never paired with an async one built from other
+    settings: that one would talk to another server or with another key. The
+    missing kind is then refused when it is needed (:func:`missing_client`).
+    """
+    if sync_client is not None or async_client is not None:
         reject_ignored_settings(adapter, **settings)
-        return client
-    return build(*args, **settings)
+        return sync_client, async_client
+    return build(**settings)
+
+
+def missing_client(adapter: str, method: str, parameter: str, client_type: str) -> ConfigurationError:
+    """The error for a call that needs the kind of client the adapter was not given."""
+    return ConfigurationError(
+        f"{adapter}: {method} needs an {client_type} client, and only the other kind of client "
+        f"was given; pass {parameter}= as well"
+    )

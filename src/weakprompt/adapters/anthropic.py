@@ -3,7 +3,9 @@
 The transcript's wire conversion supplies ``system`` and the messages
 (tool results as ``tool_result`` blocks, ``is_error`` on failed ones); this
 module adds tools, tool choice, the token limit and structured output, and
-reads ``text`` / ``tool_use`` blocks back into a neutral turn.
+reads ``text`` / ``tool_use`` blocks back into a neutral turn, whole
+(``complete``, on the sync client) or from the raw stream events
+(``stream``, on the async client).
 
 The SDK is imported when an adapter is built, never when this module loads.
 """
@@ -12,19 +14,30 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, cast
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, ProviderError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ForceTool, ModelRequest, ToolChoice
+from ..model import (
+    ForceTool,
+    ModelEvent,
+    ModelRequest,
+    ReplyAssembler,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    ToolChoice,
+    UsageReported,
+)
 from ._support import (
     AdapterIdentity,
     check_tool_choice,
-    client_or_build,
+    clients_or_build,
     is_strict_schema,
     json_answer_instruction,
+    missing_client,
     parameters_schema,
 )
 from .error_mapping import from_anthropic_error
@@ -35,8 +48,18 @@ if TYPE_CHECKING:
     from anthropic.types import (
         Message as AnthropicMessage,
     )
-    from anthropic.types import MessageParam, ToolChoiceParam, ToolParam
-    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    from anthropic.types import (
+        MessageDeltaUsage,
+        MessageParam,
+        RawMessageStreamEvent,
+        ToolChoiceParam,
+        ToolParam,
+    )
+    from anthropic.types import Usage as AnthropicUsage
+    from anthropic.types.message_create_params import (
+        MessageCreateParamsNonStreaming,
+        MessageCreateParamsStreaming,
+    )
 
     from ..tools import AnyTool
 
@@ -64,6 +87,10 @@ class AnthropicAdapter(AdapterIdentity):
     format when the schema is closed (every object lists all its properties
     as required and forbids extras) and otherwise asks for JSON in the system
     prompt; the loop parses and validates the answer either way.
+
+    Clients follow the same rule as :class:`~weakprompt.adapters.openai.OpenAIAdapter`:
+    ``client`` (``anthropic.Anthropic``) for ``complete``, ``async_client``
+    (``anthropic.AsyncAnthropic``) for ``stream``, or both built from the settings.
     """
 
     def __init__(
@@ -71,6 +98,7 @@ class AnthropicAdapter(AdapterIdentity):
         model: str,
         *,
         client: anthropic.Anthropic | None = None,
+        async_client: anthropic.AsyncAnthropic | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         max_tokens: int = 1024,
@@ -87,10 +115,11 @@ class AnthropicAdapter(AdapterIdentity):
         super().__init__(name=name, model=model, context_window=context_window)
         self._max_tokens = max_tokens
         self._strict_tools = strict_tools
-        self._client = client_or_build(
+        self._client, self._async_client = clients_or_build(
             "AnthropicAdapter",
             client,
-            _build_client,
+            async_client,
+            _build_clients,
             api_key=api_key,
             base_url=base_url,
             max_retries=max_retries,
@@ -99,7 +128,17 @@ class AnthropicAdapter(AdapterIdentity):
 
     @property
     def client(self) -> anthropic.Anthropic:
+        """The sync client ``complete`` uses."""
+        if self._client is None:
+            raise missing_client("AnthropicAdapter", "complete()", "client", "anthropic.Anthropic")
         return self._client
+
+    @property
+    def async_client(self) -> anthropic.AsyncAnthropic:
+        """The async client ``stream`` uses."""
+        if self._async_client is None:
+            raise missing_client("AnthropicAdapter", "stream()", "async_client", "anthropic.AsyncAnthropic")
+        return self._async_client
 
     def build_params(self, request: ModelRequest) -> MessageCreateParamsNonStreaming:
         """The keyword arguments for ``messages.create`` (no network)."""
@@ -125,15 +164,44 @@ class AnthropicAdapter(AdapterIdentity):
             params["tool_choice"] = tool_choice_param(request.tool_choice)
         return params
 
+    def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:
+        """:meth:`build_params` for a streamed reply (no network)."""
+        return {**self.build_params(request), "stream": True}
+
     def complete(self, request: ModelRequest) -> AssistantTurn:
         import anthropic
 
+        client = self.client
         params = self.build_params(request)
         try:
-            message = self._client.messages.create(**params)
+            message = client.messages.create(**params)
         except anthropic.AnthropicError as exc:
             raise from_anthropic_error(exc, provider=self._name) from exc
         return turn_from_message(message)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The reply from the raw stream events; errors (an ``error`` event too) are typed AdapterErrors."""
+        import anthropic
+        import httpx2
+
+        client = self.async_client
+        params = self.build_stream_params(request)
+        reader = _EventReader(self._name)
+        try:
+            events = await client.messages.create(**params)
+            async with events:
+                async for event in events:
+                    for neutral in reader.read(event):
+                        yield neutral
+        except anthropic.AnthropicError as exc:
+            raise from_anthropic_error(exc, provider=self._name) from exc
+        except httpx2.TransportError as exc:  # the connection broke mid-stream; the SDK passes it on
+            reason = str(exc) or type(exc).__name__
+            raise ProviderError(
+                f"{self._name} error: the connection failed during the stream: {reason}", provider=self._name
+            ) from exc
+        for neutral in reader.finish():
+            yield neutral
 
     def _tool_param(self, tool: AnyTool) -> ToolParam:
         """Strict when asked and possible; a type with no strict schema is sent non-strict."""
@@ -188,7 +256,10 @@ def _tool_input(given: object) -> str | Mapping[str, JSONValue]:
 
 
 def _usage(message: AnthropicMessage) -> Usage:
-    usage = message.usage
+    return _neutral_usage(message.usage)
+
+
+def _neutral_usage(usage: AnthropicUsage) -> Usage:
     cache_read = usage.cache_read_input_tokens or 0
     cache_write = usage.cache_creation_input_tokens or 0
     return Usage(
@@ -199,6 +270,70 @@ def _usage(message: AnthropicMessage) -> Usage:
     )
 
 
+class _EventReader:
+    """Raw Messages API stream events -> neutral events, with the same rules as :func:`turn_from_message`.
+
+    Content blocks are numbered among all blocks; tool calls are numbered among
+    tool calls. A call is complete at its ``content_block_stop``; its
+    streamed JSON is then decoded, once, into the object a whole reply
+    gives (text that is not a JSON object stays as sent). ``message_start``
+    and every ``message_delta`` report the usage so far.
+    """
+
+    def __init__(self, provider: str) -> None:
+        self._assembler = ReplyAssembler(provider=provider)
+        self._calls: dict[int, int] = {}  # content block index -> tool call index
+        self._usage: AnthropicUsage | None = None
+        self._finish: FinishReason | None = None
+
+    def read(self, event: RawMessageStreamEvent) -> list[ModelEvent]:
+        add = self._assembler.add
+        if event.type == "message_start":
+            self._usage = event.message.usage
+            return [add(UsageReported(_neutral_usage(self._usage)))]
+        if event.type == "content_block_start":
+            block = event.content_block
+            if block.type == "text" and block.text:
+                return [add(TextDelta(block.text))]
+            if block.type == "tool_use":
+                index = self._calls[event.index] = len(self._calls)
+                return [add(ToolCallStarted(index, block.id, block.name))]
+            return []
+        if event.type == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta" and delta.text:
+                return [add(TextDelta(delta.text))]
+            if delta.type == "input_json_delta" and delta.partial_json and event.index in self._calls:
+                return [add(ToolCallDelta(self._calls[event.index], delta.partial_json))]
+            return []
+        if event.type == "content_block_stop":
+            index = self._calls.get(event.index)
+            if index is None:
+                return []
+            return [self._assembler.close_call(index, parse=True)]
+        if event.type == "message_delta":
+            self._finish = _STOP_REASONS.get(event.delta.stop_reason or "", "other")
+            self._usage = _merged_usage(self._usage, event.usage)
+            return [add(UsageReported(_neutral_usage(self._usage)))]
+        return []  # message_stop: the stream ends
+
+    def finish(self) -> tuple[ModelEvent, ...]:
+        return self._assembler.finish(self._finish)
+
+
+def _merged_usage(start: AnthropicUsage | None, delta: MessageDeltaUsage) -> AnthropicUsage:
+    """``message_delta`` counts are cumulative: each given one replaces the start's."""
+    from anthropic.types import Usage as AnthropicUsage
+
+    base = start if start is not None else AnthropicUsage(input_tokens=0, output_tokens=0)
+    changes: dict[str, int] = {"output_tokens": delta.output_tokens}
+    for field in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        value = getattr(delta, field)
+        if value is not None:
+            changes[field] = value
+    return base.model_copy(update=changes)
+
+
 def _plain(schema: JSONObject) -> dict[str, object]:
     return dict[str, object](schema)
 
@@ -207,9 +342,10 @@ def _append_system(system: str | None, extra: str) -> str:
     return f"{system}\n\n{extra}" if system else extra
 
 
-def _build_client(
+def _build_clients(
     *, api_key: str | None, base_url: str | None, max_retries: int | None, timeout: float | None
-) -> anthropic.Anthropic:
+) -> tuple[anthropic.Anthropic, anthropic.AsyncAnthropic]:
+    """A sync and an async client with the same settings."""
     try:
         import anthropic
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -225,9 +361,9 @@ def _build_client(
                 "(or ANTHROPIC_AUTH_TOKEN)"
             )
         api_key = _PLACEHOLDER_KEY
-    return anthropic.Anthropic(
-        api_key=api_key,
-        base_url=base_url,
-        max_retries=anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
-        timeout=anthropic.NOT_GIVEN if timeout is None else timeout,
+    retries = anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    wait = anthropic.NOT_GIVEN if timeout is None else timeout
+    return (
+        anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
+        anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
     )

@@ -6,6 +6,11 @@ or :class:`~weakprompt.errors.ProviderError` whatever the provider, and still
 read the provider's own message and HTTP status. The SDKs have already retried
 (their own ``max_retries``) by the time an exception reaches this module.
 
+An error can also arrive inside a stream, after the HTTP status (200) was
+sent: the provider then names only an error type (``overloaded_error``,
+``rate_limit_error``...). Such an error is classified by that type, as the
+status the type stands for would be, and carries no status code.
+
 The SDKs are imported inside the functions: an exception from an SDK means the
 SDK is already loaded, and importing this module must stay free of them.
 """
@@ -38,6 +43,21 @@ _CONTEXT_WORDS = re.compile(
 )
 _MAX_TEXT = 1000  # a proxy's HTML error page is not worth more than this
 _CONTEXT_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
+# The HTTP status each error type stands for, to classify errors sent inside a stream.
+_TYPE_STATUS = {
+    "authentication_error": 401,
+    "invalid_api_key": 401,
+    "permission_error": 403,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "insufficient_quota": 429,
+    "request_too_large": 413,
+    "invalid_request_error": 400,
+    "context_length_exceeded": 400,
+    "overloaded_error": 529,
+    "api_error": 500,
+    "server_error": 500,
+}
 
 
 def classify_status(status: int | None, message: str, code: str | None = None) -> type[AdapterError]:
@@ -82,7 +102,11 @@ def _build(
     message, kind, body_code = _error_fields(body)
     text = message or fallback
     code = code or body_code
-    error_type = classify_status(status, text, code)
+    if status is None or status < 400:  # sent inside a stream: the type says what went wrong
+        status = None
+        error_type = classify_status(_TYPE_STATUS.get(code or "") or _TYPE_STATUS.get(kind or ""), text, code)
+    else:
+        error_type = classify_status(status, text, code)
     label = f"{provider} error"
     if status is not None:
         label += f" {status}"
@@ -97,6 +121,8 @@ def from_openai_error(exc: openai.OpenAIError, *, provider: str = "openai") -> A
 
     if isinstance(exc, openai.APIStatusError):
         return _build(provider, exc.status_code, exc.body, exc.message, exc.code)
+    if isinstance(exc, openai.APIError) and exc.body is not None:
+        return _build(provider, None, exc.body, exc.message)  # an error chunk inside a stream
     if isinstance(exc, openai.APIError):
         # Connection failures and timeouts (after retries) have no status.
         return ProviderError(f"{provider} error: {exc.message}", provider=provider)

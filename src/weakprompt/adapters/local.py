@@ -13,13 +13,20 @@ grammar; ``"required"`` with several tools first lets the model pick one
 name from a grammar-constrained list. With ``"auto"`` the reply is whatever
 the chat format produces; SmolLM2's template has no tool syntax, so it
 answers in text.
+
+Streaming runs the generation on a worker thread (llama.cpp blocks) that
+hands each chunk to the event loop; the loaded model's lock is held for the
+whole reply, so sessions sharing a model take turns and the sync path waits
+for a streamed reply to end (and the other way round).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +36,7 @@ from ..canonical import content_hash
 from ..errors import AdapterError, ConfigurationError, ContextLengthError, ProviderError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ModelRequest
+from ..model import ModelEvent, ModelRequest, UsageReported
 from ..tokens import TokenCounter
 from ._chat_template import (
     describe_tools,
@@ -38,10 +45,18 @@ from ._chat_template import (
     with_content_strings,
     with_system_text,
 )
-from ._llama import LlamaModel, LlamaTokenCounter, default_model_path, load_model
+from ._llama import (
+    ContextSpan,
+    LlamaModel,
+    LlamaTokenCounter,
+    default_model_path,
+    load_model,
+    shared_model,
+)
 from ._support import OPENAI_FINISH_REASONS, check_tool_choice, forced_tool_name
 from .error_mapping import classify_status
 from .wire.openai import openai_params
+from .wire.openai_chunks import ChatChunkReader, chat_usage
 
 if TYPE_CHECKING:
     from ..tools import AnyTool
@@ -101,7 +116,7 @@ class LocalAdapter:
         if llama is not None:
             if model_path is not None:
                 raise ConfigurationError("LocalAdapter: pass either model_path or llama, not both")
-            self._model = LlamaModel(llama)
+            self._model = shared_model(llama)
             self._model_name = type(llama).__name__
         else:
             path = Path(model_path) if model_path is not None else default_model_path()
@@ -158,6 +173,57 @@ class LocalAdapter:
         turn = turn_from_llama_reply(self._chat(params), call_id_seed=params["messages"], provider=self._name)
         return attrs.evolve(turn, usage=turn.usage + extra) if extra.model_calls else turn
 
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Token by token, generated on a worker thread while the event loop stays free.
+
+        Usage is measured, as llama.cpp reports none for a stream: the
+        prompt is what the model's context held when the first piece came,
+        the reply one token per streamed piece (never less than the context
+        grew by).
+        """
+        check_tool_choice(request, self._name)
+        forced = _single_forced_tool(request)
+        extra = Usage()
+        if forced is None and request.tool_choice == "required":
+            forced, extra = await asyncio.to_thread(self._choose_tool, request)
+        params = self._params(request, forced)
+        seed = params["messages"]
+        reader = ChatChunkReader(provider=self._name, call_id=lambda index, name: _call_id(seed, index, name))
+        feed = _ChunkFeed(asyncio.get_running_loop())
+        worker = asyncio.get_running_loop().run_in_executor(None, self._generate, params, feed)
+        try:
+            while (chunk := await feed.next()) is not None:
+                for event in reader.read(chunk):
+                    yield event
+        finally:
+            feed.close()
+        span = await worker
+        measured = _measured_usage(span, reader.pieces) if span is not None else None
+        usage = measured or reader.usage or Usage(model_calls=1)
+        if extra.model_calls:
+            usage = usage + extra
+        if usage != reader.usage:
+            yield reader.report(UsageReported(usage))
+        for event in reader.finish():
+            yield event
+
+    def _generate(self, params: JSONObject, feed: _ChunkFeed) -> ContextSpan | None:
+        """The worker thread's part: the same checks and error mapping as :meth:`_chat`.
+
+        A failure goes to the reader through ``feed`` (then None is returned).
+        """
+        try:
+            needed = self._check_fits(params)
+            try:
+                span = self._model.chat_stream(params, feed.put)
+            except (ValueError, RuntimeError) as exc:
+                raise self._failure(exc, params, needed) from exc
+        except Exception as exc:
+            feed.fail(exc)
+            return None
+        feed.end()
+        return span
+
     def _messages(self, request: ModelRequest) -> list[JSONObject]:
         messages = with_content_strings(openai_params(request.context.messages, request.context.tools))
         if self._plain_template:
@@ -210,11 +276,18 @@ class LocalAdapter:
         return by_name[chosen], turn.usage
 
     def _chat(self, params: JSONObject) -> JSONObject:
-        """Generate, turning an over-long prompt into :class:`ContextLengthError`.
+        """Generate, turning an over-long prompt into :class:`ContextLengthError`."""
+        needed = self._check_fits(params)
+        try:
+            return self._model.chat(params)
+        except (ValueError, RuntimeError) as exc:
+            raise self._failure(exc, params, needed) from exc
 
-        The message texts alone are a lower bound on the prompt's length; when
-        they already fill the window the call is not even attempted (llama.cpp
-        fails on such prompts with errors that do not say why).
+    def _check_fits(self, params: JSONObject) -> int:
+        """The message texts alone are a lower bound on the prompt's length; refuse when they fill the window.
+
+        llama.cpp fails on such prompts with errors that do not say why.
+        Returns that lower bound.
         """
         needed = self._content_tokens(params["messages"])
         window = self._model.n_ctx
@@ -224,16 +297,17 @@ class LocalAdapter:
                 f"the context window is {window} tokens",
                 provider=self._name,
             )
-        try:
-            return self._model.chat(params)
-        except (ValueError, RuntimeError) as exc:
-            if needed + _TEMPLATE_TOKENS_PER_MESSAGE * _count(params["messages"]) >= window:
-                raise ContextLengthError(
-                    f"{self._name} error: the prompt does not fit the context window of {window} tokens "
-                    f"({exc})",
-                    provider=self._name,
-                ) from exc
-            raise _local_error(exc, self._name) from exc
+        return needed
+
+    def _failure(self, exc: Exception, params: JSONObject, needed: int) -> AdapterError:
+        """A generation failure on a nearly full window is a context-length error; others by their text."""
+        window = self._model.n_ctx
+        if needed + _TEMPLATE_TOKENS_PER_MESSAGE * _count(params["messages"]) >= window:
+            return ContextLengthError(
+                f"{self._name} error: the prompt does not fit the context window of {window} tokens ({exc})",
+                provider=self._name,
+            )
+        return _local_error(exc, self._name)
 
     def _content_tokens(self, messages: JSONValue) -> int:
         contents = (
@@ -307,7 +381,8 @@ def turn_from_llama_reply(
     calls = _tool_calls(message.get("tool_calls"), call_id_seed)
     reason = choice.get("finish_reason")
     finish: FinishReason = OPENAI_FINISH_REASONS.get(reason, "other") if isinstance(reason, str) else "other"
-    return AssistantTurn(text=text, tool_calls=calls, usage=_usage(reply.get("usage")), finish_reason=finish)
+    usage = chat_usage(reply.get("usage"))
+    return AssistantTurn(text=text, tool_calls=calls, usage=usage, finish_reason=finish)
 
 
 def _tool_calls(raw: JSONValue | None, seed: JSONValue) -> tuple[ToolCall, ...]:
@@ -320,21 +395,63 @@ def _tool_calls(raw: JSONValue | None, seed: JSONValue) -> tuple[ToolCall, ...]:
         arguments = function.get("arguments")
         name = name if isinstance(name, str) else ""
         arguments = arguments if isinstance(arguments, str) else "{}"
-        call_id = "call_" + content_hash([seed, index, name, arguments])[:24]
-        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+        calls.append(ToolCall(id=_call_id(seed, index, name), name=name, arguments=arguments))
     return tuple(calls)
 
 
-def _usage(raw: JSONValue | None) -> Usage:
-    if not isinstance(raw, dict):
-        return Usage(model_calls=1)
-    prompt = raw.get("prompt_tokens")
-    completion = raw.get("completion_tokens")
-    return Usage(
-        input_tokens=prompt if isinstance(prompt, int) else 0,
-        output_tokens=completion if isinstance(completion, int) else 0,
-        model_calls=1,
-    )
+def _call_id(seed: JSONValue, index: int, name: str) -> str:
+    """The request's messages, the call's position and its name: known before the arguments stream."""
+    return "call_" + content_hash([seed, index, name])[:24]
+
+
+def _measured_usage(span: ContextSpan, pieces: int) -> Usage | None:
+    """One streamed call's usage from the context it used and the pieces it streamed.
+
+    The context's growth alone can be one short: the last sampled token is not
+    fed back when generation stops at the token limit.
+    """
+    if span.first is None or span.end is None:
+        return None
+    output = max(pieces, span.end - span.first)
+    return Usage(input_tokens=span.first, output_tokens=output, model_calls=1)
+
+
+class _ChunkFeed:
+    """Carries chunks from the generating thread to the event loop, and says when the reader has gone."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._queue: asyncio.Queue[JSONObject | Exception | None] = asyncio.Queue()
+        self._gone = threading.Event()
+
+    def put(self, chunk: JSONObject) -> bool:
+        """From the worker: pass one chunk on; False once nobody reads any more."""
+        self._send(chunk)
+        return not self._gone.is_set()
+
+    def fail(self, exc: Exception) -> None:
+        self._send(exc)
+
+    def end(self) -> None:
+        self._send(None)
+
+    def close(self) -> None:
+        """From the reader: stop generating after the current token."""
+        self._gone.set()
+
+    async def next(self) -> JSONObject | None:
+        item = await self._queue.get()
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    def _send(self, item: JSONObject | Exception | None) -> None:
+        if self._gone.is_set():
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the event loop is closed: nobody is left to tell
+            self._gone.set()
 
 
 def _local_error(exc: Exception, provider: str) -> AdapterError:

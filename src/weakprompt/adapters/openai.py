@@ -3,7 +3,9 @@
 Works with OpenAI itself and with any server that speaks the same API
 (``base_url``): vLLM, llama.cpp's server, Ollama... Messages come from the
 transcript's own wire conversion; this module only adds the request options
-(tools, tool choice, response format) and reads the reply back.
+(tools, tool choice, response format) and reads the reply back, whole
+(``complete``, on the sync client) or streamed (``stream``, on the async
+client; chunks are read by :class:`~weakprompt.adapters.wire.openai_chunks.ChatChunkReader`).
 
 The SDK is imported when an adapter is built, never when this module loads.
 """
@@ -11,22 +13,26 @@ The SDK is imported when an adapter is built, never when this module loads.
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..errors import ConfigurationError, ProviderError
+from ..jsontypes import JSONObject
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ForceTool, ModelRequest, ToolChoice
+from ..model import ForceTool, ModelEvent, ModelRequest, ToolChoice
 from ._support import (
     OPENAI_FINISH_REASONS,
     AdapterIdentity,
     check_tool_choice,
-    client_or_build,
+    clients_or_build,
     is_strict_schema,
+    missing_client,
     output_schema_name,
     parameters_schema,
 )
 from .error_mapping import from_openai_error
 from .wire.openai import openai_params
+from .wire.openai_chunks import ChatChunkReader
 
 if TYPE_CHECKING:
     import openai
@@ -38,6 +44,7 @@ if TYPE_CHECKING:
     )
     from openai.types.chat.completion_create_params import (
         CompletionCreateParamsNonStreaming,
+        CompletionCreateParamsStreaming,
         ResponseFormat,
     )
 
@@ -55,11 +62,14 @@ _PLACEHOLDER_KEY = "not-needed"
 class OpenAIAdapter(AdapterIdentity):
     """A :class:`~weakprompt.model.ProviderAdapter` for Chat Completions.
 
-    Pass a ready ``client`` (``openai.OpenAI``) or let the adapter build one
-    from ``base_url`` / ``api_key`` / ``max_retries`` / ``timeout``; giving
-    both is a configuration error because the extra settings would be ignored.
-    With ``strict_tools`` every tool is sent with its strict schema and
-    ``"strict": true``, so the provider guarantees arguments that parse.
+    Pass ready clients (``client``: ``openai.OpenAI`` for ``complete``,
+    ``async_client``: ``openai.AsyncOpenAI`` for ``stream``) or let the
+    adapter build both from ``base_url`` / ``api_key`` / ``max_retries`` /
+    ``timeout``; giving a client and settings is a configuration error
+    because the settings would be ignored. With ``strict_tools`` every tool
+    is sent with its strict schema and ``"strict": true``, so the provider
+    guarantees arguments that parse. ``stream_usage`` asks for the usage
+    chunk at the end of a stream (``stream_options.include_usage``).
     """
 
     def __init__(
@@ -67,6 +77,7 @@ class OpenAIAdapter(AdapterIdentity):
         model: str,
         *,
         client: openai.OpenAI | None = None,
+        async_client: openai.AsyncOpenAI | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
         strict_tools: bool = True,
@@ -76,6 +87,7 @@ class OpenAIAdapter(AdapterIdentity):
         temperature: float | None = None,
         seed: int | None = None,
         max_tokens_field: MaxTokensField = "max_completion_tokens",
+        stream_usage: bool = True,
         name: str = "openai",
     ) -> None:
         if not model:
@@ -85,10 +97,12 @@ class OpenAIAdapter(AdapterIdentity):
         self._temperature = temperature
         self._seed = seed
         self._max_tokens_field: MaxTokensField = max_tokens_field
-        self._client = client_or_build(
+        self._stream_usage = stream_usage
+        self._client, self._async_client = clients_or_build(
             "OpenAIAdapter",
             client,
-            _build_client,
+            async_client,
+            _build_clients,
             base_url=base_url,
             api_key=api_key,
             max_retries=max_retries,
@@ -97,7 +111,17 @@ class OpenAIAdapter(AdapterIdentity):
 
     @property
     def client(self) -> openai.OpenAI:
+        """The sync client ``complete`` uses."""
+        if self._client is None:
+            raise missing_client("OpenAIAdapter", "complete()", "client", "openai.OpenAI")
         return self._client
+
+    @property
+    def async_client(self) -> openai.AsyncOpenAI:
+        """The async client ``stream`` uses."""
+        if self._async_client is None:
+            raise missing_client("OpenAIAdapter", "stream()", "async_client", "openai.AsyncOpenAI")
+        return self._async_client
 
     def build_params(self, request: ModelRequest) -> CompletionCreateParamsNonStreaming:
         """The keyword arguments for ``chat.completions.create`` (no network)."""
@@ -120,15 +144,41 @@ class OpenAIAdapter(AdapterIdentity):
             params["seed"] = self._seed
         return params
 
+    def build_stream_params(self, request: ModelRequest) -> CompletionCreateParamsStreaming:
+        """:meth:`build_params` for a streamed reply (no network)."""
+        params: CompletionCreateParamsStreaming = {**self.build_params(request), "stream": True}
+        if self._stream_usage:
+            params["stream_options"] = {"include_usage": True}
+        return params
+
     def complete(self, request: ModelRequest) -> AssistantTurn:
         import openai
 
+        client = self.client
         params = self.build_params(request)
         try:
-            completion = self._client.chat.completions.create(**params)
+            completion = client.chat.completions.create(**params)
         except openai.OpenAIError as exc:
             raise from_openai_error(exc, provider=self._name) from exc
         return turn_from_chat_completion(completion, provider=self._name)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The reply chunk by chunk; an error before or during the stream is a typed AdapterError."""
+        import openai
+
+        client = self.async_client
+        params = self.build_stream_params(request)
+        reader = ChatChunkReader(provider=self._name)
+        try:
+            chunks = await client.chat.completions.create(**params)
+            async with chunks:
+                async for chunk in chunks:
+                    for event in reader.read(cast("JSONObject", chunk.to_dict())):
+                        yield event
+        except openai.OpenAIError as exc:
+            raise from_openai_error(exc, provider=self._name) from exc
+        for event in reader.finish():
+            yield event
 
     def _tool_param(self, tool: AnyTool) -> ChatCompletionFunctionToolParam:
         """Strict when asked and possible; a type with no strict schema is sent non-strict."""
@@ -203,9 +253,10 @@ def _usage(completion: ChatCompletion) -> Usage:
     )
 
 
-def _build_client(
+def _build_clients(
     *, base_url: str | None, api_key: str | None, max_retries: int | None, timeout: float | None
-) -> openai.OpenAI:
+) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
+    """A sync and an async client with the same settings."""
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -214,12 +265,12 @@ def _build_client(
         ) from exc
     if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
         api_key = _PLACEHOLDER_KEY
+    retries = openai.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    wait = openai.NOT_GIVEN if timeout is None else timeout
     try:
-        return openai.OpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=openai.DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
-            timeout=openai.NOT_GIVEN if timeout is None else timeout,
+        return (
+            openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
+            openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
         )
     except openai.OpenAIError as exc:
         raise ConfigurationError(f"OpenAIAdapter: cannot build the openai client: {exc}") from exc

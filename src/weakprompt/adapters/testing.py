@@ -5,29 +5,54 @@ loop: the loop cannot tell a scripted reply from a provider's. That includes
 usage: a reply that does not state its usage is charged what the configured
 token counter counts in the request and in the reply, so budgets and usage
 reports behave as they would with a provider.
+
+Both stream too: a plain scripted turn streams as a provider would send it
+(text in pieces, each call's arguments in pieces), and a
+:class:`StreamScript` scripts the stream itself, down to a reply that stops
+without a finish reason or a provider failing half-way.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import inspect
 import itertools
 import json
+import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Literal, TypeAlias, TypeVar
 
 import attrs
 
 from ..errors import AdapterError
 from ..jsontypes import JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ModelRequest
+from ..model import (
+    ModelEvent,
+    ModelRequest,
+    ReplyAssembler,
+    ReplyCompleted,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    UsageReported,
+    assemble,
+)
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from ._support import AdapterIdentity
 
 __all__ = [
     "FunctionAdapter",
+    "Reply",
     "ScriptedAdapter",
+    "StreamPart",
+    "StreamScript",
     "as_turn",
     "estimate_usage",
+    "streamed",
     "text_turn",
     "tool_call",
     "tool_call_turn",
@@ -97,6 +122,102 @@ def estimate_usage(request: ModelRequest, turn: AssistantTurn, counter: TokenCou
     )
 
 
+StreamPart: TypeAlias = TextDelta | ToolCallStarted | ToolCallDelta | ToolCallReady | UsageReported
+_STREAM_PARTS = (TextDelta, ToolCallStarted, ToolCallDelta, ToolCallReady, UsageReported)
+
+
+def _parts(value: Sequence[StreamPart]) -> tuple[StreamPart, ...]:
+    parts = tuple(value)
+    for position, part in enumerate(parts):
+        if not isinstance(part, _STREAM_PARTS):
+            kind = (
+                "the adapter adds ReplyCompleted itself" if isinstance(part, ReplyCompleted) else "not a part"
+            )
+            raise TypeError(f"StreamScript part {position} is {type(part).__name__}: {kind}")
+    return parts
+
+
+@attrs.frozen
+class StreamScript:
+    """One reply scripted as the stream a provider sends.
+
+    ``parts`` are streamed in order; the adapter then closes the calls still
+    open and completes the reply with ``finish_reason`` (``"auto"``:
+    ``"tool_calls"`` when the parts start a call, else ``"stop"``; ``None``: the
+    stream ends without one, which the turn records as ``"other"``). With
+    ``error`` the stream raises it after the parts instead of completing,
+    as a provider failing mid-stream does; ``complete`` raises it too.
+    """
+
+    parts: tuple[StreamPart, ...] = attrs.field(converter=_parts)
+    finish_reason: FinishReason | Literal["auto"] | None = "auto"
+    error: Exception | None = None
+
+    def play(
+        self, *, provider: str = "", estimate: Callable[[AssistantTurn], Usage] | None = None
+    ) -> Iterator[ModelEvent]:
+        """The events of this reply, as an adapter streams them.
+
+        When the parts report no usage and ``estimate`` is given, the calls
+        are closed and the estimate of the reply so far is reported before
+        the completion (the scripted adapters charge unstated usage so).
+        """
+        assembler = ReplyAssembler(provider=provider)
+        ready: dict[int, ToolCall] = {}
+        for part in self.parts:
+            if isinstance(part, ToolCallReady):
+                ready[part.index] = part.call
+            yield assembler.add(part)
+        if self.error is not None:
+            raise self.error
+        finish = self.finish_reason
+        if finish == "auto":
+            starts_call = any(isinstance(part, ToolCallStarted) for part in self.parts)
+            finish = "tool_calls" if starts_call else "stop"
+        if estimate is not None and assembler.usage is None:
+            for closed in assembler.close_open_calls():
+                ready[closed.index] = closed.call
+                yield closed
+            so_far = AssistantTurn(text=assembler.text, tool_calls=tuple(ready[i] for i in sorted(ready)))
+            yield assembler.add(UsageReported(estimate(so_far)))
+        yield from assembler.finish(finish)
+
+
+Reply: TypeAlias = AssistantTurn | str | StreamScript | Sequence[StreamPart]
+"""What a script entry or a reply function gives: a turn, a text answer, or a stream."""
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+_ARGUMENT_PIECES = 3
+
+
+def streamed(turn: AssistantTurn) -> StreamScript:
+    """``turn`` as a provider would stream it: text word by word, each call's arguments in pieces.
+
+    Playing the script completes with ``turn`` itself (same text, calls, usage
+    and finish reason).
+    """
+    parts: list[StreamPart] = [TextDelta(piece) for piece in _WORDS.findall(turn.text)]
+    for index, call in enumerate(turn.tool_calls):
+        parts.append(ToolCallStarted(index, call.id, call.name))
+        parts.extend(ToolCallDelta(index, piece) for piece in _split(call.arguments_json()))
+    parts.append(UsageReported(turn.usage))
+    parts.extend(ToolCallReady(index, call) for index, call in enumerate(turn.tool_calls))
+    return StreamScript(parts, finish_reason=turn.finish_reason)
+
+
+def _split(text: str) -> list[str]:
+    size = max(1, -(-len(text) // _ARGUMENT_PIECES))
+    return [text[start : start + size] for start in range(0, len(text), size)]
+
+
+def _as_reply(reply: Reply) -> AssistantTurn | StreamScript:
+    if isinstance(reply, AssistantTurn | StreamScript):
+        return reply
+    if isinstance(reply, str):
+        return text_turn(reply)
+    return StreamScript(reply)
+
+
 class _RecordingAdapter(AdapterIdentity):
     """Identity plus a thread-safe record of every request seen, and usage estimates."""
 
@@ -117,8 +238,20 @@ class _RecordingAdapter(AdapterIdentity):
         """``turn`` with an estimated usage when its author stated none."""
         if not any(turn.usage is unstated for unstated in _UNSTATED_USAGE):
             return turn
-        counter = self._token_counter or DEFAULT_TOKEN_COUNTER
-        return attrs.evolve(turn, usage=estimate_usage(request, turn, counter))
+        return attrs.evolve(turn, usage=self._estimate(request, turn))
+
+    def _estimate(self, request: ModelRequest, turn: AssistantTurn) -> Usage:
+        return estimate_usage(request, turn, self._token_counter or DEFAULT_TOKEN_COUNTER)
+
+    def _whole(self, request: ModelRequest, reply: AssistantTurn | StreamScript) -> AssistantTurn:
+        """The turn a script completes with, played as ``stream`` plays it."""
+        return assemble(self._events(request, reply), provider=self._name)
+
+    def _events(self, request: ModelRequest, reply: AssistantTurn | StreamScript) -> Iterator[ModelEvent]:
+        """The events ``stream`` yields for ``reply``."""
+        if isinstance(reply, AssistantTurn):
+            return streamed(self._with_usage(request, reply)).play(provider=self._name)
+        return reply.play(provider=self._name, estimate=lambda turn: self._estimate(request, turn))
 
     @property
     def requests(self) -> tuple[ModelRequest, ...]:
@@ -138,7 +271,7 @@ class ScriptedAdapter(_RecordingAdapter):
 
     def __init__(
         self,
-        turns: Sequence[AssistantTurn | str],
+        turns: Sequence[Reply],
         *,
         name: str = "scripted",
         model: str = "scripted",
@@ -146,7 +279,7 @@ class ScriptedAdapter(_RecordingAdapter):
         token_counter: TokenCounter | None = None,
     ) -> None:
         super().__init__(name=name, model=model, context_window=context_window, token_counter=token_counter)
-        self._turns = tuple(as_turn(turn) for turn in turns)
+        self._turns = tuple(_as_reply(turn) for turn in turns)
 
     @property
     def remaining(self) -> int:
@@ -155,6 +288,16 @@ class ScriptedAdapter(_RecordingAdapter):
             return len(self._turns) - len(self._requests)
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
+        reply = self._next(request)
+        if isinstance(reply, AssistantTurn):
+            return self._with_usage(request, reply)
+        return self._whole(request, reply)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        for event in self._events(request, self._next(request)):
+            yield event
+
+    def _next(self, request: ModelRequest) -> AssistantTurn | StreamScript:
         with self._lock:
             index = len(self._requests)
             if index >= len(self._turns):
@@ -164,20 +307,39 @@ class ScriptedAdapter(_RecordingAdapter):
                     provider=self._name,
                 )
             self._requests.append(request)
-            turn = self._turns[index]
-        return self._with_usage(request, turn)
+            return self._turns[index]
+
+
+_R = TypeVar("_R")
+
+
+def _wait(awaitable: Awaitable[_R]) -> _R:
+    """The result of ``awaitable`` from synchronous code, with or without a running event loop."""
+
+    async def result() -> _R:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(result())
+    # This thread's loop is busy running our caller: run the function on a loop of its own.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, result()).result()
 
 
 class FunctionAdapter(_RecordingAdapter):
     """Computes each reply with a function of the request (context, tools, choice).
 
     Replies without an explicit ``usage`` are charged an estimate, as with
-    :class:`ScriptedAdapter`.
+    :class:`ScriptedAdapter`. The function may be ``async``; it returns what a
+    script entry holds (a turn, a text answer, a :class:`StreamScript` or a
+    list of stream parts).
     """
 
     def __init__(
         self,
-        fn: Callable[[ModelRequest], AssistantTurn | str],
+        fn: Callable[[ModelRequest], Reply | Awaitable[Reply]],
         *,
         name: str = "function",
         model: str = "function",
@@ -188,6 +350,22 @@ class FunctionAdapter(_RecordingAdapter):
         self._fn = fn
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
+        reply = self._call(request)
+        if inspect.isawaitable(reply):
+            reply = _wait(reply)
+        reply = _as_reply(reply)
+        if isinstance(reply, AssistantTurn):
+            return self._with_usage(request, reply)
+        return self._whole(request, reply)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        reply = self._call(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        for event in self._events(request, _as_reply(reply)):
+            yield event
+
+    def _call(self, request: ModelRequest) -> Reply | Awaitable[Reply]:
         with self._lock:
             self._requests.append(request)
-        return self._with_usage(request, as_turn(self._fn(request)))
+        return self._fn(request)

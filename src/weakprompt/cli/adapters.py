@@ -52,7 +52,7 @@ def _custom_adapter(spec: str, model: str | None) -> ProviderAdapter:
     if isinstance(value, type) or not isinstance(value, ProviderAdapter):
         raise ConfigurationError(
             f"{spec} is a {type(value).__name__}, not a provider adapter "
-            "(an object with name, model, context_window, token_counter and complete())"
+            "(an object with name, model, context_window, token_counter, complete() and stream())"
         )
     return value
 

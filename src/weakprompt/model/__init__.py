@@ -2,8 +2,9 @@
 
 Core layer: the transcript compiles a :class:`CompiledContext`, the loop
 wraps it in a :class:`ModelRequest`, and any :class:`ProviderAdapter`
-answers it. Lower layers that need a model receive a ``ProviderAdapter``;
-nothing here imports the runtime or a provider SDK.
+answers it, whole or as a stream of :data:`ModelEvent` values. Lower layers
+that need a model receive a ``ProviderAdapter``; nothing here imports the
+runtime or a provider SDK.
 """
 
 from __future__ import annotations
@@ -11,5 +12,35 @@ from __future__ import annotations
 from .adapter import ProviderAdapter
 from .context import CompiledContext
 from .request import ForceTool, ModelRequest, ToolChoice
+from .stream import (
+    ModelEvent,
+    ReplyAssembler,
+    ReplyCompleted,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    UsageReported,
+    assemble,
+    complete_async,
+    turn_events,
+)
 
-__all__ = ["CompiledContext", "ForceTool", "ModelRequest", "ProviderAdapter", "ToolChoice"]
+__all__ = [
+    "CompiledContext",
+    "ForceTool",
+    "ModelEvent",
+    "ModelRequest",
+    "ProviderAdapter",
+    "ReplyAssembler",
+    "ReplyCompleted",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolCallReady",
+    "ToolCallStarted",
+    "ToolChoice",
+    "UsageReported",
+    "assemble",
+    "complete_async",
+    "turn_events",
+]

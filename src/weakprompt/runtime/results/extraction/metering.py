@@ -9,11 +9,13 @@ extraction result. A deadline or an exhausted budget stops the next call.
 from __future__ import annotations
 
 import threading
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import attrs
 
 from ....messages import AssistantTurn, Usage
+from ....model import ModelEvent, ReplyCompleted, UsageReported
 
 if TYPE_CHECKING:
     from ....budget import BudgetTracker
@@ -83,3 +85,26 @@ class MeteredAdapter:
         if self._tracker is not None:
             self._tracker.record(usage)
         return reply
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The same checks and accounting around a streamed call."""
+        if self._deadline is not None:
+            self._deadline.check()
+        if self._tracker is not None:
+            self._tracker.check()
+        async for event in self._adapter.stream(request):
+            if isinstance(event, UsageReported) and event.usage.model_calls == 0:
+                yield UsageReported(event.usage + _ONE_CALL)
+            elif isinstance(event, ReplyCompleted):
+                usage = event.turn.usage
+                counted = event
+                if usage.model_calls == 0:
+                    usage = usage + _ONE_CALL
+                    counted = ReplyCompleted(attrs.evolve(event.turn, usage=usage))
+                with self._lock:
+                    self._usage = self._usage + usage
+                if self._tracker is not None:
+                    self._tracker.record(usage)
+                yield counted
+            else:
+                yield event

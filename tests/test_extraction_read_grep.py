@@ -295,21 +295,22 @@ def test_compile_pattern_reports_overflowing_repeats() -> None:
 
 
 def test_read_grep_finds_a_needle_with_grep_then_read() -> None:
-    data = log_lines(5000, needle_at=4321)
+    # (not credential-shaped: plain evaluate redacts the sub-agent's read and grep replies by default)
+    data = log_lines(5000, needle_at=4321, needle="NEEDLE code=4711")
     model = adapter(grep_then_read_agent())
     result = Extractor(model, run_agent=evaluate, config=config()).extract(
-        source(data), "find the secret in the ERROR line"
+        source(data), "find the code in the ERROR line"
     )
 
     assert result.strategy_used == "read-grep"
     assert result.fallback_reason is None
-    assert result.text == "Found it at 4321: 2026-01-01T00:00:00 ERROR NEEDLE secret=4711"
+    assert result.text == "Found it at 4321: 2026-01-01T00:00:00 ERROR NEEDLE code=4711"
     assert result.model_calls == 3
     first = model.requests[0]
     assert {tool.name for tool in first.tools} == {"read", "grep"}
     system = first.context.messages[0].content
     assert "handle: h-1" in system and "`fetch_logs`" in system and '{"service": "api"}' in system
-    assert "find the secret in the ERROR line" in system
+    assert "find the code in the ERROR line" in system
     assert first.max_output_tokens == ExtractionConfig().max_output_tokens
 
 

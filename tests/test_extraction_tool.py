@@ -411,21 +411,22 @@ def test_harness_large_output_goes_behind_a_handle_and_read_grep_finds_the_needl
     seen: list[ToolOutputExtracted] = []
     session.dispatcher.subscribe(ToolOutputExtracted, seen.append)
     outputs = Outputs()
-    payload = log_lines(20_000, needle_at=15_555)
+    # (a needle that is not credential-shaped: the evaluation redacts output by default)
+    payload = log_lines(20_000, needle_at=15_555, needle="NEEDLE code=4711")
     extraction_model = adapter(grep_then_read_agent())
     prompt, _ = harness(outputs, payload, extraction_model)
     tracker = BudgetTracker(Budget(max_model_calls=50))
 
     response = evaluate(
         prompt,
-        adapter=adapter(main_agent("the ERROR line with the secret")),
+        adapter=adapter(main_agent("the ERROR line with the code")),
         session=session,
-        input="What is the secret?",
+        input="What is the code?",
         budget=tracker,
     )
 
     assert "STRATEGY:read-grep" in response.text
-    assert "15555: 2026-01-01T00:00:00 ERROR NEEDLE secret=4711" in response.text
+    assert "15555: 2026-01-01T00:00:00 ERROR NEEDLE code=4711" in response.text
     assert response.turns == 3
     assert tracker.usage.model_calls == 3 + 3  # main loop + extraction sub-agent
     assert [(event.strategy, event.usage.model_calls) for event in seen] == [("read-grep", 3)]
@@ -453,15 +454,15 @@ def test_harness_huge_single_line_json_goes_full_chunked() -> None:
 def test_harness_failing_strategy_reaches_the_model_as_a_labelled_truncation() -> None:
     session = Session()
     outputs = Outputs()
-    payload = log_lines(2_000, needle_at=3)
+    payload = log_lines(2_000, needle_at=3, needle="NEEDLE code=4711")
     extraction_model = adapter(lambda request: "I refuse to use tags.")
     prompt, _ = harness(outputs, payload, extraction_model)
     response = evaluate(
-        prompt, adapter=adapter(main_agent("the secret", mode="full-chunked")), session=session, input="?"
+        prompt, adapter=adapter(main_agent("the code", mode="full-chunked")), session=session, input="?"
     )
 
     assert "STRATEGY:truncate:\n\nNOTE: full-chunked failed: the answer for part 1 of " in response.text
     assert "I refuse to use tags." in response.text
     assert len(extraction_model.requests) == 1
     assert "WARNING: this is not the whole output." in response.text
-    assert "NEEDLE secret=4711" in response.text  # line 3 is in the kept head
+    assert "NEEDLE code=4711" in response.text  # line 3 is in the kept head

@@ -51,6 +51,29 @@ def test_an_oversized_result_comes_back_as_its_handle_message(outputs: ToolOutpu
     assert outputs.has_oversized()  # so tool_output is offered from now on
 
 
+def test_an_oversized_result_is_answered_without_reading_its_payload(
+    outputs: ToolOutputStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import weakprompt.runtime.results.store as module
+
+    ref = outputs.store_result("c1", "read_log", "{}", log_lines(1000))
+
+    def refuse(*_: object) -> bytes:
+        raise AssertionError("payload read")
+
+    monkeypatch.setattr(module, "fetch_blob", refuse)
+    assert _dispatch(outputs, '{"tool_call_id": "c1"}') == (handle_text(ref.handle, output_stats(ref)), True)
+
+
+def test_a_result_purged_after_its_metadata_was_read_is_not_found(
+    outputs: ToolOutputStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outputs.store_result("c1", "read_log", "{}", "small")
+    monkeypatch.setattr(outputs, "get_result", lambda call_id: None)
+    message, ok = _dispatch(outputs, '{"tool_call_id": "c1"}')
+    assert not ok and message.startswith("No stored tool result has tool_call_id 'c1'")
+
+
 def test_a_result_over_the_remaining_token_budget_comes_back_as_a_handle(outputs: ToolOutputStore) -> None:
     ref = outputs.store_result("c1", "read_log", "{}", log_lines(50))
     tracker = BudgetTracker(Budget(max_total_tokens=ref.tokens + 10))

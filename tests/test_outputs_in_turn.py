@@ -104,10 +104,10 @@ def test_a_large_payload_staged_with_a_turn_is_compressed_once(store: Store) -> 
     transcript = Transcript(store, "s")
     with transcript.turn() as turn:
         staged = outputs.stage(turn, outputs.prepare("c1", "fetch", "{}", big))
-        assert staged.prepared.compressed is not None  # compressed before the turn's transaction
+        assert staged.prepared.encoded is not None  # encoded before the turn's transaction
     with transcript.turn() as turn:
         known = outputs.stage(turn, outputs.prepare("c2", "fetch", "{}", big))
-        assert known.prepared.compressed is None  # stored already: not compressed again
+        assert known.prepared.encoded is None  # stored already: not encoded again
     result = outputs.get_result("c2")
     assert result is not None and result.text == big
     assert known.reference is not None and known.reference.deduplicated
@@ -195,3 +195,28 @@ def test_events_of_a_moved_turn_name_the_stored_commits(store: Store) -> None:
         "ModelTurnCompleted",
     ]
     assert all(e.commit_hash in log for e in events)
+
+
+def test_a_kept_raw_original_is_stored_with_the_turn_or_not_at_all(store: Store) -> None:
+    from weakprompt.errors import TranscriptError
+    from weakprompt.runtime.results import ToolResultPipeline
+    from weakprompt.transcript.originals import load_message_blob
+    from weakprompt.transcript.provenance import REDACTED_FROM
+
+    outputs = ToolOutputStore(store, "s")
+    pipeline = ToolResultPipeline(
+        outputs, redact=lambda text: text.replace("secret", "[gone]"), keep_raw_original=True
+    )
+    transcript = Transcript(store, "s")
+    call = tool_call("fetch", {}, id="c1")
+    with pytest.raises(RuntimeError):
+        with transcript.turn() as turn:
+            dropped = pipeline.process(call, "a secret", turn=turn)
+            raise RuntimeError("the turn fails")
+    with pytest.raises(TranscriptError, match="no stored blob"):
+        load_message_blob(store, str(dropped.metadata[REDACTED_FROM]))
+    with transcript.turn() as turn:
+        kept = pipeline.process(call, "a secret", turn=turn)
+        transcript.tool_result(call.id, call.name, kept.content, metadata=kept.metadata)
+    assert load_message_blob(store, str(kept.metadata[REDACTED_FROM])).content == "a secret"
+    assert stored_ids(store, "s") == ["c1"]

@@ -339,23 +339,34 @@ def test_file_store_survives_reopening(tmp_path: Path) -> None:
         assert found.metadata.arguments == '{"q":1}'
 
 
+def _damage(outputs: ToolOutputStore, blob_hash: str, **values: object) -> None:
+    blobs = tables.tool_output_blobs
+    with outputs.store.write() as conn:
+        conn.execute(blobs.update().where(blobs.c.hash == blob_hash).values(**values))
+
+
 def test_damaged_payload_is_reported_not_returned() -> None:
     with output_store() as (outputs, _, _):
-        ref = outputs.store_result("c1", "t", "{}", "payload")
-        blobs = tables.tool_output_blobs
-        with outputs.store.write() as conn:
-            conn.execute(blobs.update().where(blobs.c.hash == ref.stored_hash).values(data=b"garbage"))
+        ref = outputs.store_result("c1", "t", "{}", "payload " * 20)  # compresses: stored as zlib
+        _damage(outputs, ref.stored_hash, data=b"garbage")
         with pytest.raises(StoreError, match="cannot be decompressed"):
             outputs.get_result("c1")
-        with outputs.store.write() as conn:
-            conn.execute(
-                blobs.update().where(blobs.c.hash == ref.stored_hash).values(data=zlib.compress(b"other"))
-            )
-        with pytest.raises(StoreError, match="has 5 bytes, the store recorded 7"):
+        _damage(outputs, ref.stored_hash, data=zlib.compress(b"other"))
+        with pytest.raises(StoreError, match="has 5 bytes, the store recorded 160"):
             outputs.get_result("c1")
-        with outputs.store.write() as conn:
-            conn.execute(blobs.update().where(blobs.c.hash == ref.stored_hash).values(encoding="lz4"))
+        _damage(outputs, ref.stored_hash, data=zlib.compress(b"payload " * 19 + b"PAYLOAD "))
+        with pytest.raises(StoreError, match="does not match its content hash"):
+            outputs.get_result("c1")
+        _damage(outputs, ref.stored_hash, encoding="lz4")
         with pytest.raises(StoreError, match="unknown encoding"):
+            outputs.get_result("c1")
+
+
+def test_a_damaged_raw_payload_is_caught_by_its_hash() -> None:
+    with output_store() as (outputs, _, _):
+        ref = outputs.store_result("c1", "t", "{}", "payload")  # too small to compress: stored raw
+        _damage(outputs, ref.stored_hash, data=b"paYload")
+        with pytest.raises(StoreError, match="does not match its content hash"):
             outputs.get_result("c1")
 
 

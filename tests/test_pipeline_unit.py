@@ -18,6 +18,8 @@ from weakprompt.runtime.results import (
 )
 from weakprompt.store import Store
 from weakprompt.transcript.lazy import LOADED_RESULT_KEY, STORED_OUTPUT_KEY
+from weakprompt.transcript.originals import load_message_blob
+from weakprompt.transcript.provenance import REDACTED_FROM
 
 
 @pytest.fixture
@@ -87,3 +89,39 @@ def test_failed_get_tool_result_and_tool_output_replies_carry_no_metadata(output
     extracted = pipeline.process(ToolCall("o1", "tool_output", "{}"), "ABSTRACT FROM TOOL OUTPUT ...")
     assert extracted.metadata == {} and extracted.reference is None
     assert outputs.list_results() == []
+
+
+# -- redaction at the entry ------------------------------------------------------------------------
+
+
+def shout(text: str) -> str:
+    return text.replace("secret", "[gone]")
+
+
+def test_a_successful_result_is_redacted_before_it_is_stored_or_shown(outputs: ToolOutputStore) -> None:
+    pipeline = ToolResultPipeline(outputs, redact=shout, policy=SizePolicy(max_bytes=1024))
+    small = pipeline.process(ToolCall("c1", "t", "{}"), "a secret")
+    big = pipeline.process(ToolCall("c2", "t", "{}"), "secret\n" * 400)
+    assert small.content == "a [gone]" and REDACTED_FROM not in small.metadata
+    assert outputs.get_result("c1").data == b"a [gone]"  # type: ignore[union-attr]
+    assert outputs.get_result("c2").data == b"[gone]\n" * 400  # type: ignore[union-attr]
+    assert big.reference is not None and "secret" not in big.reference.preview
+
+
+def test_a_failure_text_is_left_to_the_dispatcher_which_scrubbed_it_already(outputs: ToolOutputStore) -> None:
+    processed = ToolResultPipeline(outputs, redact=shout).process(
+        ToolCall("c1", "t", "{}"), "secret", is_error=True
+    )
+    assert processed.content == "secret"
+
+
+def test_the_raw_original_is_kept_for_replies_that_are_never_stored_too(outputs: ToolOutputStore) -> None:
+    pipeline = ToolResultPipeline(outputs, redact=shout, keep_raw_original=True)
+    call = ToolCall("g1", "get_tool_result", '{"tool_call_id": "c9"}')
+    processed = pipeline.process(call, "old secret")
+    assert processed.content == "old [gone]" and processed.reference is None
+    raw = load_message_blob(outputs.store, str(processed.metadata[REDACTED_FROM]))
+    assert (raw.content, raw.tool_call_id, raw.name) == ("old secret", "g1", "get_tool_result")
+    assert processed.metadata[LOADED_RESULT_KEY] == {"tool_call_id": "c9"}
+    unchanged = pipeline.process(ToolCall("c1", "t", "{}"), "nothing to hide")
+    assert REDACTED_FROM not in unchanged.metadata

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from weakprompt.runtime import default_redact
+from weakprompt.runtime import default_redact, redaction
 from weakprompt.runtime.redaction import (
     MAX_ERROR_TEXT,
     REDACTED,
@@ -164,6 +165,99 @@ def test_default_redaction_stays_fast_on_long_hostile_text() -> None:
     # Regex shapes that would backtrack quadratically are avoided: this finishes at once.
     for text in ("a" * 200_000, "sk-" * 70_000, "://a:" * 40_000, "password=" * 20_000, "a-" * 100_000):
         assert isinstance(default_redact(text), str)
+
+
+# -- the default hook on long text: only lines that may hold a secret go through the rules ----------
+
+# Fragments that start, end, or almost make a match of some rule, in several cases and lookalikes.
+_FRAGMENTS = st.sampled_from(
+    [
+        "Authorization",
+        "proxy-AUTHORIZATION",
+        "aUTHORİZATİON",
+        "bearer ",
+        "Bearer\t",
+        "api_key",
+        "API-KEY",
+        "apikey",
+        "\u212aey",
+        "token",
+        "TOKEN",
+        "secret",
+        "\u017fecret",
+        "password",
+        "passwd",
+        "PASSWORD",
+        "sk-",
+        "SK-",
+        "abcdefghijklmnop",
+        "://",
+        "u:p@h",
+        "@",
+        ":",
+        "=",
+        " ",
+        "\t",
+        "\n",
+        "\r\n",
+        "'",
+        '"',
+        "x_",
+        "-",
+        "é",
+        "İ",
+        "\u0131",
+        "1",
+        "/",
+    ]
+)
+
+
+@pytest.fixture
+def tiny_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of a few characters, so that short texts cross every boundary of the fast path."""
+    monkeypatch.setattr(redaction, "_PIECE", 16)
+    monkeypatch.setattr(redaction, "_SMALL", 0)
+
+
+@pytest.mark.usefixtures("tiny_pieces")
+@given(st.lists(_FRAGMENTS, max_size=60).map("".join))
+def test_default_redaction_of_long_text_equals_the_rules_over_the_whole_text(text: str) -> None:
+    assert redaction._scrub(text) == redaction._scrub_all(text)
+
+
+@pytest.mark.usefixtures("tiny_pieces")
+@given(st.lists(_FRAGMENTS, max_size=12).map("".join), st.integers(40, 120))
+def test_one_long_line_is_checked_piece_by_piece_with_the_same_result(text: str, width: int) -> None:
+    line = "v" * width + text.replace("\n", " ") + "w" * width
+    for whole in (line, "head\n" + line + "\ntail", line + "\n" + "x" * 100):
+        assert redaction._scrub(whole) == redaction._scrub_all(whole)
+
+
+def test_default_redaction_returns_long_text_without_secrets_as_it_is() -> None:
+    text = "2024-05-01 INFO path=/api/items tokens=4 user=bob\n" * 200
+    assert default_redact(text) is text
+    leaked = text + "curl -H 'Authorization: Bearer abc'\nhttps://u:pw@h/x\n" + text
+    scrubbed = f"curl -H 'Authorization: {REDACTED}\nhttps://u:{REDACTED}@h/x\n"
+    assert default_redact(leaked) == text + scrubbed + text
+
+
+def test_the_ascii_lookalikes_are_every_character_a_rule_takes_for_an_ascii_letter() -> None:
+    every = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF)
+    lookalikes = dict(redaction._ASCII_LOOKALIKES)
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        for char in re.findall(letter, every, re.IGNORECASE):
+            assert lookalikes.get(char) == letter, f"{char!r} (U+{ord(char):04X}) matches {letter!r}"
+    # After them, lower() keeps every length, so positions in the lower-cased copy are positions in the text.
+    assert all(len(redaction._folded(char)) == 1 for char in every)
+
+
+def test_a_piece_whose_length_changes_when_lower_cased_has_every_line_checked(
+    tiny_pieces: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(redaction, "_ASCII_LOOKALIKES", ())  # "İ".lower() is two characters
+    text = "İ token=abc\nplain\nİ and Authorization: x\n" * 3
+    assert redaction._scrub(text) == redaction._scrub_all(text)
 
 
 # -- applying a hook safely ----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, LargeBinary, create_engine, inspect, text
+from sqlalchemy import Engine, LargeBinary, create_engine, inspect, select, text
 from sqlalchemy.engine import make_url
 
 from weakprompt.clock import FakeClock
@@ -419,6 +419,23 @@ def test_tool_outputs_round_trip_dedupe_and_purge(backend_url: str) -> None:
         assert _count(store, "tool_output_blobs") == 1  # still used by "other"
         assert ToolOutputStore(store, "other").purge_session() == 1
         assert _count(store, "tool_output_blobs") == 0
+
+
+@pytest.mark.parametrize("kind", ["raw", "zlib"])
+def test_a_big_tool_output_round_trips_in_its_encoding_alike(backend_url: str, kind: str) -> None:
+    """Over the size SQLite reads through blob I/O; PostgreSQL binds and selects it whole."""
+    payload = os.urandom(300_000) if kind == "raw" else b"".join(b"line %06d ok\n" % i for i in range(30_000))
+    with Store.open(backend_url) as store:
+        outputs = ToolOutputStore(store, "s")
+        ref = outputs.store_result("c1", "dump", "{}", payload)
+        blobs = tables.tool_output_blobs
+        with store.read() as conn:
+            encoding = conn.execute(
+                select(blobs.c.encoding).where(blobs.c.hash == ref.stored_hash)
+            ).scalar_one()
+        assert encoding == kind
+        found = outputs.get_result("c1")
+        assert found is not None and found.data == payload
 
 
 def test_tool_output_ids_with_nul_are_refused_alike(backend_url: str) -> None:

@@ -35,10 +35,14 @@ class ByteEstimateCounter:
         return False
 
     def count(self, text: str) -> int:
-        if not text:
+        # surrogatepass: a lone surrogate counts, never raises
+        return self.count_size(len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")))
+
+    def count_size(self, utf8_bytes: int) -> int:
+        """The estimate for a text of ``utf8_bytes`` UTF-8 bytes: the text itself is not needed."""
+        if utf8_bytes <= 0:
             return 0
-        size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate counts, never raises
-        return max(1, math.ceil(size / self._ratio))
+        return max(1, math.ceil(utf8_bytes / self._ratio))
 
 
 DEFAULT_TOKEN_COUNTER: TokenCounter = ByteEstimateCounter()

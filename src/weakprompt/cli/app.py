@@ -82,8 +82,8 @@ def cli() -> None:
 @click.option(
     "--redact",
     "redact_ref",
-    help="module:name of a function (text -> text) that scrubs secrets from failed tool calls; "
-    "default: the built-in one.",
+    help="module:name of a function (text -> text) that scrubs secrets from tool results "
+    "(failure texts and successful output); default: the built-in one.",
 )
 def run(
     target: str,

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from ..transcript.turns import TurnRecord
-    from .results import EvaluationOutputs, Retention, ToolOutputSettings
+    from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
 
 __all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "evaluate"]
 
@@ -105,7 +105,9 @@ def evaluate(
 
     ``redact`` scrubs secrets from the text of every failed tool call before
     the model, the ``ToolInvoked`` event, the transcript or a raised error
-    sees it (``specs/TOOLS.md``, "Redaction").
+    sees it (``specs/TOOLS.md``, "Redaction"), and from every successful
+    result before the output store, the transcript or the model sees it
+    (unless ``tool_outputs.redact_output`` is ``False``).
 
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
@@ -136,7 +138,8 @@ def evaluate(
         settings=tool_outputs,
         load_tool_results=load_tool_results,
         retention=retention,
-        run_agent=evaluate,  # read-grep extraction runs its sub-agent on this same loop
+        run_agent=_sub_agent_runner(redact),  # read-grep extraction runs its sub-agent on this same loop
+        redact=redact,
     )
     run = _Evaluation(
         prompt,
@@ -171,6 +174,43 @@ def evaluate(
             raise
         finally:
             outputs.close()
+
+
+def _sub_agent_runner(redact: Redactor) -> RunSubAgent:
+    """``evaluate`` for the read-grep sub-agent of ``tool_output``.
+
+    The sub-agent reads an output already stored (so already redacted, if
+    the evaluation redacts output), and its answer comes back through this
+    evaluation's pipeline: its own tool results are not redacted again.
+    Its failure texts are, with this evaluation's hook.
+    """
+    from .results import ToolOutputSettings
+
+    settings = ToolOutputSettings(redact_output=False)
+
+    def run(
+        prompt: Prompt[None],
+        *,
+        adapter: ProviderAdapter,
+        session: Session,
+        input: str | None,
+        deadline: Deadline | None,
+        max_turns: int,
+        max_output_tokens: int | None,
+    ) -> PromptResponse[None]:
+        return evaluate(
+            prompt,
+            adapter=adapter,
+            session=session,
+            input=input,
+            deadline=deadline,
+            max_turns=max_turns,
+            max_output_tokens=max_output_tokens,
+            redact=redact,
+            tool_outputs=settings,
+        )
+
+    return run
 
 
 def _check_limits(max_turns: int, output_retries: int, max_expansions: int) -> None:

@@ -1,6 +1,7 @@
 """SQL for stored tool outputs: :class:`ToolResultMetadata` records in and out, no policy.
 
-Payloads live once per content hash in ``tool_output_blobs`` (compressed);
+Payloads live once per content hash in ``tool_output_blobs`` (how their
+bytes are encoded, written and read is :mod:`.output_payload`);
 ``tool_outputs`` has one small row per stored call, ordered per session by
 ``seq``. A session's rows can be deleted, and payloads no row refers to any
 more are deleted with them.
@@ -8,26 +9,21 @@ more are deleted with them.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, select, update
 
-from ..errors import StoreError
 from . import tables
 from .locks import advisory_lock
 from .output_record import ToolResultMetadata
-from .prepared import PreparedInsertIgnore, PreparedStatement
+from .prepared import PreparedStatement
 
 __all__ = [
-    "ZLIB_ENCODING",
     "blob_exists",
-    "compress",
     "delete_orphan_blobs",
     "delete_outputs",
-    "fetch_blob",
     "find_by_call",
     "find_by_handle",
     "has_oversized",
@@ -37,18 +33,11 @@ __all__ = [
     "list_outputs",
     "mark_oversized",
     "next_output_seq",
-    "put_output_blob",
 ]
-
-ZLIB_ENCODING = "zlib"
 
 _outputs = tables.tool_outputs
 _blobs = tables.tool_output_blobs
 _BATCH = 500  # bound parameters per IN (...) list
-
-
-def compress(data: bytes) -> bytes:
-    return zlib.compress(data, 6)
 
 
 def lock_output_blob(conn: Connection, blob_hash: str) -> None:
@@ -62,9 +51,6 @@ def lock_output_blob(conn: Connection, blob_hash: str) -> None:
 
 # The statements run for every stored tool result are prepared (see weakprompt.store.prepared).
 _BLOB_EXISTS = PreparedStatement(select(_blobs.c.hash).where(_blobs.c.hash == bindparam("hash")))
-_PUT_BLOB = PreparedInsertIgnore(
-    _blobs, ("hash", "data", "encoding", "size_bytes", "stored_bytes", "created_at")
-)
 _COLUMNS = tuple(c.name for c in _outputs.columns)
 _INSERT_OUTPUT = PreparedStatement(_outputs.insert(), columns=_COLUMNS)
 _NEXT_SEQ = PreparedStatement(
@@ -85,42 +71,6 @@ _HAS_OVERSIZED = PreparedStatement(
 
 def blob_exists(conn: Connection, blob_hash: str) -> bool:
     return _BLOB_EXISTS.first(conn, {"hash": blob_hash}) is not None
-
-
-def put_output_blob(
-    conn: Connection, blob_hash: str, compressed: bytes, size_bytes: int, created_at: datetime
-) -> None:
-    """Store one compressed payload; a hash already present is left as it is."""
-    row = {
-        "hash": blob_hash,
-        "data": compressed,
-        "encoding": ZLIB_ENCODING,
-        "size_bytes": size_bytes,
-        "stored_bytes": len(compressed),
-        "created_at": created_at.isoformat(),
-    }
-    _PUT_BLOB.executemany(conn, [row])
-
-
-def fetch_blob(conn: Connection, blob_hash: str) -> bytes:
-    """The payload stored under ``blob_hash``, decompressed and checked against its size."""
-    row = conn.execute(
-        select(_blobs.c.data, _blobs.c.encoding, _blobs.c.size_bytes).where(_blobs.c.hash == blob_hash)
-    ).first()
-    if row is None:
-        raise StoreError(f"stored tool output {blob_hash[:12]} is missing its payload: the store is damaged")
-    data, encoding, size = bytes(row[0]), str(row[1]), int(row[2])
-    if encoding != ZLIB_ENCODING:
-        raise StoreError(f"stored tool output {blob_hash[:12]} uses unknown encoding {encoding!r}")
-    try:
-        payload = zlib.decompress(data)
-    except zlib.error as exc:
-        raise StoreError(f"stored tool output {blob_hash[:12]} cannot be decompressed: {exc}") from exc
-    if len(payload) != size:
-        raise StoreError(
-            f"stored tool output {blob_hash[:12]} has {len(payload)} bytes, the store recorded {size}"
-        )
-    return payload
 
 
 def next_output_seq(conn: Connection, session_id: str) -> int:

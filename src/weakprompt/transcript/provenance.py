@@ -10,6 +10,13 @@ leave the same trail:
 - ``summarization_error``: why a requested summary was not used;
 - ``summary_usage``: tokens and calls the summarizer spent;
 - ``hook_error``: the handler raised, so the result was committed unchanged.
+
+One more key comes from the evaluation's output pipeline, not from these:
+``redacted_from``, the hash of the tool's unredacted output, present only
+when the evaluation was asked to keep it (``ToolOutputSettings(
+keep_raw_original=True)``) and the redaction hook changed the text. It
+describes the tool's output, not one version of the result, so it is not a
+provenance key: an edit of the result keeps it.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ __all__ = [
     "EDITED_FROM",
     "HOOK_ERROR",
     "PROVENANCE_KEYS",
+    "REDACTED_FROM",
     "SUMMARIZATION_ERROR",
     "SUMMARIZED_FROM",
     "SUMMARIZER",
@@ -43,6 +51,7 @@ SUMMARIZER = "summarizer"
 SUMMARIZATION_ERROR = "summarization_error"
 SUMMARY_USAGE = "summary_usage"
 HOOK_ERROR = "hook_error"
+REDACTED_FROM = "redacted_from"
 
 PROVENANCE_KEYS = (
     TRIGGERED_BY,

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import uuid
 
+from ...store.output_payload import payload_hash
+
 __all__ = ["HANDLE_NAMESPACE", "handle_for", "payload_hash"]
 
 HANDLE_NAMESPACE = uuid.UUID("6d1f4a52-3c8e-5b7a-9e0d-2f4b8c1a7e93")
@@ -19,11 +21,6 @@ _NAMESPACE_BYTES = HANDLE_NAMESPACE.bytes
 # uuid5 = the first 16 bytes of sha1(namespace + name), with version 5 and the RFC 4122 variant set.
 _CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
 _SET = (5 << 76) | (0x8000 << 48)
-
-
-def payload_hash(data: bytes) -> str:
-    """sha256 hex digest of the raw output bytes (the content address of the payload)."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def handle_for(session_id: str, stored_hash: str) -> str:

@@ -57,18 +57,19 @@ def make_get_tool_result_tool(
 
     def handler(params: GetToolResultParams, *, context: ToolContext) -> ToolResult[None]:
         call_id = params.tool_call_id.strip()
-        found = outputs.get_result(call_id) if call_id and len(call_id) <= 255 else None
-        if found is None:
+        meta = outputs.get_metadata(call_id) if call_id and len(call_id) <= 255 else None
+        if meta is not None:
+            tracker = context.budget_tracker
+            remaining = None if tracker is None else tracker.remaining_tokens()
+            if used_policy.is_oversized(output_stats(meta), remaining):  # the payload is not read at all
+                if not meta.oversized:
+                    outputs.mark_oversized(meta.tool_call_id)
+                return ToolResult(message=handle_text(meta.handle, output_stats(meta)))
+        found = outputs.get_result(call_id) if meta is not None else None
+        if found is None:  # (or purged since its metadata was read)
             return ToolResult.error(
                 not_found_text(params.tool_call_id, outputs.known_call_ids(KNOWN_IDS_SHOWN))
             )
-        tracker = context.budget_tracker
-        remaining = None if tracker is None else tracker.remaining_tokens()
-        meta = found.metadata
-        if used_policy.is_oversized(output_stats(meta), remaining):
-            if not meta.oversized:
-                outputs.mark_oversized(meta.tool_call_id)
-            return ToolResult(message=handle_text(meta.handle, output_stats(meta)))
         return ToolResult(message=found.text)
 
     return Tool(

@@ -15,6 +15,7 @@ import attrs
 
 from ...errors import StoreError
 from ...jsontypes import JSONObject
+from ...store.output_payload import EncodedPayload
 from ...store.output_record import ToolResultMetadata
 from ...transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
 from .extraction import DocumentStats, ExtractionSource
@@ -42,9 +43,9 @@ class PreparedOutput:
     the transcript commit of the result records (:func:`commit_metadata`);
     the row's ``seq``, and whether the call or its payload was stored
     before, are settled when it is written (``ToolOutputStore.store_prepared``
-    or a turn's transaction, see ``ToolOutputStore.stage``). ``compressed``
-    is the payload already compressed, when that was cheaper than looking
-    for a stored copy first.
+    or a turn's transaction, see ``ToolOutputStore.stage``). ``encoded``
+    is the payload already encoded for storing, when that was cheaper than
+    looking for a stored copy first.
     """
 
     session_id: str
@@ -62,7 +63,7 @@ class PreparedOutput:
     preview: str
     created_at: datetime
     data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
-    compressed: bytes | None = attrs.field(default=None, repr=False)
+    encoded: EncodedPayload | None = attrs.field(default=None, repr=False)
 
     def row(self, seq: int, *, deduplicated: bool = False) -> ToolResultMetadata:
         """The record of this output stored as call number ``seq`` of its session."""

@@ -1,7 +1,7 @@
 """The tool-output store: every tool result of a session, stored once, out of the context.
 
-Payloads are kept compressed and content-addressed in the same database as
-the transcript, so an output that repeats costs one small row, not another
+Payloads are kept content-addressed (compressed when that pays) in the same
+database as the transcript, so an output that repeats costs one small row, not another
 copy. Each stored call keeps its arguments, tool name, time, size figures,
 a deterministic summary and a short preview; the payload is read only when
 it is asked for. Outputs stay until :meth:`ToolOutputStore.purge_session`
@@ -21,13 +21,12 @@ from ...clock import Clock
 from ...events import Dispatcher, ToolResultStored, publish
 from ...jsontypes import JSONValue
 from ...store.locks import advisory_lock
+from ...store.output_payload import encode_payload, fetch_blob, put_output_blob
 from ...store.output_record import ToolResultMetadata, ToolResultReference
 from ...store.output_rows import (
     blob_exists,
-    compress,
     delete_orphan_blobs,
     delete_outputs,
-    fetch_blob,
     find_by_call,
     find_by_handle,
     has_oversized,
@@ -37,7 +36,6 @@ from ...store.output_rows import (
     lock_output_blob,
     mark_oversized,
     next_output_seq,
-    put_output_blob,
 )
 from ...tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from ...transcript.shaped import NEVER_STORED_TOOLS
@@ -232,12 +230,12 @@ class ToolOutputStore:
             preview=preview,
             created_at=now,
             data=data,
-            compressed=compress(data) if small else None,  # cheaper than a read transaction to look first
+            encoded=encode_payload(data) if small else None,  # cheaper than a read transaction to look first
         )
 
     def store_prepared(self, prepared: PreparedOutput) -> ToolResultReference:
         """Store a prepared output in a transaction of its own, publish the event, return the reference."""
-        prepared = self._compressed_if_new(prepared)
+        prepared = self._encoded_if_new(prepared)
         with self._store.write(lock=self._lock_name) as conn:
             reference = self._write(conn, prepared)
         self._publish(reference)
@@ -257,7 +255,7 @@ class ToolOutputStore:
         ``on_stored`` is called with the reference; a turn that is not
         stored writes nothing and calls nothing.
         """
-        staged = StagedOutput(self, self._compressed_if_new(prepared), on_stored)
+        staged = StagedOutput(self, self._encoded_if_new(prepared), on_stored)
         turn.attach(staged)
         return staged
 
@@ -266,14 +264,14 @@ class ToolOutputStore:
         # The named lock serialises the dedupe check and the next seq per session (PostgreSQL).
         return f"tool_outputs:{self._session_id}"
 
-    def _compressed_if_new(self, prepared: PreparedOutput) -> PreparedOutput:
+    def _encoded_if_new(self, prepared: PreparedOutput) -> PreparedOutput:
         """A large payload is compressed outside the write lock, and only if it is not stored yet."""
-        if prepared.compressed is not None:
+        if prepared.encoded is not None:
             return prepared
         with self._store.read() as conn:
             if blob_exists(conn, prepared.stored_hash):
                 return prepared
-        return attrs.evolve(prepared, compressed=compress(prepared.data))
+        return attrs.evolve(prepared, encoded=encode_payload(prepared.data))
 
     def _write(self, conn: Connection, prepared: PreparedOutput) -> ToolResultReference:
         """The row (and the payload, when new) of ``prepared``, inside ``conn``'s write transaction."""
@@ -291,8 +289,8 @@ class ToolOutputStore:
         lock_output_blob(conn, digest)  # a concurrent purge must not delete it under us
         already = blob_exists(conn, digest)
         if not already:
-            compressed = prepared.compressed or compress(prepared.data)
-            put_output_blob(conn, digest, compressed, prepared.size_bytes, prepared.created_at)
+            encoded = prepared.encoded or encode_payload(prepared.data)
+            put_output_blob(conn, digest, encoded, prepared.created_at)
         row = prepared.row(next_output_seq(conn, self._session_id), deduplicated=already)
         insert_output(conn, row)
         return row

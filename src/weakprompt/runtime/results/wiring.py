@@ -8,6 +8,10 @@ The loop stays small: it asks this object for the context to send
 
 Defaults (documented in ``specs/TOOL_RESULTS.md``):
 
+* a successful result goes through the evaluation's redaction hook (its
+  ``redact=``, the same hook that scrubs failure texts) before anything
+  stores, previews or shows it; the unredacted text is kept nowhere unless
+  ``keep_raw_original=True``;
 * every result is stored; one over ``SizePolicy.max_bytes`` (12288) or over
   the remaining token budget is shown as the handle message;
 * ``tool_output`` is offered while the session has such an oversized
@@ -38,6 +42,7 @@ from ...store.output_record import ToolResultReference
 from ...tools import AnyTool, ToolContext
 from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
 from ...transcript.shaped import GET_TOOL_RESULT_NAME
+from ..redaction import Redactor
 from .extraction import ExtractionConfig, ExtractionSource, Extractor, make_tool_output_tool
 from .extraction.read_grep import RunSubAgent
 from .lazy_tool import make_get_tool_result_tool
@@ -71,6 +76,13 @@ class ToolOutputSettings:
     ``extraction_config``. ``summaries`` picks per-tool summaries (default
     registry when ``None``). ``offer_get_tool_result=False`` never offers
     the lazy-loading tool.
+
+    ``redact_output=False`` stores and shows successful results as the tool
+    returned them, without the evaluation's ``redact`` hook (which then
+    scrubs failure texts only). ``keep_raw_original=True`` keeps each
+    result's unredacted text too, when the hook changed it, as a transcript
+    blob named by the commit's ``redacted_from`` metadata: a copy of the
+    secret, on purpose, for provenance.
     """
 
     policy: SizePolicy = attrs.field(factory=SizePolicy)
@@ -78,6 +90,15 @@ class ToolOutputSettings:
     extraction_config: ExtractionConfig | None = None
     summaries: SummaryRegistry | None = None
     offer_get_tool_result: bool = True
+    redact_output: bool = True
+    keep_raw_original: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.keep_raw_original and not self.redact_output:
+            raise ConfigurationError(
+                "ToolOutputSettings: keep_raw_original=True keeps the text from before redaction, "
+                "but redact_output=False redacts nothing"
+            )
 
 
 class EvaluationOutputs:
@@ -94,6 +115,7 @@ class EvaluationOutputs:
         load_tool_results: LoadToolResults = False,
         retention: Retention = "session",
         run_agent: RunSubAgent | None = None,
+        redact: Redactor | None = None,
     ) -> None:
         if retention not in RETENTIONS:
             raise ConfigurationError(
@@ -116,7 +138,13 @@ class EvaluationOutputs:
             summaries=self.settings.summaries,
             dispatcher=session.dispatcher,
         )
-        self.pipeline = ToolResultPipeline(self.store, policy=self.settings.policy, budget_tracker=tracker)
+        self.pipeline = ToolResultPipeline(
+            self.store,
+            policy=self.settings.policy,
+            budget_tracker=tracker,
+            redact=redact if self.settings.redact_output else None,
+            keep_raw_original=self.settings.keep_raw_original,
+        )
         self.tool_output = make_tool_output_tool(self._lookup, self._extractor)
         self.get_tool_result = make_get_tool_result_tool(self.store, policy=self.settings.policy)
         self.turn_start: str | None = None

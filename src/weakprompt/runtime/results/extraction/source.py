@@ -6,15 +6,18 @@ in this package reads only that value, never the store itself.
 
 from __future__ import annotations
 
+import codecs
+
 import attrs
 
-from ....tokens import TokenCounter
+from ....tokens import ByteEstimateCounter, TokenCounter
 
 __all__ = [
     "DocumentStats",
     "ExtractionSource",
     "count_lines",
     "decode_text",
+    "decoded_size",
     "document_stats",
     "split_lines",
 ]
@@ -73,7 +76,31 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+_PIECE = 1 << 20
+
+
+def decoded_size(data: bytes) -> int:
+    """The UTF-8 size of ``decode_text(data)``, decoding a piece at a time (never the whole at once)."""
+    if data.isascii():
+        return len(data)
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    view = memoryview(data)
+    total = 0
+    for start in range(0, len(view), _PIECE):
+        text = decoder.decode(view[start : start + _PIECE])
+        total += len(text) if text.isascii() else len(text.encode("utf-8"))
+    return total + len(decoder.decode(b"", final=True).encode("utf-8"))
+
+
 def document_stats(data: bytes, counter: TokenCounter, *, text: str | None = None) -> DocumentStats:
-    """Bytes, lines and tokens of ``data``; pass ``text`` when it is already decoded."""
-    decoded = decode_text(data) if text is None else text
-    return DocumentStats(size_bytes=len(data), lines=count_lines(data), tokens=counter.count(decoded))
+    """Bytes, lines and tokens of ``data``; pass ``text`` when it is already decoded.
+
+    With the byte estimate (the default counter) and no ``text``, the
+    tokens come from the size of the decoded text, measured a piece at a
+    time: a large output is never decoded whole just to be counted.
+    """
+    if text is None and isinstance(counter, ByteEstimateCounter):
+        tokens = counter.count_size(decoded_size(data))
+    else:
+        tokens = counter.count(decode_text(data) if text is None else text)
+    return DocumentStats(size_bytes=len(data), lines=count_lines(data), tokens=tokens)

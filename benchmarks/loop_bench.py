@@ -8,12 +8,14 @@ separately, the marginal cost ``(t(K=100) - t(K=1)) / 99``.
 
 Cases, measured in one run with the same 3-field tool, each in a worker
 process of its own (a framework never runs in a heap another one filled),
-timed in turn round after round so that all meet the same load:
+timed in turn round after round so that all meet the same load; each
+sample runs a case back to back for about half a second (0.2 s with
+``--quick``), so a fast case is not timed on one cold start:
 - weakprompt: ``evaluate()`` with a ``FunctionAdapter``; every model turn
   (reply, tool result and the result's stored output) is stored as one
   transcript turn, in one transaction, in an in-memory SQLite store (opened
-  once, as an application would), every tool call goes through the
-  transactional dispatcher, events are published;
+  once per K, as an application would open one), every tool call goes
+  through the transactional dispatcher, events are published;
 - the transcript share: what one round trip asks of the transcript, alone,
   done as the loop does it (a turn: compile, the reply and the result
   staged, one write transaction, on the connection the evaluation holds);
@@ -256,42 +258,51 @@ CASES = (
 
 
 def _factories() -> dict[str, Callable[[int], Callable[[], int]]]:
-    """How each case builds its runner for K (in the worker process that runs it)."""
-    store = Store.open("sqlite://")  # opened once per process, as an application would
+    """How each case builds its runner for K (in the worker process that runs it).
+
+    weakprompt's cases open one in-memory store per K, as an application
+    opens one, so that each K starts from an empty database instead of
+    the thousands of sessions the smaller K left behind.
+    """
     loop = asyncio.new_event_loop()
     return {
-        "weakprompt": lambda k: weakprompt_runner(k, store),
-        "weakprompt transcript share": lambda k: transcript_share_runner(k, store),
-        "weakprompt storage share": lambda k: storage_share_runner(k, store),
+        "weakprompt": lambda k: weakprompt_runner(k, Store.open("sqlite://")),
+        "weakprompt transcript share": lambda k: transcript_share_runner(k, Store.open("sqlite://")),
+        "weakprompt storage share": lambda k: storage_share_runner(k, Store.open("sqlite://")),
         "pydantic-ai": pydantic_ai_runner,
         "openai-agents": lambda k: openai_agents_runner(k, loop),
     }
 
 
 def _worker(name: str) -> None:
-    """``--worker NAME``: run one case in this process, one run per line the parent sends.
+    """``--worker NAME``: run one case in this process, as the parent asks, one line per request.
 
-    ``check K`` runs once, unmeasured, and checks the work done (the first
-    run also warms the caches); ``time K`` answers the seconds one run took,
-    with the collector off during the run.
+    ``check K`` runs once, unmeasured, checks the work done and answers
+    ``ok SECONDS`` (the first run also warms the caches); ``time K N``
+    answers the seconds per run of N runs back to back, with the collector
+    off while they run.
     """
     factory = _factories()[name]
     runners: dict[int, Callable[[], int]] = {}
     for line in sys.stdin:
-        command, k_text = line.split()
+        command, k_text, *rest = line.split()
         k = int(k_text)
         try:
             run = runners.get(k)
             if run is None:
                 run = runners[k] = factory(k)
             if command == "check":
+                start = time.perf_counter()
                 ran = run()
-                answer = "ok" if ran == k else f"failed: a run executed {ran} tool calls instead of {k}"
+                elapsed = time.perf_counter() - start
+                answer = f"ok {elapsed!r}" if ran == k else f"failed: a run did {ran} tool calls, not {k}"
             else:
+                number = int(rest[0])
                 gc.disable()
                 start = time.perf_counter()
-                run()
-                answer = repr(time.perf_counter() - start)
+                for _ in range(number):
+                    run()
+                answer = repr((time.perf_counter() - start) / number)
                 gc.enable()
         except Exception as exc:  # a missing or failing peer is reported, not dropped
             answer = f"failed: {type(exc).__name__}: {exc}".replace("\n", " ")
@@ -309,9 +320,9 @@ class _Worker:
             text=True,
         )
 
-    def ask(self, command: str, k: int) -> str:
+    def ask(self, command: str, k: int, number: int = 1) -> str:
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(f"{command} {k}\n")
+        self.process.stdin.write(f"{command} {k} {number}\n")
         self.process.stdin.flush()
         return self.process.stdout.readline().strip() or "failed: the worker exited"
 
@@ -322,26 +333,31 @@ class _Worker:
 
 
 def _interleaved(
-    workers: dict[str, _Worker], k: int, repeats: int, peers: dict[str, str]
+    workers: dict[str, _Worker], k: int, repeats: int, peers: dict[str, str], *, sample_seconds: float
 ) -> dict[str, list[float]]:
     """Seconds per run of every case still measured, taken in turn within each round.
 
     The machine is shared and its load drifts; cases timed one after the
     other within a round meet the same drift, so their ratios stay honest
-    (see ``harness.interleaved``).
+    (see ``harness.interleaved``). Each sample runs a case back to back for
+    about ``sample_seconds`` (at least once), so that a fast case is not
+    timed on a single run started with cold caches while a slow one
+    amortises that start over a long run.
     """
-    active: dict[str, _Worker] = {}
+    active: dict[str, tuple[_Worker, int]] = {}
     for name, worker in workers.items():
         if peers.get(name, "measured") != "measured":
             continue
         answer = worker.ask("check", k)
-        peers[name] = "measured" if answer == "ok" else answer
-        if answer == "ok":
-            active[name] = worker
+        if not answer.startswith("ok "):
+            peers[name] = answer
+            continue
+        peers[name] = "measured"
+        active[name] = (worker, max(1, round(sample_seconds / max(float(answer[3:]), 1e-9))))
     samples: dict[str, list[float]] = {name: [] for name in active}
     for _ in range(repeats):
-        for name, worker in list(active.items()):
-            answer = worker.ask("time", k)
+        for name, (worker, number) in list(active.items()):
+            answer = worker.ask("time", k, number)
             try:
                 samples[name].append(float(answer))
             except ValueError:
@@ -351,14 +367,16 @@ def _interleaved(
 
 
 def main(quick: bool = False) -> dict[str, object]:
-    repeats = {1: 7, 10: 5, 100: 3} if quick else {1: 31, 10: 15, 100: 9}
+    repeats = {1: 5, 10: 5, 100: 3} if quick else {1: 15, 10: 11, 100: 9}
+    sample_seconds = 0.2 if quick else 0.5
     workers = {name: _Worker(name) for name in CASES}
     peers: dict[str, str] = {}
     per_trip: dict[str, dict[int, float]] = {}
     rows: list[dict[str, object]] = []
     try:
         for k in KS:  # in increasing order: smaller runs warm the caches
-            for name, samples in _interleaved(workers, k, repeats[k], peers).items():
+            timed = _interleaved(workers, k, repeats[k], peers, sample_seconds=sample_seconds)
+            for name, samples in timed.items():
                 median = statistics.median(samples)
                 quartiles = statistics.quantiles(samples, n=4) if len(samples) > 1 else [median] * 3
                 per_trip.setdefault(name, {})[k] = median / k * 1e3

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anthropic
@@ -89,7 +88,7 @@ def test_text_answer() -> None:
     )
 
 
-def test_tool_use_becomes_a_call_with_json_arguments() -> None:
+def test_tool_use_becomes_a_call_with_the_parsed_input() -> None:
     server = FakeServer().reply(200, anthropic_message_body(TOOL_TURN))
 
     turn = adapter_for(server).complete(
@@ -97,7 +96,9 @@ def test_tool_use_becomes_a_call_with_json_arguments() -> None:
     )
 
     (call,) = turn.tool_calls
-    assert (call.id, call.name, json.loads(call.arguments)) == ("call_w1", "get_weather", {"city": "Paris"})
+    # the SDK's object is kept as it is, not re-encoded: the call decodes and encodes it once
+    assert (call.id, call.name, call.arguments) == ("call_w1", "get_weather", {"city": "Paris"})
+    assert call.decoded_arguments == {"city": "Paris"} and call.arguments_json() == '{"city":"Paris"}'
     assert turn.finish_reason == "tool_calls"
     body = valid_request(server.bodies()[0])
     assert body["tools"][0] == {
@@ -220,7 +221,7 @@ def test_text_blocks_join_and_other_blocks_are_skipped() -> None:
     )
     turn = turn_from_message(message)
     assert turn.text == "Part one. Part two."
-    assert turn.tool_calls == (ToolCall(id="t1", name="get_weather", arguments='{"city": "Oslo"}'),)
+    assert turn.tool_calls == (ToolCall(id="t1", name="get_weather", arguments={"city": "Oslo"}),)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ message_stop, ping, error), which the SDK decodes exactly as a real stream.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import anthropic
@@ -57,10 +56,8 @@ STREAM_REQUEST_TYPE = TypeAdapter(MessageCreateParamsStreaming)
 TOOL_TURN = AssistantTurn(
     text="Let me check both.",
     tool_calls=(
-        ToolCall(
-            id="toolu_01", name="get_weather", arguments=json.dumps({"city": "Paris", "unit": "celsius"})
-        ),
-        ToolCall(id="toolu_02", name="search_notes", arguments=json.dumps({"query": "umbrella"})),
+        ToolCall(id="toolu_01", name="get_weather", arguments={"city": "Paris", "unit": "celsius"}),
+        ToolCall(id="toolu_02", name="search_notes", arguments={"query": "umbrella"}),
     ),
     usage=Usage(input_tokens=410, output_tokens=88, cached_input_tokens=300, model_calls=1),
     finish_reason="tool_calls",
@@ -129,7 +126,7 @@ def test_the_streamed_turn_equals_the_complete_turn_for_the_same_reply() -> None
     assert {k: v for k, v in server.bodies()[0].items() if k != "stream"} == fake.bodies()[0]
 
 
-def test_arguments_are_reserialised_as_a_whole_reply_gives_them() -> None:
+def test_arguments_are_decoded_once_into_the_object_a_whole_reply_gives() -> None:
     spaced = '{"city":   "Oslo",\n "unit": "celsius"}'
     events = [
         ("message_start", anthropic_stream_events(ANSWER_TURN)[0][1]),
@@ -183,11 +180,15 @@ def test_arguments_are_reserialised_as_a_whole_reply_gives_them() -> None:
     streamed = collect(stream_adapter(server), make_request([USER], tools=TOOLS))
 
     assert of_type(streamed, ToolCallDelta)[0] == ToolCallDelta(0, spaced)  # pieces as sent
-    assert final_turn(streamed).tool_calls == (
-        ToolCall("t1", "get_weather", '{"city": "Oslo", "unit": "celsius"}'),  # json.dumps(input)
-        ToolCall("t2", "search_notes", "{}"),  # no input at all
+    calls = final_turn(streamed).tool_calls
+    assert calls == (
+        ToolCall("t1", "get_weather", {"city": "Oslo", "unit": "celsius"}),  # the input object
+        ToolCall("t2", "search_notes", {}),  # no input at all
         ToolCall("t3", "search_notes", '{"query": '),  # does not parse: kept for the dispatcher to report
     )
+    # each call holds its one decode already: the dispatcher and the wire read it, nobody parses again
+    assert calls[0].decoded_arguments is calls[0].arguments
+    assert type(calls[2].decoded_arguments).__name__ == "BadSyntax"
     assert final_turn(streamed).finish_reason == "other"  # no message_delta: no stop reason
 
 
@@ -282,14 +283,12 @@ def test_built_clients_share_the_settings() -> None:
 
 
 def _anthropic_turns() -> st.SearchStrategy[AssistantTurn]:
-    """Replies the Messages API can give: object arguments (as json.dumps text), a known stop reason."""
+    """Replies the Messages API can give: object arguments (the SDK's parsed input), a known stop reason."""
 
     def shape(turn: AssistantTurn) -> AssistantTurn:
         calls = tuple(
             ToolCall(
-                c.id,
-                c.name,
-                json.dumps(dict(c.arguments) if not isinstance(c.arguments, str) else {"s": c.arguments}),
+                c.id, c.name, dict(c.arguments) if not isinstance(c.arguments, str) else {"s": c.arguments}
             )
             for c in turn.tool_calls
         )

@@ -12,7 +12,6 @@ from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_tu
 from weakprompt.messages import ToolCall
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import evaluate
-from weakprompt.runtime._arguments import storable_call
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import NoParams, ToolContext, ToolResult, tool
@@ -94,10 +93,12 @@ class Liar:
 
 def test_storable_call_keeps_plain_calls_and_repairs_the_rest() -> None:
     plain = ToolCall(id="a", name="b", arguments="{}")
-    assert storable_call(plain) is plain
-    assert storable_call(ToolCall(id="a", name="b", arguments={"x": [1]})).arguments == {"x": [1]}
-    odd = storable_call(ToolCall(id=5, name=Liar(), arguments={"x": math.nan}))  # type: ignore[arg-type]
+    assert plain.storable() is plain
+    mapped = ToolCall(id="a", name="b", arguments={"x": [1]}).storable()
+    # a mapping is recorded as its JSON text, and keeps its decode: nothing parses it again
+    assert mapped.arguments == '{"x":[1]}' and mapped.decoded_arguments == {"x": [1]}
+    odd = ToolCall(id=5, name=Liar(), arguments={"x": math.nan}).storable()  # type: ignore[arg-type]
     assert odd.id == "5" and "Liar" in odd.name and odd.arguments == '{"x":NaN}'
-    escaped = storable_call(ToolCall(id="i\ud800", name="n", arguments='{"x": "\udc80"}'))
+    escaped = ToolCall(id="i\ud800", name="n", arguments='{"x": "\udc80"}').storable()
     assert escaped.id == "i\\ud800" and escaped.arguments == '{"x": "\\udc80"}'
-    assert "Liar" in str(storable_call(ToolCall(id="a", name="b", arguments=Liar())).arguments)  # type: ignore[arg-type]
+    assert "Liar" in str(ToolCall(id="a", name="b", arguments=Liar()).storable().arguments)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter, text_t
 from weakprompt.messages import AssistantTurn
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ModelRequest, ToolResultCommitted, evaluate
+from weakprompt.runtime.results import ToolOutputStore
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolContext, ToolResult, tool
@@ -108,6 +109,9 @@ def test_an_interrupted_turn_leaves_no_half_turn_and_the_session_resumes(store: 
     # c2 and c3 ran concurrently; c3's interrupt is raised once both settled, before any of
     # turn 2's results was staged: only the reply was, and it was dropped with its turn
     assert [e.call.id for e in committed] == ["c1"]
+    # ...and no output is stored without its commit
+    outputs = ToolOutputStore(store, session.session_id)
+    assert [r.tool_call_id for r in outputs.list_results()] == ["c1"]
     [note] = failure.value.__notes__
     assert "was not stored: its 1 commit(s)" in note
 

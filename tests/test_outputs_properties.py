@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +21,7 @@ from weakprompt.runtime.results import (
 )
 from weakprompt.runtime.results.extraction import DocumentStats
 from weakprompt.runtime.results.extraction.source import split_lines
+from weakprompt.runtime.results.handles import HANDLE_NAMESPACE
 from weakprompt.store import Store
 
 # One store for the whole module: hypothesis runs many examples; ids never repeat.
@@ -48,6 +51,18 @@ def test_store_round_trips_any_text_as_utf8(text: str) -> None:
     found = _OUTPUTS.get_result(call_id)
     assert found is not None
     assert found.data == text.encode("utf-8", errors="surrogatepass")
+
+
+@given(st.text(max_size=40), st.text(max_size=70))
+def test_handles_are_the_uuid5_of_the_session_and_the_hash(session_id: str, stored_hash: str) -> None:
+    name = f"{session_id}\n{stored_hash}"
+    try:
+        expected = str(uuid.uuid5(HANDLE_NAMESPACE, name))
+    except UnicodeEncodeError:  # a lone surrogate: refused alike
+        with pytest.raises(UnicodeEncodeError):
+            handle_for(session_id, stored_hash)
+        return
+    assert handle_for(session_id, stored_hash) == expected
 
 
 @given(st.binary(max_size=256), st.binary(max_size=256))

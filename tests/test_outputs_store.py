@@ -6,6 +6,7 @@ import json
 import zlib
 from pathlib import Path
 
+import attrs
 import pytest
 from sqlalchemy import select, text
 
@@ -393,3 +394,28 @@ def test_repr_and_accessors() -> None:
         assert outputs.session_id == "s1"
         assert outputs.measure("a\nb").lines == 2
         assert outputs.token_counter.count("abcd") == 1
+
+
+def test_lookups_by_call_and_by_handle_use_their_index_not_a_walk_of_the_session() -> None:
+    """The newest/oldest row is picked after the index lookup, so SQLite never scans a session's rows."""
+    from weakprompt.store.output_rows import _FIND_BY_CALL  # pyright: ignore[reportPrivateUsage]
+
+    outputs_table = tables.tool_outputs
+    with Store.open("sqlite://") as store, store.read() as conn:
+        sql, _ = _FIND_BY_CALL._for(conn)  # pyright: ignore[reportPrivateUsage]
+        by_call = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, ("s", "c")).fetchall()
+        query = select(outputs_table).where(outputs_table.c.session_id == "s", outputs_table.c.handle == "h")
+        compiled = str(query.compile(compile_kwargs={"literal_binds": True}))
+        by_handle = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + compiled).fetchall()
+    assert "ix_tool_outputs_call (session_id=? AND tool_call_id=?)" in str(by_call)
+    assert "ix_tool_outputs_handle (session_id=? AND handle=?)" in str(by_handle)
+
+
+def test_the_newest_row_of_a_call_and_the_first_of_a_handle_are_found() -> None:
+    with output_store() as (outputs, _events, _clock):
+        first = outputs.store_result("c1", "t", "{}", "one")
+        outputs.store_result("c2", "t", "{}", "one")  # same bytes: same handle, later row
+        newer = outputs.store_result("c1", "t", "{}", "two")  # same call, other output: a new row
+        assert outputs.get_metadata("c1") == attrs.evolve(newer, deduplicated=False)
+        found = outputs.get_by_handle(first.handle)
+        assert found is not None and found.metadata.tool_call_id == "c1" and found.metadata.seq == first.seq

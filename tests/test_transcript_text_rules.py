@@ -239,7 +239,9 @@ def test_token_counters_never_see_a_surrogate(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.db") as store:
         t = Transcript(store, "s", token_counter=StrictCounter())
         commit = t.assistant("a\ud800", tool_calls=[ToolCall("i", "n\udc80", {"k": "\udfff"})])
-        shown = ["a\ufffd", "n\ufffd", '{"k":"\ufffd"}']  # what the counter was given
+        # what the counter was given: arguments JSON cannot hold as plain text are written with the
+        # surrogate escaped (ToolCall.arguments_json, the one encoding every consumer reads)
+        shown = ["a\ufffd", "n\ufffd", '{"k":"\\udfff"}']
         assert commit.token_count == sum(len(text.encode()) for text in shown)
     assert ByteEstimateCounter().count("\ud800" * 4) == 3
 

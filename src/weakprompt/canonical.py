@@ -45,9 +45,13 @@ def _escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
+# One encoder for every call: ``json.dumps`` with these options would build a new one each time.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(value: JSONLike) -> str:
     """Sorted keys, no whitespace, UTF-8 kept as is, surrogates escaped; raises TypeError on non-JSON."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = _ENCODER.encode(value)
     # Outside strings JSON is ASCII, so a surrogate here is inside a string literal.
     return _escape_surrogates(text)
 

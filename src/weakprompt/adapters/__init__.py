@@ -2,16 +2,35 @@
 
 Importing this package loads no provider SDK and no llama.cpp: each adapter
 imports its SDK when it is constructed, so ``weakprompt[openai]``,
-``[anthropic]`` and ``[local]`` stay optional.
+``[anthropic]`` and ``[local]`` stay optional. Nor does it load the adapter
+modules themselves: each name is resolved on first access, so importing
+``weakprompt.adapters.testing`` for a first agent costs only that module.
 """
 
 from __future__ import annotations
 
-from .anthropic import AnthropicAdapter
-from .error_mapping import classify_status, from_anthropic_error, from_openai_error
-from .local import LocalAdapter, default_model_path
-from .openai import OpenAIAdapter
-from .testing import FunctionAdapter, ScriptedAdapter
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .anthropic import AnthropicAdapter
+    from .error_mapping import classify_status, from_anthropic_error, from_openai_error
+    from .local import LocalAdapter, default_model_path
+    from .openai import OpenAIAdapter
+    from .testing import FunctionAdapter, ScriptedAdapter
+
+# name -> the module of this package that defines it
+_LAZY: dict[str, str] = {
+    "AnthropicAdapter": ".anthropic",
+    "FunctionAdapter": ".testing",
+    "LocalAdapter": ".local",
+    "OpenAIAdapter": ".openai",
+    "ScriptedAdapter": ".testing",
+    "classify_status": ".error_mapping",
+    "default_model_path": ".local",
+    "from_anthropic_error": ".error_mapping",
+    "from_openai_error": ".error_mapping",
+}
 
 __all__ = [
     "AnthropicAdapter",
@@ -24,3 +43,16 @@ __all__ = [
     "from_anthropic_error",
     "from_openai_error",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, cast
 
 from ..errors import ConfigurationError, ProviderError
-from ..jsontypes import JSONObject
+from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import (
     ForceTool,
@@ -231,7 +231,8 @@ def turn_from_message(message: AnthropicMessage) -> AssistantTurn:
     """Read a Messages API reply as a neutral turn.
 
     Text blocks are joined in order; each ``tool_use`` block becomes a call
-    whose arguments are the JSON text of its ``input``. Other block kinds
+    whose arguments are its ``input``, the object the SDK already parsed
+    (kept as it is: the call decodes and encodes it at most once). Other block kinds
     (thinking, server tools) are not part of the neutral turn.
     """
     texts: list[str] = []
@@ -240,11 +241,18 @@ def turn_from_message(message: AnthropicMessage) -> AssistantTurn:
         if block.type == "text":
             texts.append(block.text)
         elif block.type == "tool_use":
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input)))
+            calls.append(ToolCall(id=block.id, name=block.name, arguments=_tool_input(block.input)))
     finish = _STOP_REASONS.get(message.stop_reason or "", "other")
     return AssistantTurn(
         text="".join(texts), tool_calls=tuple(calls), usage=_usage(message), finish_reason=finish
     )
+
+
+def _tool_input(given: object) -> str | Mapping[str, JSONValue]:
+    """A ``tool_use`` input as call arguments: the object itself, or its JSON text if it is no mapping."""
+    if isinstance(given, Mapping):
+        return cast("Mapping[str, JSONValue]", given)
+    return json.dumps(given)
 
 
 def _usage(message: AnthropicMessage) -> Usage:
@@ -267,8 +275,8 @@ class _EventReader:
 
     Content blocks are numbered among all blocks; tool calls are numbered among
     tool calls. A call is complete at its ``content_block_stop``; its
-    arguments are then re-serialised from the streamed JSON
-    (``json.dumps(input)``, as a whole reply gives them). ``message_start``
+    streamed JSON is then decoded, once, into the object a whole reply
+    gives (text that is not a JSON object stays as sent). ``message_start``
     and every ``message_delta`` report the usage so far.
     """
 
@@ -302,7 +310,7 @@ class _EventReader:
             index = self._calls.get(event.index)
             if index is None:
                 return []
-            return [self._assembler.close_call(index, arguments=_arguments(self._assembler, index))]
+            return [self._assembler.close_call(index, parse=True)]
         if event.type == "message_delta":
             self._finish = _STOP_REASONS.get(event.delta.stop_reason or "", "other")
             self._usage = _merged_usage(self._usage, event.usage)
@@ -311,15 +319,6 @@ class _EventReader:
 
     def finish(self) -> tuple[ModelEvent, ...]:
         return self._assembler.finish(self._finish)
-
-
-def _arguments(assembler: ReplyAssembler, index: int) -> str:
-    """Call ``index``'s streamed JSON as ``json.dumps(input)``; text that does not parse stays as sent."""
-    text = assembler.call_arguments(index)
-    try:
-        return json.dumps(json.loads(text or "{}"))
-    except ValueError:
-        return text
 
 
 def _merged_usage(start: AnthropicUsage | None, delta: MessageDeltaUsage) -> AnthropicUsage:

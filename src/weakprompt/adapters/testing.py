@@ -92,20 +92,14 @@ def as_turn(reply: AssistantTurn | str) -> AssistantTurn:
     return text_turn(reply) if isinstance(reply, str) else reply
 
 
-def _arguments_text(call: ToolCall) -> str:
-    arguments = call.arguments
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=repr)
-
-
 def _json_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
 
 
 def _turn_tokens(counter: TokenCounter, text: str, calls: Sequence[ToolCall]) -> int:
     return counter.count(text) + sum(
-        counter.count(call.name) + counter.count(_arguments_text(call)) for call in calls
+        counter.count(call.name) + counter.count(call.arguments_json())
+        for call in calls  # the call's own text
     )
 
 
@@ -207,7 +201,7 @@ def streamed(turn: AssistantTurn) -> StreamScript:
         parts.append(ToolCallStarted(index, call.id, call.name))
         # a scripted mapping may hold values JSON cannot (a hostile test): the deltas show their repr,
         # ToolCallReady carries the call exactly as scripted
-        parts.extend(ToolCallDelta(index, piece) for piece in _split(_arguments_text(call)))
+        parts.extend(ToolCallDelta(index, piece) for piece in _split(call.arguments_json()))
     parts.append(UsageReported(turn.usage))
     parts.extend(ToolCallReady(index, call) for index, call in enumerate(turn.tool_calls))
     return StreamScript(parts, finish_reason=turn.finish_reason)

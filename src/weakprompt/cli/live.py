@@ -10,7 +10,6 @@ screen before the turn ends and is not printed again when it does.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from rich.console import Console
@@ -36,9 +35,7 @@ def shorten(text: str, limit: int = _MAX_SHOWN) -> str:
 
 def format_arguments(arguments: str | Mapping[str, JSONValue]) -> str:
     """Tool-call arguments as compact JSON (raw text when the model sent broken JSON)."""
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(dict(arguments), ensure_ascii=False, separators=(",", ":"))
+    return ToolCall(id="", name="", arguments=arguments).arguments_json()
 
 
 class LivePrinter:
@@ -131,5 +128,5 @@ class LivePrinter:
 
 def call_text(call: ToolCall, limit: int = 300) -> str:
     """``name(arguments) id=...`` as rich markup, arguments shortened to ``limit``."""
-    arguments = escape(shorten(format_arguments(call.arguments), limit))
+    arguments = escape(shorten(call.arguments_json(), limit))  # the call's own encoding
     return f"{escape(call.name)}({arguments}) [dim]id={escape(call.id)}[/dim]"

@@ -178,12 +178,22 @@ class ReplyAssembler:
         return event
 
     def close_call(
-        self, index: int, *, arguments: str | Mapping[str, JSONValue] | None = None
+        self, index: int, *, arguments: str | Mapping[str, JSONValue] | None = None, parse: bool = False
     ) -> ToolCallReady:
-        """Mark call ``index`` complete; ``arguments`` replaces the streamed pieces when given."""
+        """Mark call ``index`` complete; ``arguments`` replaces the streamed pieces when given.
+
+        ``parse=True`` keeps the streamed text as the object it decodes to
+        (:meth:`ToolCall.parsed`), for a provider whose whole replies carry
+        parsed arguments: the streamed call then equals the whole one, and
+        its arguments are decoded here, once.
+        """
         call = self._open_call(index, "closing")
-        text = "".join(call.pieces) if arguments is None else arguments
-        event = ToolCallReady(index, ToolCall(id=call.call_id, name=call.name, arguments=text))
+        if arguments is None and parse:
+            made = ToolCall.parsed(call.call_id, call.name, "".join(call.pieces))
+        else:
+            text = "".join(call.pieces) if arguments is None else arguments
+            made = ToolCall(id=call.call_id, name=call.name, arguments=text)
+        event = ToolCallReady(index, made)
         self.add(event)
         return event
 

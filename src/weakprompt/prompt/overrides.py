@@ -10,17 +10,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
 
 from ..errors import PromptRenderError, PromptValidationError
 from ..jsontypes import JSONObject, JSONValue
 from .keys import KEY_PATTERN
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "FORMAT_VERSION",
@@ -187,6 +188,13 @@ class OverridesStore(Protocol):
         ...
 
 
+def _as_path(value: str | os.PathLike[str]) -> Path:
+    # pathlib (and tempfile, below) load when a local store is made, not when prompts are imported
+    from pathlib import Path
+
+    return Path(value)
+
+
 @attrs.frozen
 class LocalOverridesStore:
     """Versioned JSON files: ``root/<ns>/<key>/<tag>/v000001.json``, ``v000002.json``, ...
@@ -196,7 +204,7 @@ class LocalOverridesStore:
     older versions stay readable with ``load(..., version=n)``.
     """
 
-    root: Path = attrs.field(converter=Path)
+    root: Path = attrs.field(converter=_as_path)
 
     def folder(self, ns: str, key: str, tag: str) -> Path:
         """The folder holding every version for (ns, key, tag)."""
@@ -242,8 +250,10 @@ class LocalOverridesStore:
         folder = self.folder(overrides.ns, overrides.key, overrides.tag)
         folder.mkdir(parents=True, exist_ok=True)
         payload = json.dumps(overrides.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        import tempfile
+
         fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-        tmp = Path(tmp_name)
+        tmp = _as_path(tmp_name)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(payload)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
+from ..call_arguments import ArgumentsProblem, BadSyntax, NotAnObject
 from ..clock import Clock
 from ..errors import (
     BudgetExceededError,
@@ -29,10 +30,10 @@ from ..errors import (
 )
 from ..events import HandlerFailure, ToolInvoked, publish
 from ..messages import ToolCall
+from ..safetext import plain_text
 from ..serde import SerdeError, parse
 from ..tools import AnyTool, ToolContext, ToolResult, is_async_handler
 from . import tool_messages
-from ._arguments import BadSyntax, NotAnObject, Refused, arguments_text, decode_arguments, plain_text
 from ._sync import run_sync
 from .redaction import (
     MAX_ERROR_TEXT,
@@ -233,9 +234,7 @@ class ToolDispatcher:
 
     # -- steps -------------------------------------------------------------------
 
-    def _arguments_problem(
-        self, tool: AnyTool, raw: object, problem: BadSyntax | NotAnObject | Refused
-    ) -> str:
+    def _arguments_problem(self, tool: AnyTool, raw: object, problem: ArgumentsProblem) -> str:
         if isinstance(problem, BadSyntax):
             return tool_messages.invalid_json(tool.name, plain_text(raw) or "", problem.error)
         if isinstance(problem, NotAnObject):
@@ -256,7 +255,7 @@ class ToolDispatcher:
             shown = name if name is not None else safe_repr(call.name)
             return self._refuse(call, tool_messages.unknown_tool(shown, self._tools), started)
 
-        arguments = decode_arguments(call.arguments)
+        arguments = call.decoded_arguments  # decoded once per call, shared with every other reader
         if not isinstance(arguments, dict):
             return self._refuse(call, self._arguments_problem(tool, call.arguments, arguments), started)
 
@@ -395,7 +394,7 @@ class ToolDispatcher:
             session_id=self._session.session_id,
             started_at=step.started,
             finished_at=step.finished,
-            arguments=arguments_text(call.arguments),
+            arguments=call.arguments_json(),
         )
         dispatched = publish(self._session.dispatcher, event, logger=logger, about=f"for tool {call.name!r}")
         if step.escalate is not None:

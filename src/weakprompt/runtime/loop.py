@@ -44,7 +44,6 @@ from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest
 from . import loop_messages
-from ._arguments import storable_call
 from ._model_stream import model_reply
 from ._sync import run_sync
 from .dispatcher import ToolDispatcher, ToolExecution
@@ -577,17 +576,21 @@ class _Evaluation(Generic[OutputT]):
         """One model call and the tool calls it asked for, stored together as one transcript turn.
 
         The turn is staged on the worker thread and written there in one
-        transaction when it ends. A failure or cancellation before that
+        transaction when it ends: the reply's commit, its results' commits
+        and their stored outputs. A failure or cancellation before that
         drops it whole; one that arrives while it is being written waits
-        for the write, so the turn is either stored or not, never half.
+        for the write, so the turn is either stored or not, never half. The
+        events that report it (``ModelTurnCompleted``, ``ToolResultStored``,
+        ``ToolResultCommitted``) are published once it has committed, with
+        the hashes as stored, and ``TurnCommitted`` after them.
         """
         before = self.head
         staging = self.transcript.turn(refresh=False)
         turn = await self.io(staging.__enter__)
         try:
-            reply = await self._call_model(choice)
+            reply = await self._call_model(choice, turn)
             if reply.tool_calls:
-                await self._run_tools(reply.tool_calls)
+                await self._run_tools(reply.tool_calls, turn)
         except BaseException as exc:
             self.head = before  # nothing of the unfinished turn is stored
             await _settle(
@@ -618,10 +621,10 @@ class _Evaluation(Generic[OutputT]):
         self.head = turn.head or self.head
         self.keep_state()
 
-    async def _call_model(self, choice: ToolChoice) -> AssistantTurn:
+    async def _call_model(self, choice: ToolChoice, turn: TurnRecord) -> AssistantTurn:
         request = await self.io(lambda: self._request(choice))
         reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
-        reply, usage = await self.io(lambda: self._record_reply(reply))
+        reply, usage = await self.io(lambda: self._record_reply(reply, turn))
         await self.emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
         return reply
 
@@ -639,9 +642,11 @@ class _Evaluation(Generic[OutputT]):
             max_output_tokens=self.max_output_tokens,
         )
 
-    def _record_reply(self, reply: AssistantTurn) -> tuple[AssistantTurn, Usage]:
+    def _record_reply(self, reply: AssistantTurn, turn: TurnRecord) -> tuple[AssistantTurn, Usage]:
         if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
-            reply = attrs.evolve(reply, tool_calls=tuple(storable_call(call) for call in reply.tool_calls))
+            calls = tuple(call.storable() for call in reply.tool_calls)
+            if any(new is not old for new, old in zip(calls, reply.tool_calls, strict=True)):
+                reply = attrs.evolve(reply, tool_calls=calls)
         self.turns += 1
         usage = reply.usage
         if usage.model_calls == 0:  # the loop knows one call was made even if the adapter did not say
@@ -651,24 +656,23 @@ class _Evaluation(Generic[OutputT]):
             self.tracker.record(usage)
         commit = self.transcript.assistant(reply.text, tool_calls=reply.tool_calls, usage=usage)
         self.head = commit.hash
-        self._publish(
-            ModelTurnCompleted(
-                prompt_name=self.name,
-                adapter=self.adapter_name,
-                model=self.adapter.model,
-                turn=self.turns,
-                text=reply.text,
-                tool_calls=reply.tool_calls,
-                usage=usage,
-                finish_reason=reply.finish_reason,
-                commit_hash=commit.hash,
-                session_id=self.session.session_id,
-                created_at=self.session.clock.now(),
-            )
+        event = ModelTurnCompleted(
+            prompt_name=self.name,
+            adapter=self.adapter_name,
+            model=self.adapter.model,
+            turn=self.turns,
+            text=reply.text,
+            tool_calls=reply.tool_calls,
+            usage=usage,
+            finish_reason=reply.finish_reason,
+            commit_hash=commit.hash,
+            session_id=self.session.session_id,
+            created_at=self.session.clock.now(),
         )
+        self._publish_when_stored(turn, event, commit.hash)
         return reply, usage
 
-    async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
+    async def _run_tools(self, calls: tuple[ToolCall, ...], turn: TurnRecord) -> None:
         """Run the reply's calls: in call-order groups, concurrently within a group (``specs/TOOLS.md``).
 
         A group is a maximal run of consecutive calls none of which must run
@@ -692,27 +696,38 @@ class _Evaluation(Generic[OutputT]):
             else:
                 outcomes = await self.dispatcher.execute_concurrently(group)
             for call, outcome in zip(group, outcomes, strict=True):
-                await self._take_result(call, outcome)
+                await self._take_result(call, outcome, turn)
             index = end
 
     async def _take_result(
-        self, call: ToolCall, outcome: ToolExecution | VisibilityExpansionRequired
+        self, call: ToolCall, outcome: ToolExecution | VisibilityExpansionRequired, turn: TurnRecord
     ) -> None:
         if isinstance(outcome, VisibilityExpansionRequired):
-            content, failed = await self.io(lambda: self._commit_result(call, *self._expand(outcome)))
+            expanded = outcome
+            content, failed = await self.io(
+                lambda: self._commit_result(call, *self._expand(expanded), turn=turn)
+            )
         else:
             self.executions.append(outcome)
             failed = not outcome.result.success
 
             def commit() -> tuple[str, bool]:
-                processed = self.outputs.process(call, outcome.message, is_error=failed)
-                return self._commit_result(call, processed.content, failed, metadata=processed.metadata)
+                processed = self.outputs.process(call, outcome.message, is_error=failed, turn=turn)
+                return self._commit_result(
+                    call, processed.content, failed, turn=turn, metadata=processed.metadata
+                )
 
             content, failed = await self.io(commit)
         await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
 
     def _commit_result(
-        self, call: ToolCall, content: str, failed: bool, *, metadata: JSONObject | None = None
+        self,
+        call: ToolCall,
+        content: str,
+        failed: bool,
+        *,
+        turn: TurnRecord,
+        metadata: JSONObject | None = None,
     ) -> tuple[str, bool]:
         # Here, not at the top: the transcript package is loaded with the store, when an evaluation runs.
         from ..transcript.hooks import ToolResultRejected
@@ -726,19 +741,29 @@ class _Evaluation(Generic[OutputT]):
 
             commit = commit_withheld(self.transcript, rejection)
         self.head = commit.hash
-        self._publish(
-            ToolResultCommitted(
-                prompt_name=self.name,
-                turn=self.turns,
-                call=call,
-                content=commit.content.content,  # hooks may have changed it
-                is_error=commit.content.is_error,
-                commit_hash=commit.hash,
-                session_id=self.session.session_id,
-                created_at=self.session.clock.now(),
-            )
+        event = ToolResultCommitted(
+            prompt_name=self.name,
+            turn=self.turns,
+            call=call,
+            content=commit.content.content,  # hooks may have changed it
+            is_error=commit.content.is_error,
+            commit_hash=commit.hash,
+            session_id=self.session.session_id,
+            created_at=self.session.clock.now(),
         )
+        self._publish_when_stored(turn, event, commit.hash)
         return commit.content.content, commit.content.is_error
+
+    def _publish_when_stored(
+        self, turn: TurnRecord, event: ModelTurnCompleted | ToolResultCommitted, staged: str
+    ) -> None:
+        """Publish ``event`` once ``turn`` is stored (never, if it is not), naming the stored commit."""
+
+        def publish_stored() -> None:
+            stored = turn.stored_hash(staged)
+            self._publish(event if stored == staged else attrs.evolve(event, commit_hash=stored))
+
+        turn.on_stored(publish_stored)
 
     def _reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
         """Give the model a corrective turn, or re-raise when none is allowed."""

@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable
 from typing import TypeAlias
 
+from ..safetext import clip, describe_exception, escape_surrogates, lone_surrogate, safe_repr, type_name
+
 __all__ = [
     "MAX_ERROR_TEXT",
     "REDACTED",
@@ -45,8 +47,6 @@ MAX_ERROR_TEXT = 2000
 
 REDACTED = "[REDACTED]"
 """What :func:`default_redact` puts where a secret was."""
-
-_TRUNCATED = "... (truncated)"
 
 # Header-like names whose whole value is a credential (the value may hold a space: "Basic xyz").
 _HEADER = re.compile(
@@ -232,51 +232,6 @@ def default_redact(text: str | BaseException, /) -> str:
     return _scrub(text)
 
 
-def type_name(value: object) -> str:
-    """The name of ``value``'s type; never raises, even for a class with a hostile metaclass."""
-    try:
-        name = type(value).__name__
-    except Exception:
-        return "object"
-    return str.__str__(name) if isinstance(name, str) else "object"
-
-
-def _plain_text(describe: Callable[[object], str], value: object) -> str | None:
-    try:
-        text = describe(value)
-    except Exception:  # a raising __str__/__repr__, or one that recurses
-        return None
-    return str.__str__(text)  # a str subclass becomes a plain str
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``"<ExceptionType>: <message>"`` (just the type when the message is empty).
-
-    Never raises: when ``str(exc)`` fails, returns a non-string or recurses,
-    the message reads ``<unprintable>``. The text is neither scrubbed nor cut.
-    """
-    name = type_name(exc)
-    detail = _plain_text(str, exc)
-    if detail is None:
-        return f"{name}: <unprintable>"
-    return f"{name}: {detail}" if detail else name
-
-
-def safe_repr(value: object, limit: int = 200) -> str:
-    """``repr(value)`` cut to ``limit`` characters; ``<unprintable X>`` when repr fails."""
-    text = _plain_text(repr, value)
-    if text is None:
-        return f"<unprintable {type_name(value)}>"
-    return clip(text, limit)
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, the cut marked as truncated."""
-    if len(text) <= limit:
-        return text
-    return text[: max(0, limit - len(_TRUNCATED))] + _TRUNCATED
-
-
 def redacted(text: str, redact: Redactor) -> str:
     """``redact(text)``, made safe: a hook that raises or returns a non-string withholds the text.
 
@@ -292,21 +247,3 @@ def redacted(text: str, redact: Redactor) -> str:
         logger.error("the redaction hook %r returned %s instead of a str", redact, type_name(result))
         return f"(text withheld: the redaction hook returned {type_name(result)}, not text)"
     return escape_surrogates(str.__str__(result))
-
-
-def lone_surrogate(text: str) -> str | None:
-    """Where ``text`` stops being valid Unicode: ``"(\\udXXX) at character N"``, or ``None``."""
-    if text.isascii():
-        return None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"(\\u{ord(text[exc.start]):04x}) at character {exc.start}"
-    return None
-
-
-def escape_surrogates(text: str) -> str:
-    """``text`` with each lone surrogate written as a ``\\udXXX`` escape; other text unchanged."""
-    if lone_surrogate(text) is None:
-        return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")

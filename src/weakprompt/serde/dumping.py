@@ -11,16 +11,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
-import uuid
+import sys
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
-from pathlib import PurePath
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import attrs
 
 from weakprompt.jsontypes import JSONValue
 from weakprompt.serde.errors import SerdeTypeError
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 __all__ = ["dump"]
 
@@ -50,12 +51,9 @@ def _dump_other(obj: object, cls: type) -> JSONValue:
         return {_dump_key(key): dump(value) for key, value in mapping.items()}
     if isinstance(obj, (dt.date, dt.time)):  # datetime is a date
         return obj.isoformat()
-    if isinstance(obj, Decimal):
-        if not obj.is_finite():
-            raise SerdeTypeError(f"cannot dump non-finite Decimal {obj}")
-        return str(obj)
-    if isinstance(obj, (uuid.UUID, PurePath)):
-        return str(obj)
+    text = _carried_as_text(obj)
+    if text is not None:
+        return text
     if isinstance(obj, str):  # subclasses of the JSON scalars dump as the plain type
         return str.__str__(obj)
     if isinstance(obj, int):
@@ -66,6 +64,29 @@ def _dump_other(obj: object, cls: type) -> JSONValue:
         fields = _FIELD_CACHE[cls] = _field_names(cls)
         return {key: dump(getattr(obj, name)) for key, name in fields}
     raise SerdeTypeError(f"cannot dump a value of type {cls.__qualname__} to JSON")
+
+
+def _carried_as_text(obj: object) -> str | None:
+    """The text of a Decimal, UUID or path; None for anything else.
+
+    Their modules are looked up, never imported: a value of one of their
+    types cannot exist before its module is loaded, and importing serde
+    should not load ``pathlib`` (and with it ``urllib``) for nothing.
+    """
+    modules = sys.modules
+    decimal = modules.get("decimal")
+    decimal_type: type[Decimal] | None = None if decimal is None else decimal.Decimal
+    if decimal_type is not None and isinstance(obj, decimal_type):
+        if not obj.is_finite():
+            raise SerdeTypeError(f"cannot dump non-finite Decimal {obj}")
+        return str(obj)
+    uuid = modules.get("uuid")
+    pathlib = modules.get("pathlib")
+    if (uuid is not None and isinstance(obj, uuid.UUID)) or (
+        pathlib is not None and isinstance(obj, pathlib.PurePath)
+    ):
+        return str(obj)
+    return None
 
 
 def _dump_key(key: object) -> str:

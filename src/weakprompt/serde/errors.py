@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 import attrs
 
 from weakprompt.errors import ConfigurationError, WeakpromptError
+from weakprompt.jsonpath import join_path, quote, render_key
 
 __all__ = [
     "SerdeError",
@@ -80,11 +81,6 @@ def _short_text(text: str) -> str:
     return quote(text)
 
 
-def quote(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
-
-
 def _short_key(key: str) -> str:
     return key if len(key) <= 16 else key[:13] + "..."
 
@@ -112,14 +108,3 @@ def describe_value(value: object) -> str:
         count = len(value)  # pyright: ignore[reportUnknownArgumentType]
         return "empty array" if count == 0 else f"array of {count} item{'s' if count != 1 else ''}"
     return f"non-JSON value of type {type(value).__name__}"
-
-
-def render_key(key: object) -> str:
-    """One path step for an object key: ``.name`` or ``["odd key"]``."""
-    if isinstance(key, str) and key.isidentifier():
-        return "." + key
-    return "[" + quote(str(key)) + "]"
-
-
-def join_path(steps: Sequence[str]) -> str:
-    return "$" + "".join(steps)

@@ -10,7 +10,6 @@ dispatcher so publishing an event anywhere updates the session.
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Generic, TypeVar, cast
@@ -201,7 +200,7 @@ class Session:
         session_id: str | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self._session_id = session_id if session_id is not None else str(uuid.uuid4())
+        self._session_id = session_id if session_id is not None else _new_session_id()
         self._dispatcher = dispatcher if dispatcher is not None else Dispatcher()
         self._clock = clock if clock is not None else SYSTEM_CLOCK
         self._lock = threading.RLock()
@@ -490,3 +489,9 @@ class SessionFork(Session):
         with self._lock:
             super()._write(slice_type, values, replace=replace)
             self._operations.append(SliceWrite(slice_type, values, replace))
+
+
+def _new_session_id() -> str:
+    import uuid  # here, not at the top: an agent's imports need not load uuid
+
+    return str(uuid.uuid4())

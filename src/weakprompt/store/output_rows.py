@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-import attrs
 from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 from . import tables
@@ -57,12 +56,15 @@ _INSERT_OUTPUT = PreparedStatement(_outputs.insert(), columns=_COLUMNS)
 _NEXT_SEQ = PreparedStatement(
     select(func.max(_outputs.c.seq)).where(_outputs.c.session_id == bindparam("session_id"))
 )
+# No ORDER BY: sorting by seq would have SQLite walk the session's rows in seq order (the
+# primary key) looking for the call, one row per stored call; without it the (session_id,
+# tool_call_id) index finds the call's rows directly, and the newest is picked here.
 _FIND_BY_CALL = PreparedStatement(
-    select(*_outputs.columns)
-    .where(_outputs.c.session_id == bindparam("session_id"), _outputs.c.tool_call_id == bindparam("call_id"))
-    .order_by(_outputs.c.seq.desc())
-    .limit(1)
+    select(*_outputs.columns).where(
+        _outputs.c.session_id == bindparam("session_id"), _outputs.c.tool_call_id == bindparam("call_id")
+    )
 )
+_SEQ = _COLUMNS.index("seq")
 _HAS_OVERSIZED = PreparedStatement(
     select(_outputs.c.seq)
     .where(_outputs.c.session_id == bindparam("session_id"), _outputs.c.oversized.is_(True))
@@ -86,10 +88,23 @@ def mark_oversized(conn: Connection, session_id: str, seq: int) -> None:
 
 
 def insert_output(conn: Connection, row: ToolResultMetadata) -> None:
-    values = attrs.asdict(row, recurse=False)
-    del values["deduplicated"]  # what one store call found, not a column
-    values["blob_hash"] = values.pop("stored_hash")
-    values["created_at"] = row.created_at.isoformat()
+    values = {  # every column; ``deduplicated`` is what one store call found, not a column
+        "session_id": row.session_id,
+        "seq": row.seq,
+        "tool_call_id": row.tool_call_id,
+        "handle": row.handle,
+        "blob_hash": row.stored_hash,
+        "tool_name": row.tool_name,
+        "arguments": row.arguments,
+        "size_bytes": row.size_bytes,
+        "lines": row.lines,
+        "tokens": row.tokens,
+        "is_error": row.is_error,
+        "oversized": row.oversized,
+        "summary": row.summary,
+        "preview": row.preview,
+        "created_at": row.created_at.isoformat(),
+    }
     _INSERT_OUTPUT.executemany(conn, [values])
 
 
@@ -115,20 +130,19 @@ def _row(mapping: Mapping[Any, Any]) -> ToolResultMetadata:
 
 def find_by_call(conn: Connection, session_id: str, tool_call_id: str) -> ToolResultMetadata | None:
     """The newest row of ``tool_call_id`` in the session (ids are meant to be unique; the last wins)."""
-    found = _FIND_BY_CALL.first(conn, {"session_id": session_id, "call_id": tool_call_id})
-    return None if found is None else _row(dict(zip(_COLUMNS, found, strict=True)))
+    found = _FIND_BY_CALL.all(conn, {"session_id": session_id, "call_id": tool_call_id})
+    if not found:
+        return None
+    newest = max(found, key=lambda row: int(row[_SEQ]))
+    return _row(dict(zip(_COLUMNS, newest, strict=True)))
 
 
 def find_by_handle(conn: Connection, session_id: str, handle: str) -> ToolResultMetadata | None:
     """The first call of the session that stored the output behind ``handle``."""
-    query = (
-        select(_outputs)
-        .where(_outputs.c.session_id == session_id, _outputs.c.handle == handle)
-        .order_by(_outputs.c.seq)
-        .limit(1)
-    )
-    found = conn.execute(query).mappings().first()
-    return None if found is None else _row(found)
+    # As in find_by_call: no ORDER BY, so the (session_id, handle) index is used; the oldest is picked here.
+    query = select(_outputs).where(_outputs.c.session_id == session_id, _outputs.c.handle == handle)
+    found = conn.execute(query).mappings().all()
+    return None if not found else _row(min(found, key=lambda row: int(row["seq"])))
 
 
 def list_outputs(conn: Connection, session_id: str) -> list[ToolResultMetadata]:

@@ -87,17 +87,24 @@ class ChainWriter:
         """Write a finished turn in one transaction: the commits as stored, and whether they moved.
 
         They move (new parents and hashes) when another writer appended to
-        the session after the turn's base.
+        the session after the turn's base. The rows attached to the turn
+        (:meth:`TurnRecord.attach`) are written in the same transaction,
+        after the commits.
         """
         chain = turn.chain
-        if not chain:
+        writes = turn.record.writes
+        if not chain and not writes:
             return [], False
         moved = False
+        new_sets: set[str] = set()
         with self._store.write(lock=self._lock_name) as conn:
-            head = session_head(conn, self._session_id)
-            if (None if head is None else head[0]) != turn.base:
-                chain = replace_chain(chain, session_id=self._session_id, head=head)
-                moved = True
-            new_sets = store_commits(conn, chain, self._stored_sets)
+            if chain:
+                head = session_head(conn, self._session_id)
+                if (None if head is None else head[0]) != turn.base:
+                    chain = replace_chain(chain, session_id=self._session_id, head=head)
+                    moved = True
+                new_sets = store_commits(conn, chain, self._stored_sets)
+            for write in writes:
+                write.write(conn)
         self._stored_sets |= new_sets
         return chain, moved

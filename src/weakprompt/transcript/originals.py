@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
+import attrs
+from sqlalchemy import Connection, select
 
 from ..canonical import canonical_json, content_hash, find_surrogate, parse_canonical_json
 from ..errors import TranscriptError
@@ -20,8 +21,9 @@ from ..store import tables
 from ..store.commit_rows import put_blob
 from ..store.store import Store
 from .records import message_from_payload, message_payload
+from .turns import TurnRecord
 
-__all__ = ["load_message_blob", "store_message_blob"]
+__all__ = ["load_message_blob", "stage_message_blob", "store_message_blob"]
 
 
 def store_message_blob(store: Store, message: Message, now: datetime) -> str:
@@ -35,6 +37,33 @@ def store_message_blob(store: Store, message: Message, now: datetime) -> str:
     with store.write() as conn:
         put_blob(conn, digest, canonical_json(payload), now)
     return digest
+
+
+def stage_message_blob(turn: TurnRecord, message: Message, now: datetime) -> str:
+    """Like :func:`store_message_blob`, written in ``turn``'s transaction; the hash is known at once.
+
+    So the original and the commit that refers to it are stored together or
+    not at all.
+    """
+    payload = message_payload(message)
+    digest = content_hash(payload)
+    turn.attach(_BlobWrite(digest, canonical_json(payload), now))
+    return digest
+
+
+@attrs.frozen
+class _BlobWrite:
+    """One content-addressed blob, stored with a turn (a :class:`~.turns.TurnWrite`)."""
+
+    digest: str
+    canonical: str
+    now: datetime
+
+    def write(self, conn: Connection) -> None:
+        put_blob(conn, self.digest, self.canonical, self.now)
+
+    def committed(self) -> None:
+        return None
 
 
 def load_message_blob(store: Store, blob_hash: str) -> Message:

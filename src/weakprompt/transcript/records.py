@@ -130,7 +130,15 @@ def _str_or_none(value: JSONValue | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def message_from_payload(payload: JSONValue, metadata: JSONObject) -> Message:
+def message_from_payload(
+    payload: JSONValue, metadata: JSONObject, *, tool_calls: tuple[ToolCall, ...] | None = None
+) -> Message:
+    """The message a stored payload holds.
+
+    ``tool_calls``, when given, are the calls the payload was built from
+    and equal to what it holds (their fields are plain text): they are used
+    as they are, so the decoded and encoded arguments they carry are kept.
+    """
     if not isinstance(payload, dict):
         raise TranscriptError(f"stored message is not a JSON object: {payload!r}")
     raw_role = payload.get("role")
@@ -138,7 +146,7 @@ def message_from_payload(payload: JSONValue, metadata: JSONObject) -> Message:
     if role is None:
         raise TranscriptError(f"stored message has an unknown role: {raw_role!r}")
     calls: list[ToolCall] = []
-    raw_calls = payload.get("tool_calls")
+    raw_calls = payload.get("tool_calls") if tool_calls is None else None
     if isinstance(raw_calls, list):
         for raw in raw_calls:
             if isinstance(raw, dict):
@@ -154,7 +162,7 @@ def message_from_payload(payload: JSONValue, metadata: JSONObject) -> Message:
     return Message(
         role=role,
         content=content if isinstance(content, str) else "",
-        tool_calls=tuple(calls),
+        tool_calls=tuple(calls) if tool_calls is None else tool_calls,
         tool_call_id=_str_or_none(payload.get("tool_call_id")),
         name=_str_or_none(payload.get("name")),
         is_error=payload.get("is_error") is True,
@@ -228,8 +236,12 @@ def usage_metadata(usage: Usage) -> JSONObject:
     }
 
 
-def commit_info(row: CommitRow) -> CommitInfo:
-    """Decode a stored row; the message carries the commit metadata."""
+def commit_info(row: CommitRow, *, tool_calls: tuple[ToolCall, ...] | None = None) -> CommitInfo:
+    """Decode a stored row; the message carries the commit metadata.
+
+    ``tool_calls``: the calls the row was written from, if they are what a
+    reader decodes (see :func:`message_from_payload`).
+    """
     return CommitInfo(
         hash=row.hash,
         session_id=row.session_id,
@@ -237,7 +249,7 @@ def commit_info(row: CommitRow) -> CommitInfo:
         parent=row.parent_hash,
         operation=CommitOperation(row.operation),
         edit_target=row.edit_target,
-        content=message_from_payload(row.content, row.metadata),
+        content=message_from_payload(row.content, row.metadata, tool_calls=tool_calls),
         message=row.message,
         metadata=row.metadata,
         token_count=row.token_count,

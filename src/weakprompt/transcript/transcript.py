@@ -328,6 +328,9 @@ class Transcript:
         started from plus the staged commits. If another writer appended to
         the session meanwhile, the turn is stored after those commits with
         new hashes (see :class:`TurnRecord`). A turn inside a turn joins it.
+        Rows that belong with the turn (:meth:`TurnRecord.attach`: the
+        stored outputs of its tool results) are written in the same
+        transaction, and told once it has committed.
 
         The turn starts by bringing this object's view up to the stored
         head. ``refresh=False`` skips that read when this object's own last
@@ -359,12 +362,17 @@ class Transcript:
             raise
         with self._lock:
             turn.depth -= 1
-            if turn.depth == 0:
-                self._turn = None
-                self._store_turn(turn)
+            if turn.depth > 0:
+                return
+            self._turn = None
+            self._store_turn(turn)
+        for write in turn.record.writes:  # outside the lock: these publish events
+            write.committed()
 
     def _store_turn(self, turn: StagedTurn) -> None:
-        """Write a finished turn in one transaction (caller holds the lock)."""
+        """Write a finished turn and its attached rows in one transaction (caller holds the lock)."""
+        record = turn.record
+        record.open = False
         try:
             chain, moved = self._writer.store_turn(turn)
         except BaseException as exc:
@@ -375,17 +383,21 @@ class Transcript:
             # base (the other writers' commits, then this turn as stored) when next asked.
             self._state.rollback()
             self._compiled = None
+            record.renamed = {
+                old.info.hash: new.info.hash for old, new in zip(turn.chain, chain, strict=True)
+            }
             self._written_head = None
         else:
             self._state.release()
             if chain:
                 self._written_head = chain[-1].info.hash
-        turn.record.commits = tuple(p.info for p in chain)
-        turn.record.stored = True
-        turn.record.moved = moved
+        record.commits = tuple(p.info for p in chain)
+        record.stored = True
+        record.moved = moved
 
     def _drop(self, turn: StagedTurn, error: BaseException) -> None:
         """Forget a turn that will not be stored (caller holds the lock)."""
+        turn.record.open = False
         self._state.rollback()
         if not turn.chain:
             return

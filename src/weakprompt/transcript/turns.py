@@ -7,20 +7,54 @@ answer) and costs one transaction per commit. Inside
 :meth:`Transcript.turn` each commit gets its final hash at once and is
 visible to this transcript object (compile, queries, ``get``, ``log``),
 but is written only when the block ends, all of it or none of it.
+
+Rows that belong to the turn without being commits (the stored outputs of
+its tool results) join the same transaction through :class:`TurnWrite`,
+a protocol implemented above this layer: the transcript never learns
+what they are.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
+from ..errors import TranscriptError
 from .records import CommitInfo
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from .writer import Placed
 
-__all__ = ["StagedTurn", "TurnRecord"]
+__all__ = ["StagedTurn", "TurnRecord", "TurnWrite"]
+
+
+class TurnWrite(Protocol):
+    """More rows to store with a turn, in its transaction (see :meth:`TurnRecord.attach`)."""
+
+    def write(self, conn: Connection) -> None:
+        """Write the rows inside the turn's transaction, after its commits; raising undoes the turn."""
+        ...
+
+    def committed(self) -> None:
+        """The turn's transaction has committed (publish events here); must not raise."""
+        ...
+
+
+@attrs.frozen
+class _AfterCommit:
+    """A :class:`TurnWrite` with nothing to write: a callback for when the turn is stored."""
+
+    callback: Callable[[], None]
+
+    def write(self, conn: Connection) -> None:
+        return None
+
+    def committed(self) -> None:
+        self.callback()
 
 
 @attrs.define
@@ -63,8 +97,34 @@ class TurnRecord:
     commits: tuple[CommitInfo, ...] = ()
     stored: bool = False
     moved: bool = False
+    writes: list[TurnWrite] = attrs.field(factory=list[TurnWrite], init=False, repr=False)
+    """What was attached, in order (see :meth:`attach`)."""
+    open: bool = attrs.field(default=True, init=False, repr=False)
+    """True until the block ends (stored or not): only then may writes be attached."""
+    renamed: dict[str, str] = attrs.field(factory=dict[str, str], init=False, repr=False)
+    """Staged hash -> stored hash of each commit, when the turn ``moved``."""
 
     @property
     def head(self) -> str | None:
         """Hash of the last commit of the turn (None when it made none)."""
         return self.commits[-1].hash if self.commits else None
+
+    def attach(self, write: TurnWrite) -> None:
+        """Store ``write``'s rows in this turn's transaction, and tell it once that has committed.
+
+        Writes run in the order they were attached, after the turn's commits;
+        if the turn is not stored (its block raised, or writing failed),
+        none of them is written and none is told. Committed-callbacks run in
+        attach order once everything is stored.
+        """
+        if not self.open:
+            raise TranscriptError("this turn has ended: nothing more can be stored with it")
+        self.writes.append(write)
+
+    def on_stored(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the turn is stored, in order with the attached writes."""
+        self.attach(_AfterCommit(callback))
+
+    def stored_hash(self, staged: str) -> str:
+        """The hash a commit handed out inside the block has as stored (they differ if ``moved``)."""
+        return self.renamed.get(staged, staged)

@@ -25,7 +25,7 @@ from sqlalchemy import Connection
 from ..canonical import canonical_json, content_hash, find_surrogate, parse_canonical_json
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
-from ..messages import Message
+from ..messages import Message, ToolCall
 from ..store.commit_rows import (
     CommitRow,
     blob_params,
@@ -67,6 +67,8 @@ class Draft:
     set_hash: str | None
     token_count: int
     created_at: datetime
+    calls: tuple[ToolCall, ...] | None = None
+    """The message's tool calls, when the payload holds them as plain text (then reused as they are)."""
 
 
 def draft_commit(
@@ -91,7 +93,8 @@ def draft_commit(
     given_meta = metadata or {}
     meta_text = metadata_text(given_meta)
     meta = cast("JSONObject", parse_canonical_json(meta_text))
-    if meta and not _string_keys(given_meta):
+    # Equal after the round trip: every key was a string already (the usual case, checked in C).
+    if meta and meta != given_meta and not _string_keys(given_meta):
         meta_text = metadata_json(meta)  # keys JSON turned into strings sort differently now
     _check_message(message)
     if edit is not None and (not isinstance(edit, str) or not edit or find_surrogate(edit) is not None):
@@ -109,6 +112,7 @@ def draft_commit(
         set_hash=set_hash if tools else None,
         token_count=message_tokens(content, counter),
         created_at=now,
+        calls=_reusable_calls(content) if plain else None,
     )
 
 
@@ -161,6 +165,12 @@ def _plain_strings(content: Message) -> bool:
     )
 
 
+def _reusable_calls(content: Message) -> tuple[ToolCall, ...] | None:
+    """The calls of a plain payload as the view may keep them: exact ToolCalls (a subclass is rebuilt)."""
+    calls = tuple(content.tool_calls)
+    return calls if calls and all(type(call) is ToolCall for call in calls) else None
+
+
 @attrs.frozen
 class Placed:
     """A draft with its place in the chain: ``info`` is the commit exactly as it will be read back."""
@@ -191,7 +201,8 @@ def place(draft: Draft, *, session_id: str, parent: str | None, seq: int, edit_t
         token_count=draft.token_count,
         created_at=draft.created_at,
     )
-    return Placed(draft=draft, row=row, info=commit_info(row))
+    # The view keeps the caller's ToolCall objects (with the arguments they decoded and encoded).
+    return Placed(draft=draft, row=row, info=commit_info(row, tool_calls=draft.calls))
 
 
 def _json(value: str | None) -> str:

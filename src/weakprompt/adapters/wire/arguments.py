@@ -8,9 +8,7 @@ here raises.
 
 from __future__ import annotations
 
-import json
-
-from ...jsontypes import JSONObject, JSONValue
+from ...jsontypes import JSONObject
 from ...messages import ToolCall
 
 __all__ = ["RAW_ARGUMENTS_KEY", "arguments_object"]
@@ -22,19 +20,14 @@ RAW_ARGUMENTS_KEY = "_raw"
 def arguments_object(call: ToolCall) -> JSONObject:
     """The arguments as a JSON object.
 
-    Blank text means "no arguments" (``{}``). Text that is not a JSON object
-    is kept verbatim as ``{"_raw": text}`` so that no information is lost and
-    the request still has the shape Anthropic requires.
+    Blank text means "no arguments" (``{}``). Arguments that are not a plain
+    JSON object (malformed text, another JSON value, ``NaN``, a repeated
+    key...) are kept verbatim as ``{"_raw": text}`` so that no information
+    is lost and the request still has the shape Anthropic requires. The
+    object is the call's own decode (:attr:`ToolCall.decoded_arguments`),
+    copied at the top level: converting a conversation parses nothing again.
     """
-    if not isinstance(call.arguments, str):
-        return dict(call.arguments)
-    text = call.arguments
-    if not text.strip():
-        return {}
-    try:
-        parsed: JSONValue = json.loads(text)
-    except ValueError:
-        return {RAW_ARGUMENTS_KEY: text}
-    if isinstance(parsed, dict):
-        return parsed
-    return {RAW_ARGUMENTS_KEY: text}
+    decoded = call.decoded_arguments
+    if isinstance(decoded, dict):
+        return dict(decoded)
+    return {RAW_ARGUMENTS_KEY: call.arguments_json()}

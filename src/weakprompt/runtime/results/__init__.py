@@ -31,8 +31,15 @@ from .lazy_tool import GetToolResultParams, make_get_tool_result_tool
 from .pipeline import ProcessedResult, ToolResultPipeline
 from .policy import DEFAULT_MAX_BYTES, MIN_MAX_BYTES, OversizeReason, SizePolicy, handle_text
 from .preview import PREVIEW_MAX_CHARS, make_preview
-from .records import StoredToolResult, ToolOutputStoreError, commit_metadata, output_stats, stored_output_ref
-from .store import OversizedDecision, ToolOutputStore
+from .records import (
+    PreparedOutput,
+    StoredToolResult,
+    ToolOutputStoreError,
+    commit_metadata,
+    output_stats,
+    stored_output_ref,
+)
+from .store import OversizedDecision, StagedOutput, ToolOutputStore
 from .summaries import (
     SUMMARY_MAX_CHARS,
     SummaryFunction,
@@ -61,10 +68,12 @@ __all__ = [
     "GetToolResultParams",
     "OversizeReason",
     "OversizedDecision",
+    "PreparedOutput",
     "ProcessedResult",
     "Retention",
     "RunSubAgent",
     "SizePolicy",
+    "StagedOutput",
     "StoredToolResult",
     "SummaryFunction",
     "SummaryInput",

@@ -16,8 +16,8 @@ the stored output in its metadata, which is what lazy loading reads later.
 
 from __future__ import annotations
 
-import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -26,7 +26,7 @@ from ...jsontypes import JSONObject
 from ...messages import Message
 from ...store.output_record import ToolResultReference
 from ...transcript.lazy import LOADED_RESULT_KEY
-from ...transcript.originals import store_message_blob
+from ...transcript.originals import stage_message_blob, store_message_blob
 from ...transcript.provenance import REDACTED_FROM
 from ...transcript.shaped import GET_TOOL_RESULT_NAME, NEVER_STORED_TOOLS
 from ..redaction import Redactor, redacted
@@ -37,7 +37,8 @@ from .records import ToolOutputStoreError, commit_metadata, output_stats
 if TYPE_CHECKING:
     from ...budget import BudgetTracker
     from ...messages import ToolCall
-    from .store import ToolOutputStore
+    from ...transcript.turns import TurnRecord
+    from .store import StagedOutput, ToolOutputStore
 
 __all__ = ["ProcessedResult", "ToolResultPipeline"]
 
@@ -50,31 +51,33 @@ class ProcessedResult:
 
     ``content`` is the text the model will see (the result, or the handle
     message); ``metadata`` goes on the transcript commit; ``reference`` is
-    the stored output (``None`` for results that are never stored).
+    the stored output (``None`` for results that are never stored, and
+    for one staged with a turn until that turn is stored: then ``staged``
+    holds it, and its ``reference`` once the turn's transaction has
+    committed).
     """
 
     content: str
     metadata: JSONObject
     reference: ToolResultReference | None = None
     oversize_reason: OversizeReason | None = None
+    staged: StagedOutput | None = None
 
     @property
     def oversized(self) -> bool:
         return self.oversize_reason is not None
 
+    @property
+    def stored(self) -> bool:
+        """Whether the result goes to the output store (now, or with its turn)."""
+        return self.reference is not None or self.staged is not None
+
 
 def _requested_id(call: ToolCall) -> str | None:
     """The tool_call_id a ``get_tool_result`` call asked for, if its arguments say."""
-    arguments = call.arguments
-    if isinstance(arguments, str):
-        try:
-            decoded: object = json.loads(arguments)
-        except ValueError:
-            return None
-    else:
-        decoded = dict(arguments)
+    decoded = call.decoded_arguments  # the dispatcher's decode, not another one
     if isinstance(decoded, dict):
-        value = decoded.get("tool_call_id")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        value = decoded.get("tool_call_id")
         if isinstance(value, str) and value:
             return value
     return None
@@ -109,13 +112,29 @@ class ToolResultPipeline:
     def remaining_tokens(self) -> int | None:
         return None if self.budget_tracker is None else self.budget_tracker.remaining_tokens()
 
-    def process(self, call: ToolCall, content: str, *, is_error: bool = False) -> ProcessedResult:
-        """Redact ``content`` (the result of ``call``), store it and return what to commit."""
+    def process(
+        self,
+        call: ToolCall,
+        content: str,
+        *,
+        is_error: bool = False,
+        turn: TurnRecord | None = None,
+        on_stored: Callable[[ToolResultReference], None] | None = None,
+    ) -> ProcessedResult:
+        """Redact ``content`` (the result of ``call``), store it and return what to commit.
+
+        With ``turn`` (the transcript turn that will commit the result), the
+        output's row is written in that turn's transaction, so the output
+        and its commit are stored together or not at all; ``on_stored``
+        then gets the stored reference once the turn has committed (without
+        a turn, the output is stored at once in a transaction of its own).
+        The commit's metadata describes this call's output either way.
+        """
         metadata: JSONObject = {}
         if self.redact is not None and not is_error:
             raw, content = content, redacted(content, self.redact)
             if self.keep_raw_original and content != raw:
-                metadata[REDACTED_FROM] = self._keep_raw(call, raw)
+                metadata[REDACTED_FROM] = self._keep_raw(call, raw, turn)
         if call.name in NEVER_STORED_TOOLS:
             if call.name == GET_TOOL_RESULT_NAME and not is_error:
                 requested = _requested_id(call)
@@ -130,24 +149,40 @@ class ToolResultPipeline:
             return decided[-1] is not None
 
         try:
-            reference = self.outputs.store_result(
-                call.id, call.name, call.arguments, content, is_error=is_error, oversized=decide
+            prepared = self.outputs.prepare(
+                call.id, call.name, call.arguments_json(), content, is_error=is_error, oversized=decide
             )
         except ToolOutputStoreError as exc:
             # Only input the store cannot key (an over-long call id, say): keep the result inline.
             logger.warning("tool result of call %r was not stored: %s", call.id, exc)
             return ProcessedResult(content=content, metadata=metadata)
         reason = decided[-1] if decided else None
-        shown = handle_text(reference.handle, output_stats(reference)) if reason is not None else content
+        shown = handle_text(prepared.handle, output_stats(prepared)) if reason is not None else content
+        if turn is None:
+            reference = self.outputs.store_prepared(prepared)
+            if on_stored is not None:
+                on_stored(reference)
+            return ProcessedResult(
+                content=shown,
+                metadata={**metadata, **commit_metadata(prepared)},
+                reference=reference,
+                oversize_reason=reason,
+            )
+        staged = self.outputs.stage(turn, prepared, on_stored=on_stored)
         return ProcessedResult(
             content=shown,
-            metadata={**metadata, **commit_metadata(reference)},
-            reference=reference,
+            metadata={**metadata, **commit_metadata(prepared)},
             oversize_reason=reason,
+            staged=staged,
         )
 
-    def _keep_raw(self, call: ToolCall, raw: str) -> str:
-        """Store the unredacted result as the message its commit would have held; returns its hash."""
+    def _keep_raw(self, call: ToolCall, raw: str, turn: TurnRecord | None) -> str:
+        """Store the unredacted result as the message its commit would have held; returns its hash.
+
+        With a turn, it is written in the turn's transaction, with the commit that refers to it.
+        """
         store = self.outputs.store
         message = Message("tool", raw, tool_call_id=call.id, name=call.name, is_error=False)
+        if turn is not None:
+            return stage_message_blob(turn, message, store.clock.now())
         return store_message_blob(store, message, store.clock.now())

@@ -20,7 +20,8 @@ import attrs
 from ...clock import Clock
 from ...events import Dispatcher, ToolResultStored, publish
 from ...jsontypes import JSONValue
-from ...store.output_payload import EncodedPayload, encode_payload, fetch_blob, put_output_blob
+from ...store.locks import advisory_lock
+from ...store.output_payload import encode_payload, fetch_blob, put_output_blob
 from ...store.output_record import ToolResultMetadata, ToolResultReference
 from ...store.output_rows import (
     blob_exists,
@@ -41,13 +42,16 @@ from ...transcript.shaped import NEVER_STORED_TOOLS
 from .extraction import DocumentStats, ExtractionSource, document_stats
 from .handles import handle_for, payload_hash
 from .preview import make_preview
-from .records import StoredToolResult, ToolOutputStoreError
+from .records import PreparedOutput, StoredToolResult, ToolOutputStoreError
 from .summaries import DEFAULT_SUMMARIES, SummaryInput, SummaryRegistry
 
 if TYPE_CHECKING:
-    from ...store import Store
+    from sqlalchemy import Connection
 
-__all__ = ["OversizedDecision", "ToolOutputStore"]
+    from ...store import Store
+    from ...transcript.turns import TurnRecord
+
+__all__ = ["OversizedDecision", "StagedOutput", "ToolOutputStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +169,25 @@ class ToolOutputStore:
         nothing and returns the stored reference (``deduplicated``).
         Results of tools in ``NEVER_STORED_TOOLS`` are refused.
         """
+        prepared = self.prepare(tool_call_id, tool_name, args, result, is_error=is_error, oversized=oversized)
+        return self.store_prepared(prepared)
+
+    def prepare(
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        args: str | Mapping[str, JSONValue],
+        result: str | bytes,
+        *,
+        is_error: bool = False,
+        oversized: OversizedDecision = False,
+    ) -> PreparedOutput:
+        """Check, measure, hash and summarise one output for storing; the database is not touched.
+
+        Raises :class:`ToolOutputStoreError` for anything :meth:`store_result`
+        refuses. Store the result with :meth:`store_prepared`, or with a
+        transcript turn through :meth:`stage`.
+        """
         call_id = _check_id("tool_call_id", tool_call_id)
         name = _check_id("tool_name", tool_name)
         if name in NEVER_STORED_TOOLS:
@@ -190,49 +213,87 @@ class ToolOutputStore:
         )
         preview = make_preview(data, is_error=is_error)
         now = self._clock.now()
-        if len(data) <= _COMPRESS_WITHOUT_LOOKING:
-            encoded: EncodedPayload | None = encode_payload(data)  # cheaper than a read transaction
-        else:  # compress outside the write lock, and only if the payload is new
-            with self._store.read() as conn:
-                encoded = None if blob_exists(conn, digest) else encode_payload(data)
-        # The named lock serialises the dedupe check and the next seq per session (PostgreSQL).
-        with self._store.write(lock=f"tool_outputs:{self._session_id}") as conn:
-            existing = find_by_call(conn, self._session_id, call_id)
-            if existing is not None and (existing.stored_hash, existing.tool_name, existing.is_error) == (
-                digest,
-                name,
-                is_error,
-            ):
-                if flag and not existing.oversized:
-                    mark_oversized(conn, self._session_id, existing.seq)
-                    existing = attrs.evolve(existing, oversized=True)
-                reference = attrs.evolve(existing, deduplicated=True)
-            else:
-                lock_output_blob(conn, digest)  # a concurrent purge must not delete it under us
-                already = blob_exists(conn, digest)
-                if not already:
-                    put_output_blob(conn, digest, encoded or encode_payload(data), now)
-                row = ToolResultMetadata(
-                    session_id=self._session_id,
-                    seq=next_output_seq(conn, self._session_id),
-                    tool_call_id=call_id,
-                    handle=handle,
-                    stored_hash=digest,
-                    tool_name=name,
-                    arguments=arguments,
-                    size_bytes=stats.size_bytes,
-                    lines=stats.lines,
-                    tokens=stats.tokens,
-                    is_error=is_error,
-                    oversized=flag,
-                    summary=summary,
-                    preview=preview,
-                    created_at=now,
-                )
-                insert_output(conn, row)
-                reference = attrs.evolve(row, deduplicated=True) if already else row
+        small = len(data) <= _COMPRESS_WITHOUT_LOOKING
+        return PreparedOutput(
+            session_id=self._session_id,
+            tool_call_id=call_id,
+            tool_name=name,
+            arguments=arguments,
+            handle=handle,
+            stored_hash=digest,
+            size_bytes=stats.size_bytes,
+            lines=stats.lines,
+            tokens=stats.tokens,
+            is_error=is_error,
+            oversized=flag,
+            summary=summary,
+            preview=preview,
+            created_at=now,
+            data=data,
+            encoded=encode_payload(data) if small else None,  # cheaper than a read transaction to look first
+        )
+
+    def store_prepared(self, prepared: PreparedOutput) -> ToolResultReference:
+        """Store a prepared output in a transaction of its own, publish the event, return the reference."""
+        prepared = self._encoded_if_new(prepared)
+        with self._store.write(lock=self._lock_name) as conn:
+            reference = self._write(conn, prepared)
         self._publish(reference)
         return reference
+
+    def stage(
+        self,
+        turn: TurnRecord,
+        prepared: PreparedOutput,
+        *,
+        on_stored: Callable[[ToolResultReference], None] | None = None,
+    ) -> StagedOutput:
+        """Store a prepared output with ``turn``: its row is written in the turn's own transaction.
+
+        So the output and the commit of its result are stored together or
+        not at all. Once the turn is stored, the event is published, then
+        ``on_stored`` is called with the reference; a turn that is not
+        stored writes nothing and calls nothing.
+        """
+        staged = StagedOutput(self, self._encoded_if_new(prepared), on_stored)
+        turn.attach(staged)
+        return staged
+
+    @property
+    def _lock_name(self) -> str:
+        # The named lock serialises the dedupe check and the next seq per session (PostgreSQL).
+        return f"tool_outputs:{self._session_id}"
+
+    def _encoded_if_new(self, prepared: PreparedOutput) -> PreparedOutput:
+        """A large payload is compressed outside the write lock, and only if it is not stored yet."""
+        if prepared.encoded is not None:
+            return prepared
+        with self._store.read() as conn:
+            if blob_exists(conn, prepared.stored_hash):
+                return prepared
+        return attrs.evolve(prepared, encoded=encode_payload(prepared.data))
+
+    def _write(self, conn: Connection, prepared: PreparedOutput) -> ToolResultReference:
+        """The row (and the payload, when new) of ``prepared``, inside ``conn``'s write transaction."""
+        digest = prepared.stored_hash
+        existing = find_by_call(conn, self._session_id, prepared.tool_call_id)
+        if existing is not None and (existing.stored_hash, existing.tool_name, existing.is_error) == (
+            digest,
+            prepared.tool_name,
+            prepared.is_error,
+        ):
+            if prepared.oversized and not existing.oversized:
+                mark_oversized(conn, self._session_id, existing.seq)
+                existing = attrs.evolve(existing, oversized=True)
+            return attrs.evolve(existing, deduplicated=True)
+        lock_output_blob(conn, digest)  # a concurrent purge must not delete it under us
+        already = blob_exists(conn, digest)
+        if not already:
+            encoded = prepared.encoded or encode_payload(prepared.data)
+            put_output_blob(conn, digest, encoded, prepared.created_at)
+        row = prepared.row(next_output_seq(conn, self._session_id), deduplicated=already)
+        insert_output(conn, row)
+        return row
 
     def _publish(self, reference: ToolResultReference) -> None:
         if self._dispatcher is None:
@@ -334,3 +395,38 @@ class ToolOutputStore:
             removed, hashes = delete_outputs(conn, session_id, seqs)
             delete_orphan_blobs(conn, hashes)
         return removed
+
+
+class StagedOutput:
+    """A prepared output waiting for a transcript turn to store it (a ``TurnWrite``).
+
+    ``reference`` is ``None`` until the turn's transaction has committed;
+    then it is the stored record (``deduplicated`` as :meth:`store_result`
+    would report it).
+    """
+
+    def __init__(
+        self,
+        outputs: ToolOutputStore,
+        prepared: PreparedOutput,
+        on_stored: Callable[[ToolResultReference], None] | None = None,
+    ) -> None:
+        self.prepared = prepared
+        self.reference: ToolResultReference | None = None
+        self._outputs = outputs
+        self._on_stored = on_stored
+        self._written: ToolResultReference | None = None
+
+    def write(self, conn: Connection) -> None:
+        outputs = self._outputs
+        advisory_lock(conn, outputs._lock_name)  # pyright: ignore[reportPrivateUsage]  # one module
+        self._written = outputs._write(conn, self.prepared)  # pyright: ignore[reportPrivateUsage]
+
+    def committed(self) -> None:
+        reference = self._written
+        if reference is None:  # pragma: no cover - the turn calls write before committed
+            return
+        self.reference = reference
+        self._outputs._publish(reference)  # pyright: ignore[reportPrivateUsage]
+        if self._on_stored is not None:
+            self._on_stored(reference)

@@ -41,7 +41,6 @@ from ...messages import Usage
 from ...store.output_record import ToolResultReference
 from ...tools import AnyTool, ToolContext
 from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
-from ...transcript.options import CompileOptions
 from ...transcript.shaped import GET_TOOL_RESULT_NAME
 from ..redaction import Redactor
 from .extraction import ExtractionConfig, ExtractionSource, Extractor, make_tool_output_tool
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
     from ...model import CompiledContext, ProviderAdapter, ToolChoice
     from ...session import Session
     from ...transcript.transcript import Transcript
+    from ...transcript.turns import TurnRecord
 
 __all__ = ["RETENTIONS", "EvaluationOutputs", "Retention", "ToolOutputSettings"]
 
@@ -154,6 +154,8 @@ class EvaluationOutputs:
         self._listening = False
         self._start_seq = -1
         self._oversized: bool | None = None  # see session_has_oversized()
+        self._transform: LazyToolResults | None = None
+        self._compiled: tuple[CompiledContext | None, bool] = (None, False)  # see compile()
 
     # -- tools ----------------------------------------------------------------------------------
 
@@ -206,16 +208,26 @@ class EvaluationOutputs:
             elif tool is self.tool_output:
                 if self.session_has_oversized():
                     offered.append(tool)
-            elif self.settings.offer_get_tool_result and _has_slim(context):
+            elif self.settings.offer_get_tool_result and self._has_slim(context):
                 offered.append(tool)
         return tuple(offered)
+
+    def _has_slim(self, context: CompiledContext) -> bool:
+        compiled, slimmed = self._compiled
+        return slimmed if context is compiled else _has_slim(context)
 
     # -- context and results --------------------------------------------------------------------
 
     def compile(self, transcript: Transcript) -> CompiledContext:
         """The context for the next model call, with the lazy-loading policy applied."""
-        transform = LazyToolResults(self.load, self.turn_start)
-        return transcript.compile(options=CompileOptions(transforms=(transform,)))
+        transform = self._transform
+        if transform is None or transform.turn_start != self.turn_start:
+            transform = self._transform = LazyToolResults(self.load, self.turn_start)
+        view = transcript.compile_view()
+        slimmed = transform(view)
+        # Remembered for offered_tools: the transform changes a view only to slim some result.
+        self._compiled = (slimmed.context, slimmed is not view)
+        return slimmed.context
 
     def session_has_oversized(self) -> bool:
         """Whether the session has an output kept behind a handle (so ``tool_output`` is useful).
@@ -227,16 +239,27 @@ class EvaluationOutputs:
             self._oversized = self.store.has_oversized()
         return self._oversized
 
-    def process(self, call: ToolCall, content: str, *, is_error: bool) -> ProcessedResult:
-        """Store one result and say what to commit for it (see :class:`ToolResultPipeline`)."""
-        processed = self.pipeline.process(call, content, is_error=is_error)
-        if processed.reference is not None and processed.reference.oversized:
+    def process(
+        self, call: ToolCall, content: str, *, is_error: bool, turn: TurnRecord | None = None
+    ) -> ProcessedResult:
+        """Store one result and say what to commit for it (see :class:`ToolResultPipeline`).
+
+        With ``turn``, the output is stored with that transcript turn, in
+        its transaction; what this evaluation stored is counted once it is.
+        """
+        processed = self.pipeline.process(call, content, is_error=is_error, turn=turn, on_stored=self._stored)
+        if processed.oversized:
             self._oversized = True
-        elif processed.reference is None and not self._oversized:
+        elif not processed.stored and not self._oversized:
             self._oversized = None  # e.g. get_tool_result may have marked one: read again
-        if processed.reference is not None and processed.reference.seq > self._start_seq:
-            self.stored.append(processed.reference)
         return processed
+
+    def _stored(self, reference: ToolResultReference) -> None:
+        """An output of this evaluation is stored (a deduplicated earlier row keeps its old seq)."""
+        if reference.oversized:
+            self._oversized = True
+        if reference.seq > self._start_seq:
+            self.stored.append(reference)
 
     # -- accounting and lifetime ----------------------------------------------------------------
 

@@ -1,12 +1,17 @@
 """Tool-call arguments: decoded once, and accepted only as plain, standard JSON.
 
-The model (through an adapter) hands the dispatcher either JSON text or a
-mapping. Either may hold what JSON cannot carry: ``NaN``, an infinity, a
-duplicate key, an integer too long to write, a lone surrogate, a key that
-is not a string, an object that is not JSON at all, or nesting deep enough
-to exhaust the stack. Each is refused here with the JSON path where it was
-found, so nothing downstream (the parser, the event, the transcript) has to
-cope with it. ``specs/TOOLS.md`` lists the rules.
+The model (through an adapter) hands over either JSON text or a mapping.
+Either may hold what JSON cannot carry: ``NaN``, an infinity, a duplicate
+key, an integer too long to write, a lone surrogate, a key that is not a
+string, an object that is not JSON at all, or nesting deep enough to
+exhaust the stack. Each is refused here with the JSON path where it was
+found, so nothing downstream (the parser, the event, the transcript, a
+provider's wire format) has to cope with it. ``specs/TOOLS.md`` lists the
+rules.
+
+:class:`~weakprompt.messages.ToolCall` runs :func:`decode_arguments` at
+most once per call and :func:`arguments_text` at most once, and keeps both
+results; every consumer reads them from the call.
 """
 
 from __future__ import annotations
@@ -16,25 +21,31 @@ import math
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TypeVar, cast
+from typing import TypeAlias, TypeVar, cast
 
 import attrs
 
-from ..jsontypes import JSONObject, JSONValue
-from ..messages import ToolCall
-from ..serde.errors import join_path, render_key
-from .redaction import clip, describe_exception, escape_surrogates, lone_surrogate, safe_repr, type_name
+from .jsonpath import join_path, render_key
+from .jsontypes import JSONObject, JSONValue
+from .safetext import (
+    clip,
+    describe_exception,
+    escape_surrogates,
+    lone_surrogate,
+    plain_text,
+    safe_repr,
+    type_name,
+)
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
+    "ArgumentsProblem",
     "BadSyntax",
-    "Decoded",
+    "DecodedArguments",
     "NotAnObject",
     "Refused",
     "arguments_text",
     "decode_arguments",
-    "plain_text",
-    "storable_call",
 ]
 
 MAX_ARGUMENT_DEPTH = 100
@@ -67,10 +78,14 @@ class Refused:
     problem: str
 
 
-Decoded = JSONObject | BadSyntax | NotAnObject | Refused
+ArgumentsProblem: TypeAlias = BadSyntax | NotAnObject | Refused
+"""Why the arguments are not a plain JSON object."""
+
+DecodedArguments: TypeAlias = JSONObject | ArgumentsProblem
+"""The arguments as a plain JSON object, or why they are not one."""
 
 
-def decode_arguments(raw: object) -> Decoded:
+def decode_arguments(raw: object) -> DecodedArguments:
     """The arguments as a fresh, plain JSON object, or why they are not one. Never raises."""
     try:
         return _decode(raw)
@@ -78,7 +93,7 @@ def decode_arguments(raw: object) -> Decoded:
         return Refused("$", f"the arguments could not be read ({describe_exception(exc)})")
 
 
-def _decode(raw: object) -> Decoded:
+def _decode(raw: object) -> DecodedArguments:
     if isinstance(raw, str):
         if not raw or raw.isspace():
             return {}  # some providers send "" for a call without arguments
@@ -105,60 +120,24 @@ def _decode(raw: object) -> Decoded:
     return plain  # checked above: a plain JSON object
 
 
-def plain_text(value: object) -> str | None:
-    """``value`` as an exact ``str`` when it is text (a subclass is read as its base); else ``None``."""
-    try:
-        if not isinstance(value, str):
-            return None
-    except Exception:  # a raising __class__
-        return None
-    return str.__str__(value)
-
-
-def arguments_text(raw: object) -> str:
+def arguments_text(raw: object, decoded: DecodedArguments | None = None) -> str:
     """The arguments as text for the record: the raw string, or the mapping as compact JSON.
 
+    ``decoded`` is ``decode_arguments(raw)`` when the caller has it already.
     A mapping that is not plain JSON is written as well as it can be (JSON
     with ``NaN`` where there was one, else a shortened ``repr``); never raises.
     """
     text = plain_text(raw)
     if text is not None:
         return text
-    decoded = decode_arguments(raw)
+    if decoded is None:
+        decoded = decode_arguments(raw)
     if isinstance(decoded, dict):
         return json.dumps(decoded, ensure_ascii=False, separators=(",", ":"))
     try:
         return json.dumps(raw, ensure_ascii=True, separators=(",", ":"))
     except Exception:  # non-string keys, values that are not JSON, huge integers, deep nesting
         return escape_surrogates(safe_repr(raw, 2000))
-
-
-def storable_call(call: ToolCall) -> ToolCall:
-    """``call`` as a transcript can store it.
-
-    Mapping arguments become their plain JSON copy, or their
-    :func:`arguments_text` when they are not plain JSON (the dispatcher then
-    refuses that text with the reason); lone surrogates in the id, the name
-    or argument text become ``\\udXXX`` escapes, which inside a JSON string
-    mean the same thing.
-    """
-    arguments = call.arguments
-    text = plain_text(arguments)
-    stored: str | JSONObject
-    if text is not None:
-        stored = escape_surrogates(text)
-    else:
-        decoded = decode_arguments(arguments)
-        stored = decoded if isinstance(decoded, dict) else arguments_text(arguments)
-    call_id, name = _storable_text(call.id), _storable_text(call.name)
-    if stored is arguments and call_id is call.id and name is call.name:
-        return call
-    return ToolCall(id=call_id, name=name, arguments=stored)
-
-
-def _storable_text(value: object) -> str:
-    text = plain_text(value)
-    return escape_surrogates(text) if text is not None else escape_surrogates(safe_repr(value))
 
 
 # -- decoding hooks: mark what JSON text should not hold, to report it with its path ----------

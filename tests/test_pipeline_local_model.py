@@ -15,6 +15,7 @@ tokens. The call still goes to the real ``tool_output`` tool.
 from __future__ import annotations
 
 import copy
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,6 +24,7 @@ import pytest
 
 from weakprompt.events import ToolOutputExtracted, ToolResultStored
 from weakprompt.messages import AssistantTurn
+from weakprompt.model import ModelEvent
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ForceTool, ModelRequest, evaluate
 from weakprompt.runtime.results import ToolOutputSettings, ToolOutputStore, handle_text, output_stats
@@ -107,6 +109,12 @@ class ForceAfterHandle:
         return self.inner.token_counter
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
+        return self.inner.complete(self._steer(request))
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        return self.inner.stream(self._steer(request))
+
+    def _steer(self, request: ModelRequest) -> ModelRequest:
         last = request.context.messages[-1]
         offered = [t.name for t in request.tools]
         if (
@@ -117,7 +125,7 @@ class ForceAfterHandle:
             tools = tuple(_capped(t) if t.name == "tool_output" else t for t in request.tools)
             request = attrs.evolve(request, tools=tools, tool_choice=ForceTool("tool_output"))
         self.requests.append(request)
-        return self.inner.complete(request)
+        return request
 
 
 def test_oversized_output_handle_forced_tool_output_and_local_extraction(tmp_path: object) -> None:

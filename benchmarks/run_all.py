@@ -138,7 +138,7 @@ def main() -> int:
         "- versions: " + ", ".join(f"{p} {_version(p)}" for p in PEER_PACKAGES),
         "",
         "Times are per call, medians over repeats with the interquartile range;"
-        " ratios compare against a floor or a peer measured in the same process and run.",
+        " ratios compare against a floor or a peer measured in the same run.",
         "",
     ]
     goal_lines: list[str] = [

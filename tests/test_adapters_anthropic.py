@@ -372,3 +372,14 @@ def test_round_trip_turn_through_the_wire_shape() -> None:
     )
     back = turn_from_message(AnthropicMessage.model_validate(anthropic_message_body(turn)))
     assert normalized_turn(back) == normalized_turn(turn)
+
+
+def test_a_tool_use_input_that_is_not_an_object_is_kept_as_its_json_text() -> None:
+    # The API always sends an object; a message built without validation may not, and the
+    # dispatcher then tells the model its arguments are not an object.
+    message = _message(content=[{"type": "tool_use", "id": "t1", "name": "get_weather", "input": {}}])
+    block = message.content[0]
+    object.__setattr__(block, "input", ["Oslo"])
+    (call,) = turn_from_message(message).tool_calls
+    assert call.arguments == '["Oslo"]'
+    assert type(call.decoded_arguments).__name__ == "NotAnObject"

@@ -284,6 +284,8 @@ def test_a_streamed_call_parsed_into_its_object_is_decoded_once(
     assembler.add(ToolCallStarted(0, "call_1", "get_weather"))
     for piece in (ARGUMENTS_TEXT[:9], ARGUMENTS_TEXT[9:]):
         assembler.add(ToolCallDelta(0, piece))
+    assert assembler.call_arguments(0) == ARGUMENTS_TEXT  # the pieces, not yet decoded
+    assert counts.decoder_calls == []
     call = assembler.close_call(0, parse=True).call
     assert call.arguments == ARGUMENTS  # the object a whole reply gives
     execution = ToolDispatcher([get_weather], session=Session()).execute(call)

@@ -220,3 +220,37 @@ def test_a_kept_raw_original_is_stored_with_the_turn_or_not_at_all(store: Store)
         transcript.tool_result(call.id, call.name, kept.content, metadata=kept.metadata)
     assert load_message_blob(store, str(kept.metadata[REDACTED_FROM])).content == "a secret"
     assert stored_ids(store, "s") == ["c1"]
+
+
+def test_without_a_turn_the_pipeline_stores_at_once_and_says_so(store: Store) -> None:
+    from weakprompt.runtime.results import ToolResultPipeline
+
+    outputs = ToolOutputStore(store, "s")
+    told = []
+    processed = ToolResultPipeline(outputs).process(
+        tool_call("fetch", {}, id="c1"), "body", on_stored=told.append
+    )
+    assert processed.reference is not None and processed.staged is None and processed.stored
+    assert told == [processed.reference] and stored_ids(store, "s") == ["c1"]
+    found = outputs.get_result("c1")
+    assert found is not None and found.handle == processed.reference.handle
+
+
+def test_retention_evaluation_keeps_a_row_an_earlier_evaluation_stored(store: Store) -> None:
+    """The same call with the same output again finds the earlier row; discarding it would lose it."""
+    session = Session()
+    script = [tool_call_turn(tool_call("fetch", {}, id="same")), text_turn("done")]
+    evaluate(PROMPT, adapter=ScriptedAdapter(script), session=session, input="one", store=store)
+    again = [tool_call_turn(tool_call("fetch", {}, id="same")), text_turn("done")]
+    stored: list[ToolResultStored] = []
+    session.dispatcher.subscribe(ToolResultStored, stored.append)
+    evaluate(
+        PROMPT,
+        adapter=ScriptedAdapter(again),
+        session=session,
+        input="two",
+        store=store,
+        retention="evaluation",
+    )
+    assert [e.deduplicated for e in stored] == [True]
+    assert stored_ids(store, session.session_id) == ["same"]

@@ -187,3 +187,18 @@ def test_property_commits_and_attached_rows_are_stored_together_or_not_at_all(
     assert (count(store, "commits"), count(store, "notes")) == (before[0] + commits, before[1] + notes)
     assert sum(line.startswith("told") for line in log) == notes
     assert isinstance(turn, TurnRecord) and turn.stored
+
+
+def test_an_error_in_an_inner_turn_is_decided_by_the_outer_one(store: Store) -> None:
+    t = Transcript(store, "s")
+    log: list[str] = []
+    with t.turn() as outer:
+        outer.attach(Note(store, "kept", log))
+        try:
+            with t.turn():
+                t.user("inner")
+                raise KeyError("caught inside the outer turn")
+        except KeyError:
+            pass
+        assert not outer.stored and outer.open
+    assert outer.stored and (count(store, "commits"), count(store, "notes")) == (1, 1)

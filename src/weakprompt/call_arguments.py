@@ -32,7 +32,6 @@ from .safetext import (
     describe_exception,
     escape_surrogates,
     lone_surrogate,
-    plain_text,
     safe_repr,
     type_name,
 )
@@ -120,18 +119,14 @@ def _decode(raw: object) -> DecodedArguments:
     return plain  # checked above: a plain JSON object
 
 
-def arguments_text(raw: object, decoded: DecodedArguments | None = None) -> str:
-    """The arguments as text for the record: the raw string, or the mapping as compact JSON.
+def arguments_text(raw: object, decoded: DecodedArguments) -> str:
+    """Arguments that are not text, as text for the record: compact JSON of their decode.
 
-    ``decoded`` is ``decode_arguments(raw)`` when the caller has it already.
-    A mapping that is not plain JSON is written as well as it can be (JSON
-    with ``NaN`` where there was one, else a shortened ``repr``); never raises.
+    ``decoded`` is ``decode_arguments(raw)``. A mapping that is not plain
+    JSON is written as well as it can be (JSON with ``NaN`` where there was
+    one, else a shortened ``repr``); never raises. (Text is its own record:
+    :meth:`~weakprompt.messages.ToolCall.arguments_json` keeps it as given.)
     """
-    text = plain_text(raw)
-    if text is not None:
-        return text
-    if decoded is None:
-        decoded = decode_arguments(raw)
     if isinstance(decoded, dict):
         return json.dumps(decoded, ensure_ascii=False, separators=(",", ":"))
     try:

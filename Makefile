@@ -6,6 +6,7 @@ STAMP := $(VENV)/.installed-dev
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: install test lint pytest demo bench bench-quick clean
+NODE_STAMP := tests/mcp_servers/node_modules/.installed
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +16,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,local]'
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) $(NODE_STAMP)
+
+# The reference MCP servers the tests mount (npm). Skipped when npm is absent; those tests then skip.
+$(NODE_STAMP): tests/mcp_servers/package-lock.json
+	@if command -v npm >/dev/null; then npm ci --prefix tests/mcp_servers --silent --no-audit --no-fund && touch $@; \
+	else echo "npm not found: the MCP reference-server tests will skip"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests examples benchmarks
@@ -24,7 +30,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/pyright -p tests/typing
 
-pytest: $(STAMP)
+pytest: $(STAMP) $(NODE_STAMP)
 	rm -f .coverage .coverage.*
 	$(BIN)/coverage run -m pytest $(PYTEST_ARGS)
 	$(BIN)/coverage combine -q

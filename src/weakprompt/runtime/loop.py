@@ -66,7 +66,10 @@ if TYPE_CHECKING:
     from ..transcript.turns import TurnRecord
     from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
 
-__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "EventCallback", "evaluate", "run"]
+__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "PROMPT_KEY", "EventCallback", "evaluate", "run"]
+
+PROMPT_KEY = "prompt"
+"""Metadata key of the system commit an evaluation writes: the prompt's display name (for viewers)."""
 
 logger = logging.getLogger(__name__)
 
@@ -714,7 +717,11 @@ class _Evaluation(Generic[OutputT]):
             def commit() -> tuple[str, bool]:
                 processed = self.outputs.process(call, outcome.message, is_error=failed, turn=turn)
                 return self._commit_result(
-                    call, processed.content, failed, turn=turn, metadata=processed.metadata
+                    call,
+                    processed.content,
+                    failed,
+                    turn=turn,
+                    metadata={**processed.metadata, **_extraction_metadata(outcome.result.value)},
                 )
 
             content, failed = await self.io(commit)
@@ -868,7 +875,7 @@ class _Evaluation(Generic[OutputT]):
                 if context.messages[0].content == text:
                     self.system_commit = target
                     return
-        commit = self.transcript.system(text, edit=target)
+        commit = self.transcript.system(text, edit=target, metadata={PROMPT_KEY: self.name})
         self.system_commit = commit.edit_target or commit.hash
         self.head = commit.hash
 
@@ -915,3 +922,10 @@ class _Evaluation(Generic[OutputT]):
 
 
 _ONE_CALL = Usage(model_calls=1)
+
+
+def _extraction_metadata(value: object) -> JSONObject:
+    """A ``tool_output`` reply's commit keeps how its extraction went (strategy, fallback reason)."""
+    from .results.extraction import ExtractionResult
+
+    return value.commit_metadata() if isinstance(value, ExtractionResult) else {}

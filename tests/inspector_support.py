@@ -83,7 +83,8 @@ def _model(request: ModelRequest) -> AssistantTurn | str:
     offered = {t.name for t in request.tools}
     usage = Usage(input_tokens=request.context.token_count, output_tokens=20, model_calls=1)
     if system == TOOL_SUMMARY_SYSTEM_PROMPT:
-        kept = [line for line in last.content.splitlines() if "ERROR" in line]
+        output = last.content.split("<tool_output>\n", 1)[-1]
+        kept = [line for line in output.splitlines() if "ERROR" in line]
         return AssistantTurn(text="\n".join(kept) + "\n(routine lines left out)", usage=usage)
     if {"read", "grep"} <= offered and "read_log" not in offered:
         if last.role == "user":
@@ -161,8 +162,13 @@ def _edited_later(store: Store) -> None:
         f"docs/changelog.md:{n}: mentions login\n" for n in range(1, 30)
     )
     grep = t.tool_result("g1", "grep", hits)
-    t.tool_result("g1", "grep", "src/app/auth.py:88: def login(user, password):", edit=grep.hash,
-                  metadata={"triggered_by": "tests:manual-trim"})
+    t.tool_result(
+        "g1",
+        "grep",
+        "src/app/auth.py:88: def login(user, password):",
+        edit=grep.hash,
+        metadata={"triggered_by": "tests:manual-trim"},
+    )
     t.set_tools(
         [
             {"name": "grep", "description": "search", "parameters": {"type": "object"}},

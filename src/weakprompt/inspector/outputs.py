@@ -213,8 +213,10 @@ def _stored_pieces(store: Store, info: _BlobInfo) -> Iterator[bytes]:
             if info.rowid is not None:
                 driver: Any = conn.connection.driver_connection
                 with driver.blobopen(_blobs.name, "data", info.rowid, readonly=True) as blob:
-                    blob.seek(start)
-                    piece = bytes(blob.read(_PIECE))
+                    piece = b""
+                    if start < len(blob):
+                        blob.seek(start)
+                        piece = bytes(blob.read(_PIECE))
             else:
                 query = select(func.substr(_blobs.c.data, start + 1, _PIECE)).where(
                     _blobs.c.hash == info.blob_hash

@@ -223,7 +223,10 @@ def _damaged_copy(db: Path, tmp_path: Path, damage: str) -> Path:
         elif damage == "encoding":
             conn.execute("UPDATE tool_output_blobs SET encoding = 'lz4' WHERE hash = ?", (digest,))
         else:
-            conn.execute("UPDATE tool_output_blobs SET size_bytes = size_bytes + 1 WHERE hash = ?", (digest,))
+            change = 1 if damage == "size" else -1
+            conn.execute(
+                "UPDATE tool_output_blobs SET size_bytes = size_bytes + ? WHERE hash = ?", (change, digest)
+            )
     return copy
 
 
@@ -235,6 +238,7 @@ def _damaged_copy(db: Path, tmp_path: Path, damage: str) -> Path:
         ("other-bytes", "does not match its content hash"),
         ("encoding", "unknown encoding 'lz4'"),
         ("size", "the store recorded 13601"),
+        ("smaller", "the store recorded 13599"),
     ],
 )
 def test_a_damaged_stored_output_gets_a_page(db: Path, tmp_path: Path, damage: str, says: str) -> None:

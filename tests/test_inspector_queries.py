@@ -226,3 +226,32 @@ def test_a_payload_shorter_than_recorded_is_damage(store: Store) -> None:
         conn.exec_driver_sql("UPDATE tool_output_blobs SET stored_bytes = stored_bytes + 3 * 1048576")
     with pytest.raises(DamagedOutput, match="ends before its recorded"):
         check_payload(store, record)
+
+
+def test_paused_runs_table_without_a_condition(store: Store) -> None:
+    Transcript(store, "p").user("hi")
+    with store.write() as conn:
+        conn.exec_driver_sql("CREATE TABLE runs_on_hold (run_session TEXT)")
+        conn.exec_driver_sql("INSERT INTO runs_on_hold VALUES ('p'), ('p'), ('other')")
+    probe = PausedRuns(table="runs_on_hold", session_column="run_session")
+    with store.read() as conn:
+        assert probe.paused(conn, ["p", "q"]) == {"p"}
+    assert list_sessions(store, paused_runs=probe).sessions[0].status == "paused"
+
+
+def test_unreadable_times_are_shown_as_stored() -> None:
+    from weakprompt.inspector.app import _size, _when
+    from weakprompt.inspector.outputs import _time
+    from weakprompt.inspector.sessions import _sort_time
+
+    assert _when("yesterday") == "yesterday" and _when("2026-01-02T03:04:05+00:00") == "2026-01-02 03:04:05"
+    assert _sort_time("yesterday") == 0.0
+    assert _time("yesterday").year == 1970
+    assert [_size(n) for n in (5, 2048, 3 * 1024**2, 5 * 1024**4)] == ["5 B", "2.0 KB", "3.0 MB", "5120.0 GB"]
+
+
+def test_the_package_names_what_it_has() -> None:
+    import weakprompt.inspector as inspector
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = inspector.nope

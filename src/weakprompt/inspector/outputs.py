@@ -247,8 +247,7 @@ def _payload_pieces(store: Store, info: _BlobInfo) -> Iterator[bytes]:
         rest = inflate.flush()
     except zlib.error as exc:
         raise DamagedOutput(f"the payload {info.blob_hash[:12]} cannot be decompressed: {exc}") from exc
-    if rest:
-        yield rest
+    yield rest  # usually empty: every piece was inflated as it came
     if not inflate.eof:
         raise DamagedOutput(
             f"the payload {info.blob_hash[:12]} is cut short: its compressed data does not end"

@@ -79,10 +79,6 @@ class Provenance:
             hook_error=as_str(metadata.get(HOOK_ERROR)),
         )
 
-    @property
-    def any(self) -> bool:
-        return any(attrs.astuple(self))
-
 
 @attrs.frozen
 class EditView:
@@ -241,9 +237,8 @@ def _group(rows: Iterable[_Row]) -> tuple[list[_Group], dict[str, list[_Row]]]:
     groups: list[_Group] = [_Group()]
     edits: dict[str, list[_Row]] = {}
     for row in rows:
-        if row.operation != "APPEND":
-            if row.edit_target is not None:
-                edits.setdefault(row.edit_target, []).append(row)
+        if row.operation != "APPEND":  # an EDIT always names its target (the original APPEND)
+            edits.setdefault(row.edit_target or "", []).append(row)
             continue
         current = groups[-1]
         if row.role == "assistant":
@@ -256,8 +251,6 @@ def _group(rows: Iterable[_Row]) -> tuple[list[_Group], dict[str, list[_Row]]]:
             if current.reply is not None or current.results:
                 groups.append(_Group())
             groups[-1].lead.append(row)
-    if len(groups) > 1 and not groups[0].lead and groups[0].reply is None and not groups[0].results:
-        groups.pop(0)
     return groups, edits
 
 

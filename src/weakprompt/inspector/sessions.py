@@ -153,12 +153,10 @@ def _page_details(
         key = str(session_id)
         tally = counts[key]
         tally[0] += 1
-        if str(created_at) > ended.get(key, ""):
-            ended[key] = str(created_at)
+        ended[key] = max(ended.get(key, ""), str(created_at))
         if operation != "APPEND":
             continue
-        if key not in last or int(seq) > last[key][0]:
-            last[key] = (int(seq), str(role), str(blob_hash))
+        last[key] = max(last.get(key, (-1, "", "")), (int(seq), str(role), str(blob_hash)))
         if role == "assistant":
             tally[1] += 1
             usage = as_object(load_object(metadata).get("usage"))

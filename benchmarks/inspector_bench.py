@@ -353,14 +353,17 @@ def main() -> None:
     if args.quick:
         args.sessions, args.commits = 1_000, 100_000
     path = args.db or Path(tempfile.mkdtemp(prefix="inspector-bench-")) / "store.db"
-    shape: dict[str, Any] = {"reused": str(path)}
-    if not path.exists():
+    sidecar = path.with_suffix(".json")  # the generated store's shape, kept for a later reuse
+    if path.exists() and sidecar.exists():
+        shape = {**json.loads(sidecar.read_text()), "reused": True}
+    else:
         shape = generate(path, sessions=args.sessions, commits=args.commits, long_turns=args.long_turns)
+        sidecar.write_text(json.dumps(shape))
         print(f"generated {shape}")
     pages = measure(path, args.repeat, args.sessions)
     worst = max(v["median_s"] for v in pages.values())
     report = {"store": shape, "pages": pages, "goal_s": 1.0, "worst_median_s": worst, "met": worst < 1.0}
-    if not args.quick and args.db is None:
+    if not args.quick:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n")
         print(f"wrote {args.out}")

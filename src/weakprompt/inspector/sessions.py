@@ -73,9 +73,10 @@ class SessionListing:
 
 def prompt_label(metadata: str, system_text: str | None) -> str:
     """The prompt's name from the system commit, or the first line of the system text for older runs."""
-    name = as_str(load_object(metadata).get(PROMPT_KEY))
-    if name:
-        return name
+    return as_str(load_object(metadata).get(PROMPT_KEY)) or _first_line(system_text)
+
+
+def _first_line(system_text: str | None) -> str:
     if system_text is None:
         return ""
     first = next((line.strip() for line in system_text.splitlines() if line.strip()), "")
@@ -107,10 +108,13 @@ def list_sessions(
     """Sessions newest first whose id or prompt holds ``query`` (any case), ``limit`` from ``offset``."""
     needle = query.strip().casefold()
     with store.read() as conn:
-        firsts = [(str(s), str(t), str(m), str(b)) for s, t, m, b in conn.execute(_FIRST_COMMITS)]
-        unnamed = {b for _, _, m, b in firsts if PROMPT_KEY not in load_object(m)}
+        firsts = [
+            (str(s), str(t), as_str(load_object(m).get(PROMPT_KEY)), str(b))
+            for s, t, m, b in conn.execute(_FIRST_COMMITS)
+        ]
+        unnamed = {b for _, _, name, b in firsts if not name}
         systems = _system_texts(conn, unnamed) if unnamed else {}
-        rows = [(s, t, prompt_label(m, systems.get(b))) for s, t, m, b in firsts]
+        rows = [(s, t, name or _first_line(systems.get(b))) for s, t, name, b in firsts]
         if needle:
             rows = [r for r in rows if needle in r[0].casefold() or needle in r[2].casefold()]
         rows.sort(key=lambda r: (_sort_time(r[1]), r[0]), reverse=True)

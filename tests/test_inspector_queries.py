@@ -185,6 +185,19 @@ def test_session_list_pages_and_counts_usage(store: Store) -> None:
     assert [s.session_id for s in list_sessions(store, query="s4").sessions] == ["s4"]
 
 
+def test_a_long_listing_is_read_in_chunks(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import weakprompt.inspector.sessions as sessions_module
+
+    for index in range(5):
+        t = Transcript(store, f"c{index}")
+        t.system("You help.", metadata={"prompt": "p"})
+        t.assistant("done", usage=Usage(input_tokens=index, output_tokens=0))
+    whole = list_sessions(store, limit=100)
+    monkeypatch.setattr(sessions_module, "_CHUNK", 2)
+    assert list_sessions(store, limit=100) == whole
+    assert [s.tokens for s in whole.sessions] == [4, 3, 2, 1, 0]
+
+
 def test_paused_runs_need_their_table(store: Store) -> None:
     Transcript(store, "p").user("hi")
     probe = PausedRuns(table="not_there")

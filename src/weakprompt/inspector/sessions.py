@@ -39,6 +39,7 @@ _FIRST_COMMITS = text(
 )
 
 _LABEL_CHARS = 80
+_CHUNK = 500
 
 
 @attrs.frozen
@@ -119,7 +120,10 @@ def list_sessions(
             rows = [r for r in rows if needle in r[0].casefold() or needle in r[2].casefold()]
         rows.sort(key=lambda r: (_sort_time(r[1]), r[0]), reverse=True)
         page = rows[offset : offset + limit]
-        details = _page_details(conn, [r[0] for r in page], paused_runs)
+        details: dict[str, SessionSummary] = {}
+        for start in range(0, len(page), _CHUNK):  # bound the IN list (the terminal lists every session)
+            chunk = [r[0] for r in page[start : start + _CHUNK]]
+            details.update(_page_details(conn, chunk, paused_runs))
     sessions = tuple(
         attrs.evolve(
             details.get(s, SessionSummary(session_id=s, started_at=t, prompt=p)), started_at=t, prompt=p
@@ -146,8 +150,6 @@ def _page_details(
     conn: Connection, session_ids: Sequence[str], paused_runs: PausedRuns
 ) -> dict[str, SessionSummary]:
     """Turns, tokens, last time and status of each session on the page (one query over their commits)."""
-    if not session_ids:
-        return {}
     counts: dict[str, list[int]] = {s: [0, 0, 0, 0] for s in session_ids}  # commits, turns, in, out
     ended: dict[str, str] = {}
     last: dict[str, tuple[int, str, str]] = {}  # seq, role, blob of the last APPEND

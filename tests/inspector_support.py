@@ -189,11 +189,16 @@ def _tiny(store: Store) -> None:
     t.assistant("Only routine lines.")
 
 
+def fill(store: Store) -> None:
+    """Write every session above into ``store``."""
+    _agent_run(store)
+    _edited_later(store)
+    _ran_out(store)
+    _tiny(store)
+
+
 def build_store(path: Path) -> Path:
-    """Write every session above into the SQLite file ``path`` (which must not exist yet)."""
+    """A SQLite file at ``path`` (which must not exist yet) holding every session above."""
     with Store.open(path) as store:
-        _agent_run(store)
-        _edited_later(store)
-        _ran_out(store)
-        _tiny(store)
+        fill(store)
     return path

@@ -368,3 +368,50 @@ def test_an_open_store_is_left_open(db: Path) -> None:
         assert not store.closed
     with pytest.raises(StoreError):
         store.session_ids()
+
+
+@pytest.mark.postgres
+def test_the_pages_read_a_postgresql_store() -> None:
+    """The same queries on PostgreSQL: the recursive scan, IN lists, bytea read with substr."""
+    import os
+    import uuid
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from inspector_support import NIGHTLY_LOG, fill
+    from weakprompt.store.engine import normalize_url
+
+    url = os.environ.get("WEAKPROMPT_PG_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but WEAKPROMPT_PG_URL is not: the PostgreSQL inspector test must run")
+        pytest.skip('WEAKPROMPT_PG_URL is not set (`eval "$(.ci/postgres.sh)"` starts a local server)')
+    server = make_url(normalize_url(url))
+    name = f"weakprompt_inspector_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server.render_as_string(hide_password=False), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    database = server.set(database=name).render_as_string(hide_password=False)
+    try:
+        with Store.open(database) as store:
+            fill(store)
+        with TestClient(create_app(database)) as client:
+            listing = client.get("/")
+            session = client.get("/session", params={"id": "agent-run"})
+            detail = client.get("/output", params={"session": "agent-run", "seq": 2})
+            raw = client.get("/output/raw", params={"session": "agent-run", "seq": 2})
+            missing = client.get("/session", params={"id": "nope"})
+        assert re.findall(r'data-session="([^"]+)"', listing.text) == [
+            "tiny",
+            "ran-out",
+            "edited-later",
+            "agent-run",
+        ]
+        assert "changed: +tool_output" in _text(session.text) and "read-grep" in _text(detail.text)
+        assert raw.content == NIGHTLY_LOG.encode()
+        assert missing.status_code == 404
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()

@@ -130,6 +130,12 @@ def test_a_user_walks_from_the_session_list_to_an_extraction(page: object, artif
     expect(page.locator(".summary")).to_have_text("read_log: 6000 lines, 238884 bytes")
     page.screenshot(path=str(artifacts / "3-stored-output.png"), full_page=True)
 
+    # Back from the extraction to the turn that made it.
+    page.click("a.extraction-commit")
+    expect(page.locator("#turn-3")).to_be_in_viewport()
+    assert page.url.endswith("#turn-3")
+    page.go_back()
+
     # Open the full output: streamed as plain text.
     page.click("a.raw-link")
     expect(page.locator("body")).to_contain_text(NEEDLE)

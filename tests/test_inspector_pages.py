@@ -149,6 +149,32 @@ def test_outputs_page_and_output_detail(client: TestClient) -> None:
     assert "this session has no stored outputs" in _text(empty.text)
 
 
+def test_a_commit_link_leads_to_the_turn_that_shows_it(db: Path) -> None:
+    with TestClient(create_app(str(db), settings=InspectorSettings(turns_per_page=2))) as client:
+        detail = client.get("/output", params={"session": "agent-run", "seq": 2})
+        link = re.search(r'class="extraction-commit" href="([^"]+)"', detail.text)
+        assert link is not None
+        moved = client.get(link.group(1).replace("&amp;", "&"), follow_redirects=False)
+        assert moved.status_code == 303
+        assert moved.headers["location"] == "/session?page=2&id=agent-run#turn-3"
+        # An edit leads to where its original is shown.
+        later = client.get("/session", params={"id": "edited-later"})
+        edit = re.search(r'data-edit="([0-9a-f]{12})"', later.text)
+        assert edit is not None
+        from weakprompt.store import Store as _Store
+
+        with _Store.open(db, read_only=True) as store, store.read() as conn:
+            full = conn.exec_driver_sql(
+                "SELECT hash FROM commits WHERE operation = 'EDIT' AND session_id = 'edited-later'"
+            ).scalar_one()
+        moved = client.get(
+            "/session/commit", params={"id": "edited-later", "hash": full}, follow_redirects=False
+        )
+        assert moved.headers["location"] == "/session?page=1&id=edited-later#turn-1"
+        unknown = client.get("/session/commit", params={"id": "agent-run", "hash": "f" * 64})
+        assert unknown.status_code == 404 and "has no commit" in _text(unknown.text)
+
+
 def test_full_output_is_streamed_exactly(client: TestClient) -> None:
     from inspector_support import NIGHTLY_LOG
 
@@ -182,6 +208,7 @@ def test_tool_set_page_lists_tools_and_sessions(client: TestClient) -> None:
         ("/output", {"session": "agent-run", "seq": "99"}, 404, "has no stored output #99"),
         ("/output/raw", {"session": "nope", "seq": "0"}, 404, "session 'nope' has no stored output #0"),
         ("/toolset/abc", {}, 404, "this store has no tool set 'abc'"),
+        ("/session/commit", {"id": "agent-run"}, 400, "the 'hash' query parameter is missing"),
         ("/no/such/page", {}, 404, "no page at '/no/such/page'"),
     ],
 )

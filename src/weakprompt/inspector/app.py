@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import StoreError, WeakpromptError
@@ -31,7 +31,7 @@ from ..safetext import escape_surrogates
 from ..store import Store
 from .charts import usage_chart
 from .outputs import DamagedOutput, check_payload, list_outputs, load_output, stream_payload
-from .session_view import UnknownSession, load_session
+from .session_view import UnknownSession, load_session, locate_commit
 from .sessions import list_sessions
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns
 from .toolsets import load_tool_set_page
@@ -213,6 +213,14 @@ def create_app(
         )
         return render("session.html", view=view, chart=usage_chart(view.usage))
 
+    def commit(request: Request, store: Store) -> Response:
+        session_id, commit_hash = _required(request, "id"), _required(request, "hash")
+        found = locate_commit(store, session_id, commit_hash, per_page=config.turns_per_page)
+        if found is None:
+            raise _Problem(404, "Unknown commit", f"session {session_id!r} has no commit {commit_hash!r}")
+        page_part, anchor = found.split("#", 1)
+        return RedirectResponse(f"/session{page_part}&{_query({'id': session_id})}#{anchor}", status_code=303)
+
     def outputs(request: Request, store: Store) -> Response:
         session_id = _required(request, "session")
         number = _positive(request, "page")
@@ -264,6 +272,7 @@ def create_app(
     routes = [
         Route("/", page(sessions)),
         Route("/session", page(session)),
+        Route("/session/commit", page(commit)),
         Route("/outputs", page(outputs)),
         Route("/output", page(output)),
         Route("/output/raw", page(raw)),

@@ -48,6 +48,7 @@ __all__ = [
     "TurnView",
     "UnknownSession",
     "load_session",
+    "locate_commit",
 ]
 
 
@@ -276,6 +277,19 @@ def find_trace(metadata: JSONObject) -> TraceRef | None:
         trace_id = as_str(place.get("trace_id"))
         if trace_id:
             return TraceRef(trace_id=trace_id, span_id=as_str(place.get("span_id")))
+    return None
+
+
+def locate_commit(store: Store, session_id: str, commit_hash: str, *, per_page: int = 50) -> str | None:
+    """The session page and anchor showing ``commit_hash`` (an edit: where its original is), or ``None``."""
+    with store.read() as conn:
+        rows = _read_rows(conn, session_id)
+    groups, _ = _group(rows)
+    target = next((r.edit_target or r.hash for r in rows if r.hash == commit_hash), None)
+    for number, group in enumerate(groups, start=1):
+        members = (*group.lead, *([group.reply] if group.reply else []), *group.results)
+        if any(r.hash == target for r in members):
+            return _turn_href(number, per_page)
     return None
 
 

@@ -46,6 +46,7 @@ from .redaction import (
     safe_repr,
     type_name,
 )
+from .tool_failures import report_broken_tool
 
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
@@ -341,7 +342,7 @@ class ToolDispatcher:
         if isinstance(exc, ToolValidationError):  # an expected refusal, not a bug
             logger.info("tool %r rejected its input: %s", tool.name, self._failure_text(text))
         else:
-            logger.warning("tool %r raised; its state changes are rolled back", tool.name, exc_info=exc)
+            report_broken_tool(tool.name, exc, redact=self._redact)  # once, visible by default
         return self._failure(tool_messages.handler_failed(tool.name, text, signature_mismatch=mismatch))
 
     def _failure_text(self, text: str) -> str:

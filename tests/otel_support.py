@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from opentelemetry import trace
@@ -13,7 +14,7 @@ from hooks_support import GREP_OUTPUT
 from pipeline_support import HANDLE, MAIN_USAGE, NEEDLE, Outputs, World, fetch_prompt, log_text
 from weakprompt.adapters.testing import tool_call, tool_call_turn
 from weakprompt.messages import AssistantTurn, Usage
-from weakprompt.prompt import Prompt
+from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import ModelRequest
 from weakprompt.tools import ToolContext, ToolResult, tool
 from weakprompt.transcript import TOOL_SUMMARY_SYSTEM_PROMPT, Transcript
@@ -72,6 +73,26 @@ def probe(params: ProbeParams, *, context: ToolContext) -> ToolResult[None]:
 async def aprobe(params: ProbeParams, *, context: ToolContext) -> ToolResult[None]:
     with _user_tracer().start_as_current_span(f"aprobe {params.label}"):
         return ToolResult(message=f"aprobed {params.label}")
+
+
+hang_started: list[asyncio.Event] = []
+
+
+@tool(name="hang", description="Never returns.")
+async def hang(params: ProbeParams, *, context: ToolContext) -> ToolResult[None]:
+    hang_started[-1].set()
+    await asyncio.sleep(3600)
+    return ToolResult(message="never")
+
+
+def hanging_prompt() -> Prompt[None]:
+    return Prompt(
+        PromptTemplate(
+            ns="tests/otel",
+            key="hang",
+            sections=[MarkdownSection(title="T", key="t", template="x", tools=[hang])],
+        )
+    )
 
 
 def prompt() -> Prompt[None]:

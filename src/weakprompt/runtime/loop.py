@@ -840,11 +840,9 @@ class _Evaluation(Generic[OutputT]):
     async def _take_result(
         self, call: ToolCall, outcome: ToolExecution | VisibilityExpansionRequired, turn: TurnRecord
     ) -> None:
-        if self.trace is not None:
-            span = self.open_tools.pop(id(call), None)
-            if span is not None:
-                await self._traced_result(span, call, outcome, turn)
-                return
+        if self.trace is not None and (span := self.open_tools.pop(id(call), None)) is not None:
+            await self._traced_result(span, call, outcome, turn)
+            return
         if isinstance(outcome, VisibilityExpansionRequired):
             expanded = outcome
             content, failed = await self.io(
@@ -1100,8 +1098,6 @@ TRACE_KEY = "trace"
 def _report_handle(span: ToolSpan, metadata: JSONObject, reason: str) -> None:
     from ..transcript.lazy import STORED_OUTPUT_KEY  # loaded with the store, when an evaluation runs
 
-    stored = metadata.get(STORED_OUTPUT_KEY)
-    if isinstance(stored, dict):
-        handle, size = stored.get("handle"), stored.get("size_bytes")
-        if isinstance(handle, str):
-            span.handle(handle, reason, size if isinstance(size, int) else None)
+    stored = cast("JSONObject", metadata[STORED_OUTPUT_KEY])  # an oversized result is always stored
+    size = stored.get("size_bytes")
+    span.handle(str(stored["handle"]), reason, size if isinstance(size, int) else None)

@@ -12,7 +12,7 @@ from otel_support import Recorder
 from pipeline_support import Outputs, World, fetch_prompt, log_text
 from weakprompt.adapters.testing import ScriptedAdapter, StreamScript, text_turn
 from weakprompt.errors import ProviderError
-from weakprompt.messages import Message, ToolCall, Usage
+from weakprompt.messages import AssistantTurn, Message, ToolCall, Usage
 from weakprompt.model import CompiledContext, ModelEvent, ModelRequest, ReplyCompleted, TextDelta
 from weakprompt.otel import PURPOSE, OTelTracing
 from weakprompt.otel.traced_adapter import TracedAdapter
@@ -209,3 +209,57 @@ def test_the_sync_dispatcher_runs_a_handler_under_its_span() -> None:
         "weakprompt.oversize_reason": "max_bytes",
     }
     assert "gen_ai.response.finish_reasons" not in dict(recorder.one("invoke_agent unit").attributes or {})
+
+
+def test_an_adapter_reports_its_retries_on_the_model_call_span() -> None:
+    from loop_support import arithmetic_prompt
+    from weakprompt.adapters.testing import FunctionAdapter
+    from weakprompt.errors import RateLimitError
+    from weakprompt.otel import EVENT_RETRY
+    from weakprompt.runtime.tracing import report_retry
+
+    def flaky_provider(request: ModelRequest) -> str:
+        report_retry(1, RateLimitError("slow down"), 0.25)  # what an adapter's retry loop does
+        report_retry(2, TimeoutError())
+        return "done"
+
+    report_retry(1, RuntimeError("no model call in progress"))  # outside a traced call: nothing happens
+    recorder = Recorder()
+    evaluate(
+        arithmetic_prompt(),
+        adapter=FunctionAdapter(flaky_provider),
+        session=Session(),
+        input="x",
+        tracing=OTelTracing(recorder.provider),
+    )
+    (chat,) = recorder.named("chat")
+    assert [dict(e.attributes or {}) for e in chat.events if e.name == EVENT_RETRY] == [
+        {
+            "weakprompt.retry.attempt": 1,
+            "error.type": "weakprompt.errors.RateLimitError",
+            "weakprompt.retry.delay_seconds": 0.25,
+        },
+        {"weakprompt.retry.attempt": 2, "error.type": "TimeoutError"},
+    ]
+    # untraced, the same adapter runs as before
+    assert (
+        evaluate(arithmetic_prompt(), adapter=FunctionAdapter(flaky_provider), session=Session()).text
+        == "done"
+    )
+
+
+def test_a_summary_call_reports_its_retries_on_its_own_span() -> None:
+    from weakprompt.otel import EVENT_RETRY
+    from weakprompt.runtime.tracing import report_retry
+
+    class Retrying(ScriptedAdapter):
+        def complete(self, request: ModelRequest) -> AssistantTurn:
+            report_retry(1, ConnectionError("reset"))
+            return super().complete(request)
+
+    recorder = Recorder()
+    inner = Retrying([text_turn("summary")])
+    wrapped = _run_span(recorder, inner).traced_adapter(inner, "summarization")
+    wrapped.complete(REQUEST)
+    (chat,) = recorder.named("chat")
+    assert [e.name for e in chat.events] == [EVENT_RETRY]

@@ -20,6 +20,7 @@ if find_spec("opentelemetry") is None:  # pragma: no cover - the test environmen
 from .attributes import (
     CONTENT_ATTRIBUTES,
     EVENT_HANDLE,
+    EVENT_RETRY,
     EVENT_RUN_ROLLED_BACK,
     EVENT_TOOL_ROLLED_BACK,
     PURPOSE,
@@ -29,6 +30,7 @@ from .tracing import OTelTracing, instrument, uninstrument
 __all__ = [
     "CONTENT_ATTRIBUTES",
     "EVENT_HANDLE",
+    "EVENT_RETRY",
     "EVENT_RUN_ROLLED_BACK",
     "EVENT_TOOL_ROLLED_BACK",
     "PURPOSE",

@@ -13,6 +13,7 @@ __all__ = [
     "CONVERSATION_ID",
     "ERROR_TYPE",
     "EVENT_HANDLE",
+    "EVENT_RETRY",
     "EVENT_RUN_ROLLED_BACK",
     "EVENT_TOOL_ROLLED_BACK",
     "FINISH_REASONS",
@@ -24,6 +25,8 @@ __all__ = [
     "PROVIDER",
     "PURPOSE",
     "REQUEST_MAX_TOKENS",
+    "RETRY_ATTEMPT",
+    "RETRY_DELAY",
     "REQUEST_MODEL",
     "RESPONSE_MODEL",
     "TOOL_ARGUMENTS",
@@ -68,3 +71,7 @@ EVENT_RUN_ROLLED_BACK = "weakprompt.run.rolled_back"
 """Span event: a failed run put the session back as of its last stored turn."""
 EVENT_HANDLE = "weakprompt.tool_result.handle"
 """Span event: the result was stored behind a handle (attributes: handle, reason, size)."""
+EVENT_RETRY = "weakprompt.model_call.retry"
+"""Span event on a ``chat`` span: the adapter retried the request (attributes: attempt, error type, delay)."""
+RETRY_ATTEMPT = "weakprompt.retry.attempt"
+RETRY_DELAY = "weakprompt.retry.delay_seconds"

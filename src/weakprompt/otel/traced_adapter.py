@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..messages import AssistantTurn
 from ..model import ModelEvent, ModelRequest, ProviderAdapter, ReplyCompleted
-from ..runtime.tracing import ModelCallPurpose
+from ..runtime.tracing import ModelCallPurpose, model_call_scope
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class TracedAdapter:
         if span is None:
             return self.inner.complete(request)
         try:
-            with span.activated():
+            with span.activated(), model_call_scope(span):
                 reply = self.inner.complete(request)
         except BaseException as exc:
             span.fail(exc)

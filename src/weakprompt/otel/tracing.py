@@ -270,6 +270,12 @@ class ModelCallSpan(_Step):
     def fail(self, error: BaseException) -> None:
         self._end_failed(error)
 
+    def retried(self, attempt: int, error: BaseException, delay_seconds: float | None) -> None:
+        event: dict[str, AttributeValue] = {attr.RETRY_ATTEMPT: attempt, attr.ERROR_TYPE: _error_type(error)}
+        if delay_seconds is not None:
+            event[attr.RETRY_DELAY] = delay_seconds
+        self.span.add_event(attr.EVENT_RETRY, event)
+
 
 class ToolSpan(_Step):
     """An ``execute_tool`` span: one tool call, until its result is committed."""

@@ -51,7 +51,7 @@ from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, T
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
 from .run_events import RunEvent, RunFinished, ToolResultReady, TurnCommitted, UsageReported
-from .tracing import RunSpan, ToolSpan, Tracing, installed_tracing
+from .tracing import RunSpan, ToolSpan, Tracing, installed_tracing, model_call_scope
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
@@ -749,7 +749,7 @@ class _Evaluation(Generic[OutputT]):
     ) -> tuple[AssistantTurn, Usage]:
         span = trace.model_call(request)
         try:
-            with span.activated():
+            with span.activated(), model_call_scope(span):
                 reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
             ids = span.ids()
             reply, usage = await self.io(lambda: self._record_reply(reply, turn, trace_ids=ids))

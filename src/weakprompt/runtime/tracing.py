@@ -21,6 +21,9 @@ instrumentation does.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Generator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -39,6 +42,8 @@ __all__ = [
     "Tracing",
     "install_tracing",
     "installed_tracing",
+    "model_call_scope",
+    "report_retry",
 ]
 
 ModelCallPurpose = Literal["summarization", "extraction"]
@@ -63,6 +68,10 @@ class ModelCallSpan(SpanHook, Protocol):
     def finish(self, reply: AssistantTurn, usage: Usage) -> None: ...
 
     def fail(self, error: BaseException) -> None: ...
+
+    def retried(self, attempt: int, error: BaseException, delay_seconds: float | None) -> None:
+        """The adapter retries: ``attempt`` failed with ``error``; the next waits ``delay_seconds``."""
+        ...
 
 
 class ToolSpan(SpanHook, Protocol):
@@ -136,3 +145,30 @@ def install_tracing(tracing: Tracing | None) -> None:
 def installed_tracing() -> Tracing | None:
     """The instrumentation :func:`install_tracing` installed, if any."""
     return _installed[0] if _installed else None
+
+
+_model_call: contextvars.ContextVar[ModelCallSpan | None] = contextvars.ContextVar(
+    "weakprompt_model_call", default=None
+)
+
+
+@contextlib.contextmanager
+def model_call_scope(span: ModelCallSpan) -> Generator[None]:
+    """Make ``span`` the model call :func:`report_retry` reports to, while the block runs."""
+    token = _model_call.set(span)
+    try:
+        yield
+    finally:
+        _model_call.reset(token)
+
+
+def report_retry(attempt: int, error: BaseException, delay_seconds: float | None = None) -> None:
+    """For adapters: a provider request is being retried (``attempt`` failed with ``error``).
+
+    Recorded on the span of the traced model call in progress, if any; a
+    no-op otherwise (one context-variable read). Adapters sit above the
+    runtime, so they may call it without knowing of any instrumentation.
+    """
+    span = _model_call.get()
+    if span is not None:
+        span.retried(attempt, error, delay_seconds)

@@ -222,6 +222,17 @@ async def run(
     io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
     tracing = tracing if tracing is not None else installed_tracing()
     try:
+        trace = (
+            None
+            if tracing is None
+            else tracing.start_run(
+                agent_name=prompt.template.display_name,
+                adapter=adapter,
+                conversation_id=session.session_id,
+                input=input,
+                redact=redact,
+            )
+        )
         work = _run_on(
             io,
             prompt,
@@ -245,24 +256,16 @@ async def run(
             concurrent_tools=concurrent_tools,
             on_event=on_event,
             tracing=tracing,
+            trace=trace,
         )
-        if tracing is None:
-            return await work(None)
-        trace = tracing.start_run(
-            agent_name=prompt.template.display_name,
-            adapter=adapter,
-            conversation_id=session.session_id,
-            input=input,
-            redact=redact,
-        )
-        return await _traced(trace, work(trace))
+        return await (work if trace is None else _traced(trace, work))
     finally:
         io.shutdown(wait=False)
         with _RUNNING_LOCK:
             _RUNNING.discard(session)
 
 
-def _run_on(
+async def _run_on(
     io: ThreadPoolExecutor,
     prompt: Prompt[OutputT],
     *,
@@ -286,74 +289,7 @@ def _run_on(
     concurrent_tools: bool,
     on_event: EventCallback | None,
     tracing: Tracing | None,
-) -> Callable[[RunSpan | None], Awaitable[PromptResponse[OutputT]]]:
-    """The run, waiting for its trace (``None``: untraced)."""
-    return functools.partial(
-        _evaluate_on,
-        io,
-        prompt,
-        adapter=adapter,
-        session=session,
-        input=input,
-        store=store,
-        transcript=transcript,
-        deadline=deadline,
-        tracker=tracker,
-        max_turns=max_turns,
-        tool_choice=tool_choice,
-        output_retries=output_retries,
-        max_expansions=max_expansions,
-        resources=resources,
-        max_output_tokens=max_output_tokens,
-        load_tool_results=load_tool_results,
-        retention=retention,
-        tool_outputs=tool_outputs,
-        redact=redact,
-        concurrent_tools=concurrent_tools,
-        on_event=on_event,
-        tracing=tracing,
-    )
-
-
-async def _traced(trace: RunSpan, work: Awaitable[PromptResponse[OutputT]]) -> PromptResponse[OutputT]:
-    """Await ``work`` as the current step of ``trace``, and tell the trace how it ended."""
-    with trace.activated():
-        try:
-            response = await work
-        except BaseException as exc:
-            trace.fail(exc)
-            raise
-    trace.finish(
-        text=response.text, usage=response.usage, turns=response.turns, finish_reason=response.finish_reason
-    )
-    return response
-
-
-async def _evaluate_on(
-    io: ThreadPoolExecutor,
-    prompt: Prompt[OutputT],
     trace: RunSpan | None,
-    *,
-    adapter: ProviderAdapter,
-    session: Session,
-    input: str | None,
-    store: Store | None,
-    transcript: Transcript | None,
-    deadline: Deadline | None,
-    tracker: BudgetTracker | None,
-    max_turns: int,
-    tool_choice: ToolChoice,
-    output_retries: int,
-    max_expansions: int,
-    resources: ResourceRegistry | None,
-    max_output_tokens: int | None,
-    load_tool_results: LoadToolResults,
-    retention: Retention,
-    tool_outputs: ToolOutputSettings | None,
-    redact: Redactor,
-    concurrent_tools: bool,
-    on_event: EventCallback | None,
-    tracing: Tracing | None,
 ) -> PromptResponse[OutputT]:
     loop = asyncio.get_running_loop()
 
@@ -447,6 +383,20 @@ async def _evaluate_on(
             raise
     finally:
         await _settle(loop.run_in_executor(io, scope.close))
+
+
+async def _traced(trace: RunSpan, work: Awaitable[PromptResponse[OutputT]]) -> PromptResponse[OutputT]:
+    """Await ``work`` as the current step of ``trace``, and tell the trace how it ended."""
+    with trace.activated():
+        try:
+            response = await work
+        except BaseException as exc:
+            trace.fail(exc)
+            raise
+    trace.finish(
+        text=response.text, usage=response.usage, turns=response.turns, finish_reason=response.finish_reason
+    )
+    return response
 
 
 @contextlib.asynccontextmanager

@@ -211,6 +211,16 @@ def test_each_commit_of_a_turn_names_its_span(transcript: Transcript) -> None:
     assert seen.count("tool") >= 6
 
 
+def test_a_traced_extraction_keeps_how_it_went_beside_its_span_ids(transcript: Transcript) -> None:
+    # Tracing adds its ids to a tool_output reply's commit; it must not replace the extraction record.
+    _run(transcript, Recorder())
+    replies = [c for c in transcript.log() if "extraction" in c.content.metadata]
+    assert replies, "the scripted run asks tool_output once"
+    for commit in replies:
+        assert isinstance(commit.content.metadata["extraction"], dict)
+        assert isinstance(commit.content.metadata.get(TRACE_KEY), dict)
+
+
 def test_content_is_absent_unless_opted_in(transcript: Transcript) -> None:
     recorder = Recorder()
     _run(transcript, recorder)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from sqlalchemy import inspect, text
 
 from approval_support import adapter_after_pause, make_prompt, script
-from test_store_postgres import backend_url, pg_database, pg_url  # noqa: F401 - fixtures
+from test_store_postgres import backend_url, pg_database, pg_url  # noqa: F401 # pyright: ignore[reportUnusedImport] - fixtures
 from weakprompt.adapters.testing import ScriptedAdapter
 from weakprompt.clock import FakeClock
 from weakprompt.runtime import (
@@ -76,8 +76,13 @@ from weakprompt.store import Store
 with Store.open(sys.argv[1]) as store:
     paused = paused_run(store, "s1")
     first, second = paused.pending
-    decisions = [Approve(first.call_id, first.token, {"path": "/tmp/edited.txt"}), Deny(second.call_id, second.token, "no")]
-    response = resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause(), decided_by="ops")
+    decisions = [
+        Approve(first.call_id, first.token, {"path": "/tmp/edited.txt"}),
+        Deny(second.call_id, second.token, "no"),
+    ]
+    response = resume(
+        store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause(), decided_by="ops"
+    )
     print(response.text)
 """
 
@@ -90,7 +95,8 @@ def run_script(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_pause_here_resume_in_another_process_equals_inline_decisions(
-    backend_url: str, tmp_path: Path
+    backend_url: str,  # noqa: F811 - the fixture
+    tmp_path: Path,
 ) -> None:
     with Store.open(tmp_path / "inline.db") as inline_store:
         evaluate(

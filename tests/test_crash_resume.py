@@ -1,0 +1,173 @@
+"""Resume after a crash: SIGKILL a run at random points, resume it, count side effects (specs/APPROVAL.md).
+
+Each trial forks a child that runs an agent on a SQLite file and kills
+itself (SIGKILL) at a random tick: a model call, just before or just after a
+tool's side effect, or at a random moment from a timer. The parent then
+resumes the run from the store until it finishes. A side effect is a line
+in a file, written by the tool before its result can be stored.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from weakprompt.adapters.testing import FunctionAdapter, text_turn, tool_call, tool_call_turn
+from weakprompt.messages import AssistantTurn
+from weakprompt.model import ModelRequest
+from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
+from weakprompt.runtime import ResumeError, evaluate, resume
+from weakprompt.session import Session
+from weakprompt.store import Store
+from weakprompt.tools import ToolResult, tool
+from weakprompt.transcript import Transcript
+
+TURNS = 3
+TRIALS = 60
+
+
+@dataclass(frozen=True)
+class Item:
+    name: str
+
+
+class _Ticks:
+    """Counts ticks in the child; at ``kill_at`` the process dies on the spot."""
+
+    kill_at = 0
+    count = 0
+    effects = Path()
+
+
+TICKS = _Ticks()
+
+
+def tick() -> None:
+    TICKS.count += 1
+    if TICKS.count == TICKS.kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def effect(name: str) -> None:
+    tick()
+    with TICKS.effects.open("a") as out:
+        out.write(name + "\n")
+    tick()
+
+
+@tool(name="charge", description="Charge a card (not idempotent).")
+def charge(params: Item) -> ToolResult[None]:
+    effect(params.name)
+    return ToolResult(message=f"charged {params.name}")
+
+
+@tool(name="index", description="Re-index (idempotent).", idempotent=True)
+def index(params: Item) -> ToolResult[None]:
+    effect(params.name)
+    return ToolResult(message=f"indexed {params.name}")
+
+
+PROMPT: Prompt[None] = Prompt(
+    PromptTemplate(
+        ns="tests/crash",
+        key="k",
+        sections=[MarkdownSection(title="T", key="t", template="Go.", tools=[charge, index])],
+    )
+)
+
+
+def reply(request: ModelRequest) -> AssistantTurn:
+    """The model as a function of the conversation: turn i calls charge and index, then it answers."""
+    tick()
+    turn = sum(1 for m in request.context.messages if m.role == "assistant")
+    if turn >= TURNS:
+        return text_turn("done")
+    return tool_call_turn(
+        tool_call("charge", {"name": f"charge-{turn}"}, id=f"charge-{turn}"),
+        tool_call("index", {"name": f"index-{turn}"}, id=f"index-{turn}"),
+    )
+
+
+def run_child(db: Path, kill_at: int, delay: float | None) -> None:
+    TICKS.kill_at, TICKS.count = kill_at, 0
+    if delay is not None:
+        threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
+    with Store.open(db) as store:
+        evaluate(
+            PROMPT, adapter=FunctionAdapter(reply), session=Session(session_id="s"), store=store, input="Go."
+        )
+
+
+def crash_once(db: Path, kill_at: int, delay: float | None) -> int:
+    pid = os.fork()
+    if pid == 0:  # the child: run, and die at the chosen point (or finish)
+        code = 0
+        try:
+            run_child(db, kill_at, delay)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return status
+
+
+def finish(db: Path) -> None:
+    TICKS.kill_at = 0
+    with Store.open(db) as store:
+        try:
+            resume(store, "s", prompt=PROMPT, adapter=FunctionAdapter(reply))
+        except ResumeError as exc:  # the child got as far as its final answer
+            assert "final answer" in str(exc) or "no stored run" in str(exc)
+            if "no stored run" in str(exc):  # killed before anything was stored: run it again
+                evaluate(
+                    PROMPT,
+                    adapter=FunctionAdapter(reply),
+                    session=Session(session_id="s"),
+                    store=store,
+                    input="Go.",
+                )
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_sigkill_at_random_points_then_resume(tmp_path: Path) -> None:
+    rng = random.Random(18)
+    killed = 0
+    interrupted_seen = 0
+    for trial in range(TRIALS):
+        db = tmp_path / f"run-{trial}.db"
+        TICKS.effects = tmp_path / f"effects-{trial}.log"
+        TICKS.effects.touch()
+        timed = trial % 3 == 0
+        status = crash_once(
+            db, 0 if timed else rng.randint(1, 4 * TURNS + 4), rng.uniform(0.0, 0.15) if timed else None
+        )
+        killed += os.WIFSIGNALED(status)
+        finish(db)
+        with Store.open(db) as store:
+            compiled = Transcript(store, "s").compile().messages
+        assert compiled[-1].role == "assistant" and compiled[-1].content == "done", trial
+        results = Counter(m.tool_call_id for m in compiled if m.role == "tool")
+        assert all(n == 1 for n in results.values()), (trial, results)  # one stored result per call
+        ran = Counter(TICKS.effects.read_text().split())
+        for message in compiled:
+            if message.role != "tool" or message.tool_call_id is None:
+                continue
+            name = message.tool_call_id
+            if name.startswith("charge"):
+                assert ran[name] <= 1, (trial, name, ran)  # a non-idempotent call never runs twice
+                if "interrupted" in message.content:
+                    assert message.is_error
+                    interrupted_seen += 1
+                else:
+                    assert ran[name] == 1 and not message.is_error, (trial, name, ran)
+            else:
+                assert ran[name] >= 1 and not message.is_error  # idempotent: run again when interrupted
+    assert killed >= TRIALS // 2  # most trials really were killed midway
+    assert interrupted_seen > 0  # some killed a non-idempotent call between its effect and its commit

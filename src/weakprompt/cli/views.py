@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -52,13 +52,20 @@ def print_commits(
         console.print()
 
 
-def print_sessions(console: Console, session_ids: Sequence[str]) -> None:
+def print_sessions(
+    console: Console, session_ids: Sequence[str], paused: Mapping[str, int] | None = None
+) -> None:
+    """The sessions, each marked with how many calls it waits on when its run is paused."""
     if not session_ids:
         console.print("no transcripts in this database")
         return
     console.print(f"{len(session_ids)} session(s):")
+    waiting = paused or {}
     for session_id in session_ids:
-        console.print(f"  {escape(session_id)}")
+        mark = (
+            f" [bold red]PAUSED[/bold red] ({waiting[session_id]} pending)" if session_id in waiting else ""
+        )
+        console.print(f"  {escape(session_id)}{mark}")
 
 
 def tools_document(rendered: RenderedPrompt[object]) -> list[dict[str, object]]:

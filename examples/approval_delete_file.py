@@ -1,7 +1,7 @@
 """Human approval: a `delete_file` tool pauses the run; a second command approves it and the run finishes.
 
-    python examples/approval_delete_file.py run --db runs.db --dir /tmp/demo      # pauses, prints the pending call
-    python examples/approval_delete_file.py approve --db runs.db --by alice       # approves, resumes, finishes
+    python examples/approval_delete_file.py run --db runs.db --dir /tmp/demo   # pauses, shows the call
+    python examples/approval_delete_file.py approve --db runs.db --by alice    # approves and finishes
 
 The second step can also be the CLI, against the same database:
 

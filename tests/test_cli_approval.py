@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from approval_support import make_prompt, script
 from click.testing import CliRunner
 
+from approval_support import make_prompt, script
 from weakprompt.adapters.testing import ScriptedAdapter
 from weakprompt.cli import cli
 from weakprompt.runtime import evaluate, paused_run

@@ -26,7 +26,8 @@ def print_paused(console: Console, paused: PausedRun) -> None:
         arguments = json.dumps(waiting.arguments, ensure_ascii=False)
         note = f" · {escape(waiting.note)}" if waiting.note else ""
         call = f"{escape(waiting.call_id)} {escape(waiting.tool)}({escape(arguments)})"
-        console.print(f"  [yellow]pending[/yellow] {call} [dim]{waiting.kind} token={waiting.token}[/dim]{note}")
+        detail = f"[dim]{waiting.kind} token={waiting.token}[/dim]{note}"
+        console.print(f"  [yellow]pending[/yellow] {call} {detail}")
 
 
 def cli_decisions(

@@ -176,8 +176,8 @@ def test_tampered_decisions_are_refused_and_nothing_is_written(
         assert snapshot(store) == before
 
 
-def test_concurrent_resumes_exactly_one_wins(tmp_path: Path) -> None:
-    path = tmp_path / "race.db"
+def test_concurrent_resumes_exactly_one_wins(backend_url: str) -> None:  # noqa: F811 - the fixture
+    path = backend_url
     with Store.open(path) as store:
         paused = pause(store)
     outcomes: list[str] = []

@@ -14,6 +14,7 @@ import random
 import signal
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from weakprompt.adapters.testing import FunctionAdapter, text_turn, tool_call, t
 from weakprompt.messages import AssistantTurn
 from weakprompt.model import ModelRequest
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ResumeError, evaluate, resume
+from weakprompt.runtime import Approve, ResumeError, evaluate, resume
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolResult, tool
@@ -171,3 +172,104 @@ def test_sigkill_at_random_points_then_resume(tmp_path: Path) -> None:
                 assert ran[name] >= 1 and not message.is_error  # idempotent: run again when interrupted
     assert killed >= TRIALS // 2  # most trials really were killed midway
     assert interrupted_seen > 0  # some killed a non-idempotent call between its effect and its commit
+
+
+@tool(name="wire_money", description="Wire money (needs approval).", requires_approval=True)
+def wire_money(params: Item) -> ToolResult[None]:
+    effect(params.name)
+    return ToolResult(message=f"wired {params.name}")
+
+
+GUARDED: Prompt[None] = Prompt(
+    PromptTemplate(
+        ns="tests/crash",
+        key="guarded",
+        sections=[MarkdownSection(title="T", key="t", template="Go.", tools=[charge, wire_money])],
+    )
+)
+
+
+def guarded_reply(request: ModelRequest) -> AssistantTurn:
+    tick()
+    if any(m.role == "assistant" for m in request.context.messages):
+        return text_turn("done")
+    return tool_call_turn(
+        tool_call("charge", {"name": "charge-0"}, id="charge-0"),
+        tool_call("wire_money", {"name": "wire-0"}, id="wire-0"),
+    )
+
+
+def in_child(work: Callable[[], object]) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            work()
+        finally:
+            os._exit(0)
+    return os.waitpid(pid, 0)[1]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_call_held_for_approval_in_a_crashed_turn_is_held_again_not_interrupted(tmp_path: Path) -> None:
+    db = tmp_path / "guarded.db"
+    TICKS.effects = tmp_path / "effects.log"
+    TICKS.effects.touch()
+
+    def work() -> None:
+        TICKS.kill_at, TICKS.count = 3, 0  # tick 1: the model, 2: before charge's effect, 3: after it
+        with Store.open(db) as store:
+            evaluate(
+                GUARDED, adapter=FunctionAdapter(guarded_reply), session=Session(session_id="g"), store=store
+            )
+
+    assert os.WIFSIGNALED(in_child(work))
+    TICKS.kill_at = 0
+    with Store.open(db) as store:
+        response = resume(store, "g", prompt=GUARDED, adapter=FunctionAdapter(guarded_reply))
+        assert response.paused is not None
+        assert [p.call_id for p in response.paused.pending] == ["wire-0"]
+        results = {m.tool_call_id: m for m in Transcript(store, "g").compile().messages if m.role == "tool"}
+    assert results["charge-0"].is_error and "interrupted" in results["charge-0"].content
+    assert TICKS.effects.read_text().split() == ["charge-0"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_crash_while_resuming_a_pause_resumes_from_the_stored_decisions(tmp_path: Path) -> None:
+    db = tmp_path / "decided.db"
+    TICKS.effects = tmp_path / "effects.log"
+    TICKS.effects.touch()
+    TICKS.kill_at = 0
+    with Store.open(db) as store:
+        first = evaluate(
+            GUARDED, adapter=FunctionAdapter(guarded_reply), session=Session(session_id="d"), store=store
+        )
+    assert first.paused is not None
+    (waiting,) = first.paused.pending
+
+    def work() -> None:
+        TICKS.kill_at, TICKS.count = 2, 0  # tick 1: before wire_money's effect, 2: after it
+        with Store.open(db) as store:
+            resume(
+                store,
+                "d",
+                [Approve("wire-0", waiting.token)],
+                prompt=GUARDED,
+                adapter=FunctionAdapter(guarded_reply),
+            )
+
+    assert os.WIFSIGNALED(in_child(work))
+    TICKS.kill_at = 0
+    with Store.open(db) as store:
+        with pytest.raises(ResumeError, match="already decided"):
+            resume(
+                store,
+                "d",
+                [Approve("wire-0", waiting.token)],
+                prompt=GUARDED,
+                adapter=FunctionAdapter(guarded_reply),
+            )
+        done = resume(store, "d", prompt=GUARDED, adapter=FunctionAdapter(guarded_reply))
+        assert done.text == "done"
+        results = {m.tool_call_id: m for m in Transcript(store, "d").compile().messages if m.role == "tool"}
+    assert results["wire-0"].is_error and "interrupted" in results["wire-0"].content
+    assert TICKS.effects.read_text().split().count("wire-0") == 1

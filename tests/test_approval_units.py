@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from approval_support import Deleted, adapter_after_pause, make_prompt, script
 
+from approval_support import Deleted, adapter_after_pause, make_prompt, script
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.canonical import canonical_json
 from weakprompt.errors import VisibilityExpansionRequired
@@ -107,7 +107,7 @@ def test_a_policy_predicate_that_raises_asks_for_approval() -> None:
     [
         "{}",
         '[{"kind": "other", "call_id": "c", "tool": "t", "arguments": {}, "schema_hash": "", "token": ""}]',
-        '[{"kind": "approval", "call_id": "c", "tool": "t", "arguments": [], "schema_hash": "", "token": ""}]',
+        '[{"kind": "approval", "call_id": "c", "tool": "t", "arguments": [], "schema_hash": ""}]',
         '[{"kind": "approval"}]',
     ],
 )

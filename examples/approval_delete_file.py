@@ -18,12 +18,19 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
-from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import Approve, evaluate, paused_run, resume
-from weakprompt.session import Session
-from weakprompt.store import Store
-from weakprompt.tools import ToolResult, tool
+from weakprompt import (
+    MarkdownSection,
+    Prompt,
+    PromptTemplate,
+    ScriptedAdapter,
+    Session,
+    Store,
+    ToolResult,
+    evaluate,
+    tool,
+)
+from weakprompt.adapters.testing import text_turn, tool_call, tool_call_turn
+from weakprompt.runtime import Approve, paused_run, resume
 
 SESSION = "demo"
 

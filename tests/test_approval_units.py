@@ -316,3 +316,20 @@ def test_an_approved_call_may_open_sections(tmp_path: Path) -> None:
         assert response.text == "ok"
         tool_messages = [m for m in Transcript(store, "v").compile().messages if m.role == "tool"]
         assert [m.tool_call_id for m in tool_messages] == ["o1"]
+
+
+def test_a_new_run_supersedes_the_journal_a_failed_run_left(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "j.db") as store:
+        with store.write() as conn:
+            row = pause_rows.JournalRow(
+                session_id="j", head_hash=None, reply_json=None, calls_json="{}", created_at="t"
+            )
+            pause_rows.write_journal(conn, row)
+        evaluate(
+            make_prompt(),
+            adapter=ScriptedAdapter([text_turn("hi")]),
+            session=Session(session_id="j"),
+            store=store,
+        )
+        with store.read() as conn:
+            assert pause_rows.read_journal(conn, "j") is None

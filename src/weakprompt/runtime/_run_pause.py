@@ -82,7 +82,8 @@ def run_context(evaluation: _Evaluation[Any]) -> RunContext:
 def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
     """Store the pause the turn ends in (unless decided inline) and drop the journal row, with the turn."""
     pending = tuple(evaluation.pending) if evaluation.approver is None else ()
-    if not pending and not evaluation.journal:
+    journaled, evaluation.journaled = evaluation.journaled, False
+    if not pending and not journaled:
         return
     state: JSONObject | None = None
     if pending:
@@ -113,7 +114,7 @@ def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
             head=lambda: turn.head,
             pending=pending,
             state=state,
-            clear_journal=evaluation.journal,
+            clear_journal=journaled,
             on_committed=paused,
         )
     )
@@ -135,6 +136,7 @@ def write_journal(
     )
     with evaluation.transcript.store.write() as conn:
         pause_rows.write_journal(conn, row)
+    evaluation.journaled = True  # the turn's transaction removes the row
 
 
 def check_decisions(

@@ -533,6 +533,9 @@ class _Evaluation(Generic[OutputT]):
         self.resumption: Resumption | None = None
         self.paused: PausedRun | None = None
         self.journal = not _in_memory(transcript.store.url)
+        # A journal row may be there for the turn in progress; at first, one a failed run left
+        # behind: this run's first stored turn removes it (it supersedes that run).
+        self.journaled = self.journal
         self.rendered: RenderedPrompt[OutputT]
         self.dispatcher: ToolDispatcher
         # The state the transcript agrees with: taken after each stored turn, put back on failure.

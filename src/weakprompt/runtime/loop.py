@@ -139,6 +139,11 @@ def evaluate(
     result before the output store, the transcript or the model sees it
     (unless ``tool_outputs.redact_output`` is ``False``).
 
+    A tool call that needs approval (or whose tool defers) pauses the run:
+    the response has ``paused`` set and ``output`` ``None``, and
+    :func:`~weakprompt.runtime.resume` continues it; ``approve`` decides
+    such calls inline instead (``specs/APPROVAL.md``).
+
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
     when a limit is reached before a model call, and adapter errors as the

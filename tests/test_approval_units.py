@@ -333,3 +333,17 @@ def test_a_new_run_supersedes_the_journal_a_failed_run_left(tmp_path: Path) -> N
         )
         with store.read() as conn:
             assert pause_rows.read_journal(conn, "j") is None
+
+
+def test_the_testing_kit_checks_a_tool_that_needs_approval_as_approved() -> None:
+    from hypothesis import settings as hypothesis_settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from approval_support import delete_file as needs_approval_tool
+    from weakprompt.testing import check_tool, prompt_state_machine
+
+    check_tool(needs_approval_tool)
+    machine = prompt_state_machine(make_prompt())
+    run_state_machine_as_test(
+        machine, settings=hypothesis_settings(max_examples=5, stateful_step_count=5, deadline=None)
+    )

@@ -347,3 +347,17 @@ def test_the_testing_kit_checks_a_tool_that_needs_approval_as_approved() -> None
     run_state_machine_as_test(
         machine, settings=hypothesis_settings(max_examples=5, stateful_step_count=5, deadline=None)
     )
+
+
+def test_the_pause_is_stored_in_the_transaction_of_its_turn() -> None:
+    from test_loop_turns import write_transactions
+
+    with Store.open("sqlite://") as store:
+        tracer = write_transactions(store)
+        transactions = next(tracer)
+        pause(store)
+        tracer.close()
+    with_pause = [t for t in transactions if any(sql.startswith("INSERT INTO paused_runs") for sql in t)]
+    assert len(with_pause) == 1
+    # the reply and the result of the call that ran (c1), stored together with the pause
+    assert sum(1 for sql in with_pause[0] if sql.startswith("INSERT INTO commits")) == 2

@@ -40,3 +40,12 @@ def test_async_sessions_example_runs_two_sessions_together_and_streams_a_third()
         streamed.index("It is 24.0 °C in Nairobi right now."),
     ]
     assert order == sorted(order)
+
+
+def test_approval_example_pauses_then_a_second_command_approves_and_finishes(tmp_path: Path) -> None:
+    db, files = str(tmp_path / "runs.db"), tmp_path / "files"
+    out = _run(str(EXAMPLES / "approval_delete_file.py"), "run", "--db", db, "--dir", str(files))
+    assert "paused: delete_file" in out and "file still there: True" in out
+    out = _run(str(EXAMPLES / "approval_delete_file.py"), "approve", "--db", db, "--by", "alice")
+    assert "approved by alice; final answer: notes.txt is gone." in out
+    assert not (files / "notes.txt").exists()

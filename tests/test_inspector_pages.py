@@ -365,15 +365,30 @@ def test_paused_runs_show_when_the_store_has_them(db: Path, tmp_path: Path) -> N
     copy = tmp_path / "paused.db"
     copy.write_bytes(db.read_bytes())
     with contextlib.closing(sqlite3.connect(copy)) as conn, conn:
-        conn.execute("CREATE TABLE paused_runs (session_id TEXT, resumed INTEGER)")
-        conn.execute("INSERT INTO paused_runs VALUES ('ran-out', 0), ('agent-run', 1)")
-    settings = InspectorSettings(paused_runs=PausedRuns(where="resumed = 0"))
+        conn.execute("CREATE TABLE runs_on_hold (session_id TEXT, resumed INTEGER)")
+        conn.execute("INSERT INTO runs_on_hold VALUES ('ran-out', 0), ('agent-run', 1)")
+    settings = InspectorSettings(paused_runs=PausedRuns(table="runs_on_hold", where="resumed = 0"))
     with TestClient(create_app(str(copy), settings=settings)) as client:
         listing = client.get("/")
         session = client.get("/session", params={"id": "ran-out"})
     rows = dict(re.findall(r'<tr data-session="([^"]+)">(.*?)</tr>', listing.text, re.S))
     assert "paused" in _text(rows["ran-out"]) and "finished" in _text(rows["agent-run"])
     assert 'class="badge status-paused">paused' in session.text
+
+
+def test_the_stores_own_paused_runs_mark_only_sessions_still_paused(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "paused4.db"
+    copy.write_bytes(db.read_bytes())
+    insert = (
+        "INSERT INTO paused_runs (session_id, seq, status, pending_json, state_json, created_at)"
+        " VALUES (?, 1, ?, '[]', '{}', 'x')"
+    )
+    with contextlib.closing(sqlite3.connect(copy)) as conn, conn:
+        conn.executemany(insert, [("ran-out", "paused"), ("agent-run", "resumed")])
+    with TestClient(create_app(str(copy))) as client:
+        listing = client.get("/")
+    rows = dict(re.findall(r'<tr data-session="([^"]+)">(.*?)</tr>', listing.text, re.S))
+    assert "paused" in _text(rows["ran-out"]) and "finished" in _text(rows["agent-run"])
 
 
 def test_text_with_lone_surrogates_is_shown_escaped(tmp_path: Path) -> None:

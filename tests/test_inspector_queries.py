@@ -246,7 +246,7 @@ def test_paused_runs_table_without_a_condition(store: Store) -> None:
     with store.write() as conn:
         conn.exec_driver_sql("CREATE TABLE runs_on_hold (run_session TEXT)")
         conn.exec_driver_sql("INSERT INTO runs_on_hold VALUES ('p'), ('p'), ('other')")
-    probe = PausedRuns(table="runs_on_hold", session_column="run_session")
+    probe = PausedRuns(table="runs_on_hold", session_column="run_session", where=None)
     with store.read() as conn:
         assert probe.paused(conn, ["p", "q"]) == {"p"}
     assert list_sessions(store, paused_runs=probe).sessions[0].status == "paused"

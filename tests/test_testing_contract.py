@@ -268,7 +268,9 @@ def test_a_handler_publishing_its_own_tool_invoked_is_found() -> None:
 class LeakyDispatcher:
     """A broken dispatcher that runs the handler whatever the arguments were."""
 
-    def __init__(self, tools: list[Tool[Any, Any]], *, session: Session, resources: object) -> None:
+    def __init__(
+        self, tools: list[Tool[Any, Any]], *, session: Session, resources: object, approved: object = None
+    ) -> None:
         self.inner = ToolDispatcher(tools, session=session)
         self.tool = tools[0]
         self.session = session

@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +20,7 @@ from ..errors import WeakpromptError
 from .adapters import BUILTIN_ADAPTERS, build_adapter
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
+from .pauses import cli_decisions, print_paused
 from .views import print_commits, print_sessions, print_tools, tools_document
 
 if TYPE_CHECKING:
@@ -182,10 +183,13 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     with _reported_errors():
         store = _open_store(db, must_exist=True)
         try:
+            from ..runtime import paused_run, paused_runs
+
             if session_id is None:
                 from ..inspector.sessions import list_sessions
 
-                print_sessions(console, list_sessions(store, limit=10**9).sessions)
+                waiting = {p.session_id: len(p.pending) for p in paused_runs(store)}
+                print_sessions(console, list_sessions(store, limit=10**9).sessions, waiting)
                 return
             from ..transcript import Transcript
 
@@ -198,6 +202,9 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
                     f"(sessions: {', '.join(known) if known else 'none'})"
                 )
             print_commits(console, record, commits, full=full)
+            paused = paused_run(store, session_id)
+            if paused is not None:
+                print_paused(console, paused)
         finally:
             store.close()
 
@@ -239,6 +246,154 @@ def tools(target: str, *, as_json: bool) -> None:
             click.echo(json.dumps(tools_document(rendered), indent=2, ensure_ascii=False))
             return
         print_tools(console, rendered)
+
+
+def _decide(
+    default: str,
+    *,
+    target: str,
+    db: str,
+    session_id: str,
+    calls: tuple[str, ...],
+    others: tuple[str, ...],
+    message: str,
+    arguments: str | None,
+    by: str | None,
+    adapter_spec: str,
+    model: str | None,
+    base_url: str | None,
+) -> None:
+    """Decide a paused run's calls and resume it to its next stop (shared by approve and deny)."""
+    from ..runtime import paused_run, resume_async
+    from ..session import Session
+
+    console = _console()
+    with _reported_errors():
+        store = _open_store(db, must_exist=True)
+        try:
+            paused = paused_run(store, session_id)
+            if paused is None:
+                raise click.ClickException(f"session {session_id!r} is not paused: nothing to decide")
+            approve, deny = (calls, others) if default == "approve" else (others, calls)
+            decisions = cli_decisions(
+                paused,
+                approve=approve,
+                deny=deny,
+                message=message,
+                arguments=arguments,
+                default=None if calls else default,
+            )
+            prompt = load_prompt(target)
+            adapter = build_adapter(adapter_spec, model=model, base_url=base_url)
+            session = Session(session_id=session_id)
+            printer = LivePrinter(console)
+            printer.attach(session.dispatcher)
+            response = asyncio.run(
+                resume_async(
+                    store,
+                    session_id,
+                    decisions,
+                    prompt=prompt,
+                    adapter=adapter,
+                    session=session,
+                    decided_by=by,
+                    on_event=printer.on_event,
+                )
+            )
+        finally:
+            store.close()
+        if response.paused is not None:
+            print_paused(console, response.paused)
+            return
+        _print_final(console, response)
+
+
+def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def decorate(fn: Callable[..., None]) -> Callable[..., None]:
+        options = [
+            click.argument("target"),
+            click.option("--db", required=True, help="SQLite file or database URL holding the paused run."),
+            click.option("--session", "session_id", required=True, help="Session id of the paused run."),
+            click.option(
+                "--call",
+                "calls",
+                multiple=True,
+                help=f"Call id to {default} (repeatable); default: every pending call.",
+            ),
+            click.option(
+                "--deny" if default == "approve" else "--approve",
+                "others",
+                multiple=True,
+                help="Call id to decide the other way (repeatable).",
+            ),
+            click.option(
+                "--message",
+                default="The operator did not allow this call.",
+                show_default=True,
+                help="What the model reads for a denied call.",
+            ),
+            click.option("--arguments", help="JSON object: run the one --call with these arguments instead."),
+            click.option("--by", help="Who decides (recorded with the decision)."),
+            click.option(
+                "--adapter",
+                "adapter_spec",
+                default="local",
+                show_default=True,
+                help=f"{' | '.join(BUILTIN_ADAPTERS)}, or module:name.",
+            ),
+            click.option("--model", help="Model name or GGUF path."),
+            click.option("--base-url", help="Endpoint of an OpenAI- or Anthropic-compatible server."),
+        ]
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
+@cli.command()
+@_decision_command("approve")
+def approve(**options: object) -> None:
+    """Approve the pending calls of a paused run (of prompt TARGET) and resume it.
+
+    Without --call every pending call is approved; --deny ID denies that one.
+    """
+    _run_decision("approve", options)
+
+
+@cli.command()
+@_decision_command("deny")
+def deny(**options: object) -> None:
+    """Deny the pending calls of a paused run (of prompt TARGET) and resume it: the model reads the denial.
+
+    Without --call every pending call is denied; --approve ID approves that one.
+    """
+    _run_decision("deny", options)
+
+
+def _run_decision(default: str, options: dict[str, object]) -> None:
+    def text(name: str) -> str | None:
+        value = options.get(name)
+        return value if isinstance(value, str) else None
+
+    def names(name: str) -> tuple[str, ...]:
+        value = options.get(name)
+        return tuple(str(v) for v in value) if isinstance(value, tuple) else ()  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+    _decide(
+        default,
+        target=str(options["target"]),
+        db=str(options["db"]),
+        session_id=str(options["session_id"]),
+        calls=names("calls"),
+        others=names("others"),
+        message=text("message") or "",
+        arguments=text("arguments"),
+        by=text("by"),
+        adapter_spec=text("adapter_spec") or "local",
+        model=text("model"),
+        base_url=text("base_url"),
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -56,23 +56,32 @@ def print_commits(
 _STATUS_STYLE = {"finished": "green", "failed": "red", "paused": "yellow"}
 
 
-def print_sessions(console: Console, sessions: Sequence[SessionSummary]) -> None:
-    """The session list, newest first: start time, id, prompt, turns, tokens and status."""
+def print_sessions(
+    console: Console, sessions: Sequence[SessionSummary], waiting: Mapping[str, int] | None = None
+) -> None:
+    """The session list, newest first: start time, id, prompt, turns, tokens and status.
+
+    ``waiting`` counts the pending calls of each paused session (shown beside its status).
+    """
     if not sessions:
         console.print("no transcripts in this database")
         return
+    pending = waiting or {}
     table = Table(title=f"{len(sessions)} session(s)", title_justify="left", box=None, pad_edge=False)
     for name in ("started", "session", "prompt", "turns", "tokens", "status"):
         table.add_column(name, justify="right" if name in ("turns", "tokens") else "left")
     for s in sessions:
-        style = _STATUS_STYLE[s.status]
+        paused = s.session_id in pending
+        status = "paused" if paused else s.status
+        style = _STATUS_STYLE[status]
+        mark = f" ({pending[s.session_id]} pending)" if paused else ""
         table.add_row(
             s.started_at[:19].replace("T", " "),
             escape(s.session_id),
             escape(s.prompt or "-"),
             str(s.turns),
             f"{s.tokens:,}",
-            f"[{style}]{s.status}[/{style}]",
+            f"[{style}]{status.upper() if paused else status}[/{style}]{mark}",
         )
     console.print(table)
 

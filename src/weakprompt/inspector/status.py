@@ -30,16 +30,16 @@ def shape_status(last_role: str | None, last_has_tool_calls: bool) -> RunStatus:
 
 @attrs.frozen
 class PausedRuns:
-    """Where paused runs are kept: a table with one row (or more) per paused session.
+    """Where paused runs are kept: by default the store's ``paused_runs`` table (specs/APPROVAL.md).
 
-    ``where`` is an optional SQL condition on that table's rows (for a
-    table that keeps resumed runs too, e.g. ``"resumed_at IS NULL"``).
-    A database without the table has no paused runs.
+    ``where`` is an SQL condition on that table's rows: the table keeps
+    resumed runs too, so only rows still ``paused`` count. A database
+    without the table (older than schema 4) has no paused runs.
     """
 
     table: str = "paused_runs"
     session_column: str = "session_id"
-    where: str | None = None
+    where: str | None = "status = 'paused'"
 
     def present(self, conn: Connection) -> bool:
         return inspect(conn).has_table(self.table)

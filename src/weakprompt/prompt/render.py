@@ -25,7 +25,7 @@ from .template import CompiledTemplate, FieldValues
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
     from ..session import Session
-    from ..tools import AnyTool
+    from ..tools import AnyTool, ApprovalPolicy
     from .prompt_template import PromptTemplate
 
 __all__ = ["ResolvedOverrides", "render_template", "resolve_overrides"]
@@ -147,9 +147,12 @@ class _Walk:
             "or give the section default_params"
         )
 
-    def offer(self, tool: AnyTool) -> None:
+    def offer(self, tool: AnyTool, policy: ApprovalPolicy | None = None) -> None:
         entry = self.template.schema_cache.entry(tool, self.overrides.tools.get(tool.name))
-        self.tools.append(entry.tool or tool)
+        offered = entry.tool or tool
+        if policy is not None and offered.requires_approval is False:  # the section's policy applies
+            offered = attrs.evolve(offered, requires_approval=policy)
+        self.tools.append(offered)
         self.schemas.append(entry.schema)
         self.hashes.append(entry.hash)
 
@@ -161,7 +164,14 @@ class _Walk:
             values = self.values[key] = FieldValues(params)
         return values
 
-    def walk(self, sections: tuple[AnySection, ...], parent: SectionPath, prefix: str, depth: int) -> None:
+    def walk(
+        self,
+        sections: tuple[AnySection, ...],
+        parent: SectionPath,
+        prefix: str,
+        depth: int,
+        inherited: ApprovalPolicy | None = None,
+    ) -> None:
         count = 0
         hashes = "#" * min(depth + 2, _MAX_HEADING)
         for section in sections:
@@ -187,13 +197,14 @@ class _Walk:
             override = self.overrides.sections.get(path) if self.overrides.sections else None
             body = section.render_body(params, override=override, values=values)
             self.blocks.append(f"{heading}\n\n{body}" if body else heading)
+            policy = section.requires_approval if section.requires_approval is not None else inherited
             for tool in section.tools:
-                self.offer(tool)
+                self.offer(tool, policy)
                 examples = self.template.examples_text(tool.name)
                 if examples:
                     self.blocks.append(examples)
             if section.children:
-                self.walk(section.children, path, f"{number}.", depth + 1)
+                self.walk(section.children, path, f"{number}.", depth + 1, policy)
 
 
 def render_template(

@@ -21,7 +21,7 @@ from .keys import normalize_key
 from .template import CompiledTemplate, check_placeholders, is_params_type
 
 if TYPE_CHECKING:
-    from ..tools import AnyTool
+    from ..tools import AnyTool, ApprovalPolicy
 
 __all__ = [
     "AnySection",
@@ -110,6 +110,11 @@ class Section(abc.ABC, Generic[P]):
     accepts_overrides: bool = True
     summary: str | None = None
     visibility: Visibility = Visibility.FULL
+    requires_approval: ApprovalPolicy | None = None
+    """An approval policy for this section's tools and its children's (``specs/APPROVAL.md``).
+
+    A tool's own policy wins when it asks for approval; this one applies to
+    the tools that do not."""
     _enabled_takes_session: bool = attrs.field(init=False, default=False, repr=False)
     _summary_template: CompiledTemplate | None = attrs.field(init=False, default=None, repr=False)
 

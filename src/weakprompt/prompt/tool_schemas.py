@@ -66,6 +66,8 @@ def _override_tool(tool: AnyTool, override: ToolOverride) -> AnyTool:
         examples=tool.examples,
         accepts_overrides=tool.accepts_overrides,
         sequential=tool.sequential,
+        requires_approval=tool.requires_approval,
+        idempotent=tool.idempotent,
         param_descriptions=override.param_descriptions,
     )
 

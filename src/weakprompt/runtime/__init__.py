@@ -8,11 +8,24 @@ package loads neither the transcript nor the store.
 from __future__ import annotations
 
 from ..model import ForceTool, ModelRequest, ProviderAdapter, ToolChoice
+from .approval import (
+    Approve,
+    Decision,
+    Deny,
+    PausedRun,
+    PendingCall,
+    ResumeError,
+    Supply,
+    ToolCallPending,
+    approval_token,
+)
 from .dispatcher import ToolDispatcher, ToolExecution
-from .loop import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, EventCallback, evaluate, run
+from .loop import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, Approver, EventCallback, evaluate, run
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .pause_events import RunPaused, RunResumed, ToolCallDecided
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
+from .resume import paused_run, paused_runs, resume, resume_async
 from .run_events import (
     RunEvent,
     RunFinished,
@@ -27,6 +40,23 @@ from .run_events import (
 from .streaming import stream, stream_sync
 
 __all__ = [
+    "Approve",
+    "Approver",
+    "Decision",
+    "Deny",
+    "PausedRun",
+    "PendingCall",
+    "ResumeError",
+    "RunPaused",
+    "RunResumed",
+    "Supply",
+    "ToolCallDecided",
+    "ToolCallPending",
+    "approval_token",
+    "paused_run",
+    "paused_runs",
+    "resume",
+    "resume_async",
     "ForceTool",
     "ModelRequest",
     "ProviderAdapter",

@@ -12,7 +12,7 @@ import contextvars
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -32,9 +32,10 @@ from ..events import HandlerFailure, ToolInvoked, publish
 from ..messages import ToolCall
 from ..safetext import plain_text
 from ..serde import SerdeError, parse
-from ..tools import AnyTool, ToolContext, ToolResult, is_async_handler
+from ..tools import AnyTool, CallDeferred, ToolContext, ToolResult, is_async_handler
 from . import tool_messages
 from ._sync import run_sync
+from .approval import ToolCallPending
 from .redaction import (
     MAX_ERROR_TEXT,
     Redactor,
@@ -106,6 +107,7 @@ class ToolDispatcher:
         clock: Clock | None = None,
         prompt_name: str = "",
         tool_spans: Callable[[ToolCall], ToolSpan] | None = None,
+        approved: Container[str] = frozenset(),
     ) -> None:
         registry: dict[str, AnyTool] = {}
         for tool in tools:
@@ -121,6 +123,7 @@ class ToolDispatcher:
         self._clock = clock if clock is not None else session.clock
         self._prompt_name = prompt_name
         self._tool_spans = tool_spans  # a tracing hook: the span of each call (runtime.tracing)
+        self._approved = approved  # call ids a person approved: their tools' approval policy is met
         # Every field is fixed for the dispatcher's lifetime, so one frozen context serves all calls.
         self._context = ToolContext(
             session=session,
@@ -151,11 +154,27 @@ class ToolDispatcher:
         tool = self._tools.get(name) if name is not None else None
         return tool is not None and tool.sequential
 
+    def holds(self, call: ToolCall) -> bool:
+        """Whether ``call`` would wait for approval rather than run (its tool's policy, not yet approved)."""
+        name = plain_text(call.name)
+        tool = self._tools.get(name) if name is not None else None
+        if tool is None or tool.requires_approval is False or call.id in self._approved:
+            return False
+        arguments = call.decoded_arguments
+        if not isinstance(arguments, dict):
+            return False
+        try:
+            params: object = parse(tool.params_type, arguments, extra="forbid")
+        except Exception:  # refused before the handler: it never runs
+            return False
+        return tool.needs_approval(params, self._context)
+
     def execute(self, call: ToolCall) -> ToolExecution:
         """Run one tool call; returns a result for every mistake the model or the tool can make.
 
         Raises only what must stop or redirect the evaluation loop:
-        ``VisibilityExpansionRequired``, ``PromptEvaluationError`` (also for a
+        ``VisibilityExpansionRequired``, ``ToolCallPending`` (the call waits
+        for an approval or a deferred result; no event yet), ``PromptEvaluationError`` (also for a
         deadline or budget exhausted inside the handler, and for state that
         could not be snapshotted or restored), and non-``Exception``
         interrupts such as ``KeyboardInterrupt``. An ``async def`` handler is
@@ -188,7 +207,7 @@ class ToolDispatcher:
 
     async def execute_concurrently(
         self, calls: Sequence[ToolCall]
-    ) -> list[ToolExecution | VisibilityExpansionRequired]:
+    ) -> list[ToolExecution | VisibilityExpansionRequired | ToolCallPending]:
         """Run ``calls`` at the same time, each on its own fork of the session; settle them in call order.
 
         After every call has finished, in call order: a successful call's
@@ -196,8 +215,9 @@ class ToolDispatcher:
         then its ``ToolInvoked`` is published. The session therefore ends as if
         the successful calls had run one after another, in call order, and the
         failed ones never. A call that asks for more sections comes back as
-        its ``VisibilityExpansionRequired``, for the loop to act on in order;
-        any other escalation is raised once every event is out (the first in
+        its ``VisibilityExpansionRequired``, and one that waits for a decision
+        (approval or a deferred result) as its ``ToolCallPending``, for the
+        loop to act on in order; any other escalation is raised once every event is out (the first in
         call order wins). On cancellation the calls still running are
         cancelled and nothing is merged.
         """
@@ -212,7 +232,7 @@ class ToolDispatcher:
             for task in tasks:
                 task.cancel()
             raise
-        outcomes: list[ToolExecution | VisibilityExpansionRequired] = []
+        outcomes: list[ToolExecution | VisibilityExpansionRequired | ToolCallPending] = []
         escalation: BaseException | None = None
         for step, fork in zip(settled, forks, strict=True):
             merged: tuple[HandlerFailure, ...] = ()
@@ -220,7 +240,7 @@ class ToolDispatcher:
                 merged = tuple(f for dispatched in self._session.merge(fork) for f in dispatched.errors)
             try:
                 execution = self._announce(step)
-            except VisibilityExpansionRequired as request:
+            except (VisibilityExpansionRequired, ToolCallPending) as request:
                 outcomes.append(request)
                 continue
             except BaseException as exc:
@@ -285,6 +305,13 @@ class ToolDispatcher:
         if self._deadline is not None and self._deadline.expired():
             return self._refuse(call, tool_messages.deadline_expired(tool.name), started, params=params)
 
+        if tool.requires_approval is not False and call.id not in self._approved:
+            context = (
+                self._context if session is self._session else attrs.evolve(self._context, session=session)
+            )
+            if tool.needs_approval(params, context):  # waits for a decision: nothing runs, no event yet
+                return self._hold(call, params, started, ToolCallPending(call, "approval"))
+
         # A fork never shares resources: concurrent calls only run when none is snapshotable.
         resources = self._resources if session is self._session else None
         try:
@@ -307,6 +334,15 @@ class ToolDispatcher:
     def _settle(self, ready: _Ready, outcome: object, caught: BaseException | None) -> _Settled:
         """Steps 8-9: check the handler's outcome, roll back on failure, decide what to raise."""
         tool = ready.tool
+        if caught is None and isinstance(outcome, CallDeferred):  # returned rather than raised: the same
+            caught = outcome
+        if isinstance(caught, CallDeferred):  # its result comes later; what it changed is undone
+            broken = self._rollback(ready)
+            if broken is not None:
+                return attrs.evolve(self._refuse(ready.call, broken.args[0], ready.started), escalate=broken)
+            return self._hold(
+                ready.call, ready.params, ready.started, ToolCallPending(ready.call, "deferred", caught.note)
+            )
         message = ""
         if caught is None and isinstance(outcome, ToolResult):
             try:
@@ -374,6 +410,16 @@ class ToolDispatcher:
         result, message = self._failure(text)
         return _Settled(call, params, result, message, started, self._clock.now(), None)
 
+    def _hold(self, call: ToolCall, params: object, started: datetime, pending: ToolCallPending) -> _Settled:
+        """A call that waits for a decision: settled without an event, raised to the loop as ``pending``."""
+        result = ToolResult.error(str(pending))
+        return _Settled(call, params, result, result.message, started, self._clock.now(), pending)
+
+    def answer(self, call: ToolCall, result: ToolResult[object], *, params: object = None) -> ToolExecution:
+        """Publish the one ``ToolInvoked`` of a call answered without running it (denied, result supplied)."""
+        now = self._clock.now()
+        return self._announce(_Settled(call, params, result, result.message, now, now, None))
+
     def _rollback(self, ready: _Ready) -> PromptEvaluationError | None:
         """Restore everything; a restore that fails means state can no longer be trusted."""
         tool = ready.tool
@@ -403,6 +449,8 @@ class ToolDispatcher:
     def _announce(self, step: _Settled) -> ToolExecution:
         """Step 10-11: publish the call's one ``ToolInvoked``, then return the outcome or raise."""
         call = step.call
+        if isinstance(step.escalate, ToolCallPending):  # not finished: its event comes when it is decided
+            raise step.escalate
         event = ToolInvoked(
             prompt_name=self._prompt_name,
             adapter=self._adapter_name,

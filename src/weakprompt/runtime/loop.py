@@ -24,7 +24,7 @@ import functools
 import logging
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
@@ -46,6 +46,7 @@ from ..model import ForceTool, ModelRequest
 from . import loop_messages
 from ._model_stream import model_reply
 from ._sync import run_sync
+from .approval import Decision, PausedRun, ToolCallPending
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .redaction import Redactor, default_redact
@@ -65,9 +66,19 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from ..transcript.turns import TurnRecord
+    from ._pausing import Resumption
+    from .approval import PendingCall
     from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
 
-__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "PROMPT_KEY", "EventCallback", "evaluate", "run"]
+__all__ = [
+    "DEFAULT_MAX_EXPANSIONS",
+    "DEFAULT_MAX_TURNS",
+    "PROMPT_KEY",
+    "Approver",
+    "EventCallback",
+    "evaluate",
+    "run",
+]
 
 PROMPT_KEY = "prompt"
 """Metadata key of the system commit an evaluation writes: the prompt's display name (for viewers)."""
@@ -82,6 +93,9 @@ DEFAULT_MAX_EXPANSIONS = 4
 
 EventCallback = Callable[[RunEvent[Any]], object]
 """``on_event=``: called with every run event; an awaitable it returns is awaited."""
+
+Approver = Callable[[PausedRun], Sequence[Decision] | Awaitable[Sequence[Decision]]]
+"""``approve=``: decides the calls a run would pause on, inline (``specs/APPROVAL.md``)."""
 
 # Sessions with a run in progress: a second run on one of them is refused.
 _RUNNING: weakref.WeakSet[Session] = weakref.WeakSet()
@@ -109,6 +123,7 @@ def evaluate(
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
     tracing: Tracing | None = None,
+    approve: Approver | None = None,
 ) -> PromptResponse[OutputT]:
     """Run ``prompt`` on ``adapter`` until the model gives a final answer.
 
@@ -140,6 +155,10 @@ def evaluate(
     ``tracing`` reports the run to an instrumentation (``weakprompt.otel``;
     ``specs/OBSERVABILITY.md``); by default the one installed with
     ``install_tracing`` (by ``weakprompt.otel.instrument()``), if any.
+    A tool call that needs approval (or whose tool defers) pauses the run:
+    the response has ``paused`` set and ``output`` ``None``, and
+    :func:`~weakprompt.runtime.resume` continues it; ``approve`` decides
+    such calls inline instead (``specs/APPROVAL.md``).
 
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
@@ -171,6 +190,7 @@ def evaluate(
             tool_outputs=tool_outputs,
             redact=redact,
             tracing=tracing,
+            approve=approve,
         )
     )
 
@@ -198,8 +218,17 @@ async def run(
     concurrent_tools: bool = True,
     on_event: EventCallback | None = None,
     tracing: Tracing | None = None,
+    approve: Approver | None = None,
+    resumption: Resumption | None = None,
 ) -> PromptResponse[OutputT]:
     """The evaluation loop: :func:`evaluate`'s parameters, plus ``concurrent_tools`` and ``on_event``.
+
+    A call that needs approval, or whose tool defers, pauses the run once
+    the turn's other calls finish: the response has ``paused`` set and the
+    pause is stored with the turn. With ``approve``, the run asks it for the
+    decisions instead and goes on. ``resumption`` is how
+    :func:`~weakprompt.runtime.resume` continues a stored run
+    (``specs/APPROVAL.md``).
 
     ``concurrent_tools`` (default on) runs the tool calls of one reply at
     the same time where the concurrency rule allows (``specs/TOOLS.md``);
@@ -260,6 +289,8 @@ async def run(
             on_event=on_event,
             tracing=tracing,
             trace=trace,
+            approve=approve,
+            resumption=resumption,
         )
         return await (work if trace is None else _traced(trace, work))
     finally:
@@ -293,6 +324,8 @@ async def _run_on(
     on_event: EventCallback | None,
     tracing: Tracing | None,
     trace: RunSpan | None,
+    approve: Approver | None,
+    resumption: Resumption | None,
 ) -> PromptResponse[OutputT]:
     loop = asyncio.get_running_loop()
 
@@ -349,6 +382,8 @@ async def _run_on(
         on_event=on_event,
         trace=trace,
     )
+    evaluation.approver = approve
+    evaluation.resumption = resumption
     scope = contextlib.ExitStack()
 
     def begin() -> None:
@@ -557,6 +592,16 @@ class _Evaluation(Generic[OutputT]):
         self.system_commit: str | None = None
         self.executions: list[ToolExecution] = []
         self.expanded: list[str] = []
+        # Pausing (specs/APPROVAL.md): calls a person approved, calls waiting now, how decisions come.
+        self.approved: set[str] = set()
+        self.pending: list[PendingCall] = []
+        self.approver: Approver | None = None
+        self.resumption: Resumption | None = None
+        self.paused: PausedRun | None = None
+        self.journal = not _in_memory(transcript.store.url)
+        # A journal row may be there for the turn in progress; at first, one a failed run left
+        # behind: this run's first stored turn removes it (it supersedes that run).
+        self.journaled = self.journal
         self.rendered: RenderedPrompt[OutputT]
         self.dispatcher: ToolDispatcher
         # The state the transcript agrees with: taken after each stored turn, put back on failure.
@@ -607,7 +652,15 @@ class _Evaluation(Generic[OutputT]):
     ) -> PromptResponse[OutputT]:
         await self.io(lambda: self._start(input, first_choice))
         choice: ToolChoice = first_choice
+        reply: AssistantTurn | None = None
+        if self.resumption is not None:
+            await self._staged_turn(lambda turn: _resuming(self, turn))
         while True:
+            if self.pending:  # the last turn ended on calls waiting for decisions
+                if self.approver is None:
+                    return await self._finish_paused(reply)
+                await _decide_inline(self)
+                continue
             if self.turns >= max_turns:
                 raise MaxTurnsExceededError(max_turns)
             if self.deadline is not None:
@@ -630,12 +683,19 @@ class _Evaluation(Generic[OutputT]):
             return await self._finish(reply, output)
 
     def _start(self, input: str | None, first_choice: ToolChoice) -> None:
+        if self.resumption is not None and self.resumption.context.expanded:
+            self.prompt = self.prompt.with_expanded(self.resumption.context.expanded)
+            self.expanded.extend(self.resumption.context.expanded)
         rendered = self.prompt.render(self.session)
         _check_choice(first_choice, rendered.tool_names + self.outputs.available_names(rendered.tool_names))
         self._adopt(self.prompt, rendered)
         self._commit_system(rendered.text)
         if input is not None:
             self.head = self.transcript.user(input).hash
+        if self.resumption is not None:
+            self.head = self.transcript.head
+            self.outputs.turn_start = self.resumption.context.turn_start
+            return
         self.outputs.turn_start = self.head
 
     async def _model_turn(self, choice: ToolChoice) -> AssistantTurn:
@@ -650,13 +710,25 @@ class _Evaluation(Generic[OutputT]):
         ``ToolResultCommitted``) are published once it has committed, with
         the hashes as stored, and ``TurnCommitted`` after them.
         """
+
+        async def body(turn: TurnRecord) -> AssistantTurn:
+            reply = await self._call_model(choice, turn)
+            if reply.tool_calls:
+                if self.journal:
+                    await self.io(lambda: _journal(self, reply))
+                await self._run_tools(reply.tool_calls, turn)
+            return reply
+
+        return await self._staged_turn(body)
+
+    async def _staged_turn(self, body: Callable[[TurnRecord], Awaitable[T]]) -> T:
+        """Run ``body`` in one transcript turn, stored in one transaction when it ends (see above)."""
         before = self.head
         staging = self.transcript.turn(refresh=False)
         turn = await self.io(staging.__enter__)
         try:
-            reply = await self._call_model(choice, turn)
-            if reply.tool_calls:
-                await self._run_tools(reply.tool_calls, turn)
+            outcome = await body(turn)
+            await self.io(lambda: _attach_run_state(self, turn))
         except BaseException as exc:
             self.head = before  # nothing of the unfinished turn is stored
             await _settle(
@@ -679,7 +751,7 @@ class _Evaluation(Generic[OutputT]):
         await self.emit(
             TurnCommitted(turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits))
         )
-        return reply
+        return outcome
 
     def _stored(self, turn: TurnRecord) -> None:
         if turn.moved:  # another writer appended meanwhile: the turn was stored after it, rehashed
@@ -779,19 +851,26 @@ class _Evaluation(Generic[OutputT]):
                     end += 1
             group = calls[index:end]
             if len(group) == 1:
-                outcomes: list[ToolExecution | VisibilityExpansionRequired] = []
+                outcomes: list[ToolExecution | VisibilityExpansionRequired | ToolCallPending] = []
                 try:
                     outcomes.append(await self.dispatcher.execute_async(group[0]))
-                except VisibilityExpansionRequired as request:
+                except (VisibilityExpansionRequired, ToolCallPending) as request:
                     outcomes.append(request)
             else:
                 outcomes = await self.dispatcher.execute_concurrently(group)
             for call, outcome in zip(group, outcomes, strict=True):
+                if isinstance(outcome, ToolCallPending):
+                    _hold(self, outcome)
+                    continue
                 await self._take_result(call, outcome, turn)
             index = end
 
     async def _take_result(
-        self, call: ToolCall, outcome: ToolExecution | VisibilityExpansionRequired, turn: TurnRecord
+        self,
+        call: ToolCall,
+        outcome: ToolExecution | VisibilityExpansionRequired,
+        turn: TurnRecord,
+        provenance: JSONObject | None = None,
     ) -> None:
         # A traced call's span stays current while its result is processed, so summaries nest under it.
         span = self.open_tools.pop(id(call), None) if self.trace is not None else None
@@ -814,6 +893,8 @@ class _Evaluation(Generic[OutputT]):
                     **_extraction_metadata(outcome.result.value),
                     **trace_meta,
                 }
+                if provenance is not None:  # how a person decided this call (specs/APPROVAL.md)
+                    metadata["approval"] = provenance
                 return self._commit_result(call, processed.content, failed, turn=turn, metadata=metadata)
 
         try:
@@ -941,6 +1022,7 @@ class _Evaluation(Generic[OutputT]):
             redact=self.redact,
             prompt_name=self.name,
             tool_spans=None if self.trace is None else self._tool_span,
+            approved=self.approved,
         )
         self.offered = rendered.tool_names
         self.transcript.set_tools(rendered.tool_schemas)
@@ -991,20 +1073,29 @@ class _Evaluation(Generic[OutputT]):
         await self.emit(RunFinished(response))
         return response
 
-    def _response(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
+    async def _finish_paused(self, reply: AssistantTurn | None) -> PromptResponse[OutputT]:
+        """End the run on its pause: no output (``paused`` says why), no ``PromptExecuted``."""
+        response = self._response(reply or AssistantTurn(), cast("OutputT", None), executed=False)
+        await self.emit(RunFinished(response))
+        return response
+
+    def _response(
+        self, reply: AssistantTurn, output: OutputT, *, executed: bool = True
+    ) -> PromptResponse[OutputT]:
         self.usage = self.usage + self.outputs.side_usage
-        self._publish(
-            PromptExecuted(
-                prompt_name=self.name,
-                adapter=self.adapter_name,
-                text=reply.text,
-                output=output if output is not None else reply.text,
-                usage=self.usage,
-                turns=self.turns,
-                session_id=self.session.session_id,
-                created_at=self.session.clock.now(),
+        if executed:
+            self._publish(
+                PromptExecuted(
+                    prompt_name=self.name,
+                    adapter=self.adapter_name,
+                    text=reply.text,
+                    output=output if output is not None else reply.text,
+                    usage=self.usage,
+                    turns=self.turns,
+                    session_id=self.session.session_id,
+                    created_at=self.session.clock.now(),
+                )
             )
-        )
         return PromptResponse(
             text=reply.text,
             output=output,
@@ -1018,7 +1109,44 @@ class _Evaluation(Generic[OutputT]):
             finish_reason=reply.finish_reason,
             expanded_sections=tuple(self.expanded),
             output_retries_used=self.retries_used,
+            paused=None if executed else self.paused,
         )
+
+
+def _in_memory(url: str) -> bool:
+    """A private in-memory store dies with the process: no crash to resume, no journal to keep."""
+    return url in ("sqlite://", "sqlite:///:memory:")
+
+
+def _journal(evaluation: _Evaluation[Any], reply: AssistantTurn) -> None:
+    from . import _run_pause
+
+    _run_pause.write_journal(evaluation, reply)
+
+
+async def _resuming(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
+    from . import _run_pause
+
+    await _run_pause.resume_steps(evaluation, turn)
+
+
+async def _decide_inline(evaluation: _Evaluation[Any]) -> None:
+    from . import _run_pause
+
+    await _run_pause.decide_inline(evaluation)
+
+
+def _hold(evaluation: _Evaluation[Any], pending: ToolCallPending) -> None:
+    """Keep a call waiting for a decision; the turn will end in a pause (or an inline decision)."""
+    from . import _run_pause
+
+    evaluation.pending.append(_run_pause.pending_call(evaluation, pending))
+
+
+def _attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
+    from . import _run_pause
+
+    _run_pause.attach_run_state(evaluation, turn)
 
 
 _ONE_CALL = Usage(model_calls=1)

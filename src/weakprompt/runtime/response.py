@@ -10,6 +10,7 @@ from ..messages import FinishReason, Usage
 
 if TYPE_CHECKING:
     from ..prompt import RenderedPrompt
+    from .approval import PausedRun
     from .dispatcher import ToolExecution
 
 __all__ = ["PromptResponse"]
@@ -46,6 +47,9 @@ class PromptResponse(Generic[OutputT]):
     expanded_sections: tuple[str, ...] = ()
     """Summarized sections the model opened during the evaluation, in order."""
     output_retries_used: int = 0
+    paused: PausedRun | None = None
+    """Set when the run stopped for decisions (``specs/APPROVAL.md``): ``output`` is ``None`` then,
+    and :func:`~weakprompt.runtime.resume` continues the run."""
 
     @property
     def tool_calls(self) -> int:

@@ -178,12 +178,44 @@ def _v3_tool_outputs(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _v4_paused_runs(conn: Connection) -> None:
+    """Paused runs waiting for decisions, and the journal of a turn whose tools are running."""
+    md = MetaData()
+    Table(
+        "paused_runs",
+        md,
+        Column("session_id", String(255), primary_key=True),
+        Column("seq", Integer, primary_key=True, autoincrement=False),
+        Column("status", String(16), nullable=False),
+        Column("head_hash", String(64), nullable=True),
+        Column("pending_json", Text, nullable=False),
+        Column("state_json", Text, nullable=False),
+        Column("decisions_json", Text, nullable=True),
+        Column("decided_by", String(255), nullable=True),
+        Column("created_at", String(40), nullable=False),
+        Column("resumed_at", String(40), nullable=True),
+        CheckConstraint("status IN ('paused', 'resumed')", name="ck_paused_runs_status"),
+        Index("ix_paused_runs_status", "status"),
+    )
+    Table(
+        "run_journal",
+        md,
+        Column("session_id", String(255), primary_key=True),
+        Column("head_hash", String(64), nullable=True),
+        Column("reply_json", Text, nullable=True),
+        Column("calls_json", Text, nullable=False),
+        Column("created_at", String(40), nullable=False),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
     Migration(
         2, "tool tracking: tool_definitions, tool_sets, tool_set_members, commit_tools", _v2_tool_tracking
     ),
     Migration(3, "tool outputs: tool_output_blobs, tool_outputs", _v3_tool_outputs),
+    Migration(4, "approval and resume: paused_runs, run_journal", _v4_paused_runs),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

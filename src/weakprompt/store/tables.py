@@ -30,6 +30,8 @@ __all__ = [
     "commit_tools",
     "commits",
     "metadata",
+    "paused_runs",
+    "run_journal",
     "schema_versions",
     "tool_definitions",
     "tool_output_blobs",
@@ -148,3 +150,32 @@ tool_outputs = Table(
     Index("ix_tool_outputs_handle", "session_id", "handle"),
     Index("ix_tool_outputs_blob", "blob_hash"),
 )
+
+paused_runs = Table(
+    "paused_runs",
+    metadata,
+    Column("session_id", String(255), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("status", String(16), nullable=False),
+    Column("head_hash", String(HASH_LENGTH), nullable=True),
+    Column("pending_json", Text, nullable=False),
+    Column("state_json", Text, nullable=False),
+    Column("decisions_json", Text, nullable=True),
+    Column("decided_by", String(255), nullable=True),
+    Column("created_at", String(40), nullable=False),
+    Column("resumed_at", String(40), nullable=True),
+    CheckConstraint("status IN ('paused', 'resumed')", name="ck_paused_runs_status"),
+    Index("ix_paused_runs_status", "status"),
+)
+"""One row per pause of a run (``specs/APPROVAL.md``): the calls waiting, the session state, the decisions."""
+
+run_journal = Table(
+    "run_journal",
+    metadata,
+    Column("session_id", String(255), primary_key=True),
+    Column("head_hash", String(HASH_LENGTH), nullable=True),
+    Column("reply_json", Text, nullable=True),
+    Column("calls_json", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+"""At most one row per session: a turn whose tool calls are running; removed with the turn's commit."""

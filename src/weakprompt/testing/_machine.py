@@ -26,9 +26,9 @@ from weakprompt.jsontypes import JSONObject, JSONValue
 from weakprompt.messages import ToolCall
 from weakprompt.prompt import OPEN_SECTIONS_TOOL, Prompt, PromptTemplate, RenderedPrompt
 from weakprompt.resources import ResourceRegistry
-from weakprompt.runtime import ToolDispatcher, ToolExecution
+from weakprompt.runtime import ToolCallPending, ToolDispatcher, ToolExecution
 from weakprompt.session import Session
-from weakprompt.tools import AnyTool
+from weakprompt.tools import AnyTool, ToolResult
 
 from ._contract import deep_copy
 from ._invalid import InvalidArguments, invalid_arguments_for
@@ -202,10 +202,23 @@ def _dispatch(
         rendered_prompt=rendered,
         resources=resources,
         prompt_name=rendered.key,
+        approved=_EVERY_CALL,  # the machine explores the tools, not the approval policy
     )
-    return dispatcher.execute(
-        ToolCall(id=f"call_{len(session[ToolInvoked]) + 1}", name=name, arguments=arguments)
-    )
+    call = ToolCall(id=f"call_{len(session[ToolInvoked]) + 1}", name=name, arguments=arguments)
+    try:
+        return dispatcher.execute(call)
+    except ToolCallPending as deferred:  # its result would come later: the call ends unanswered here
+        return dispatcher.answer(call, ToolResult.error(f"deferred: {deferred.note}"))
+
+
+class _EveryCall:
+    """A container holding every call id: every call counts as approved."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERY_CALL = _EveryCall()
 
 
 def _template_tools(template: PromptTemplate[Any]) -> list[AnyTool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .approval import ApprovalPolicy, CallDeferred, needs_approval
 from .arguments import ToolArguments
 from .context import ToolContext
 from .decorator import ToolDecorator, tool
@@ -12,6 +13,8 @@ from .result import RenderableResult, ToolResult
 
 __all__ = [
     "AnyTool",
+    "ApprovalPolicy",
+    "CallDeferred",
     "NoParams",
     "RenderableResult",
     "Tool",
@@ -23,5 +26,6 @@ __all__ = [
     "ToolReturn",
     "ToolResult",
     "is_async_handler",
+    "needs_approval",
     "tool",
 ]

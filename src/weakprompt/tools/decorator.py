@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import attrs
 
 from ..errors import PromptValidationError
+from .approval import ApprovalPolicy
 from .arguments import ToolArguments, plain_examples, plain_parts
 from .definition import Tool
 from .example import ToolExample
@@ -58,6 +59,8 @@ class ToolDecorator:
     examples: tuple[ToolExample[Any, Any], ...] = ()
     accepts_overrides: bool = True
     sequential: bool = False
+    requires_approval: ApprovalPolicy = False
+    idempotent: bool = False
 
     @overload
     def __call__(self, handler: ToolHandler[PC, R], /) -> Tool[PC, R]: ...
@@ -89,6 +92,8 @@ class ToolDecorator:
                 examples=self.examples,
                 accepts_overrides=self.accepts_overrides,
                 sequential=self.sequential,
+                requires_approval=self.requires_approval,
+                idempotent=self.idempotent,
             )
         return Tool(
             name=tool_name,
@@ -99,6 +104,8 @@ class ToolDecorator:
             examples=self.examples,
             accepts_overrides=self.accepts_overrides,
             sequential=self.sequential,
+            requires_approval=self.requires_approval,
+            idempotent=self.idempotent,
         )
 
     def _plain_form(
@@ -114,6 +121,8 @@ class ToolDecorator:
             examples=plain_examples(self.examples, parts.params_type, what),
             accepts_overrides=self.accepts_overrides,
             sequential=self.sequential,
+            requires_approval=self.requires_approval,
+            idempotent=self.idempotent,
         )
 
     def _description(self, from_docstring: str | None, tool_name: str) -> str:
@@ -174,6 +183,8 @@ def tool(
     examples: tuple[ToolExample[Any, Any], ...] = (),
     accepts_overrides: bool = True,
     sequential: bool = False,
+    requires_approval: ApprovalPolicy = False,
+    idempotent: bool = False,
 ) -> ToolDecorator: ...
 
 
@@ -186,6 +197,8 @@ def tool(
     examples: tuple[ToolExample[Any, Any], ...] = (),
     accepts_overrides: bool = True,
     sequential: bool = False,
+    requires_approval: ApprovalPolicy = False,
+    idempotent: bool = False,
 ) -> Tool[Any, Any] | ToolDecorator:
     """Turn a typed handler function into a :class:`Tool`.
 
@@ -194,7 +207,8 @@ def tool(
     The handler takes either one params object (a dataclass or attrs class)
     or ordinary typed parameters; see the module docstring. An ``async def``
     handler is awaited. ``sequential=True`` keeps the tool out of concurrent
-    batches (see ``specs/TOOLS.md``, "Concurrency").
+    batches (see ``specs/TOOLS.md``, "Concurrency"). ``requires_approval``
+    and ``idempotent`` are described in ``specs/APPROVAL.md``.
     """
     decorator = ToolDecorator(
         name=name,
@@ -202,6 +216,8 @@ def tool(
         examples=examples,
         accepts_overrides=accepts_overrides,
         sequential=sequential,
+        requires_approval=requires_approval,
+        idempotent=idempotent,
     )
     if handler is not None:
         return decorator(handler)

@@ -12,6 +12,8 @@ import attrs
 from ..errors import PromptValidationError
 from ..jsontypes import JSONObject
 from ..serde import schema
+from .approval import ApprovalPolicy, needs_approval
+from .context import ToolContext
 from .example import ToolExample
 from .handler import (
     ToolHandler,
@@ -103,6 +105,13 @@ def _check_examples(tool: Tool[Any, Any], _attribute: object, examples: object) 
             )
 
 
+def _check_policy(tool: Tool[Any, Any], _attribute: object, policy: object) -> None:
+    if not isinstance(policy, bool) and not callable(policy):
+        raise PromptValidationError(
+            f"tool {tool.name!r}: requires_approval must be a bool or a predicate (params, context) -> bool"
+        )
+
+
 @attrs.frozen
 class Tool(Generic[P, R]):
     """A capability offered to the model.
@@ -110,6 +119,9 @@ class Tool(Generic[P, R]):
     ``params_type`` and ``result_type`` default to what the handler's
     annotations say (``handler(params: P, *, context) -> ToolResult[R]``);
     pass them explicitly only for handlers without usable annotations.
+    ``requires_approval`` pauses the run on a call until someone decides
+    it; ``idempotent`` lets a call interrupted by a crash run again on
+    resume (``specs/APPROVAL.md``).
     Everything is validated here, so a bad tool fails where it is defined.
     """
 
@@ -123,6 +135,8 @@ class Tool(Generic[P, R]):
     examples: tuple[ToolExample[P, R], ...] = attrs.field(default=(), validator=_check_examples, hash=False)
     accepts_overrides: bool = True
     sequential: bool = False
+    requires_approval: ApprovalPolicy = attrs.field(default=False, kw_only=True, validator=_check_policy)
+    idempotent: bool = attrs.field(default=False, kw_only=True)
     _spec: JSONObject | None = attrs.field(init=False, default=None, eq=False, hash=False, repr=False)
 
     if TYPE_CHECKING:
@@ -139,7 +153,14 @@ class Tool(Generic[P, R]):
             examples: tuple[ToolExample[P, R], ...] = (),
             accepts_overrides: bool = True,
             sequential: bool = False,
+            *,
+            requires_approval: ApprovalPolicy = False,
+            idempotent: bool = False,
         ) -> None: ...
+
+    def needs_approval(self, params: P, context: ToolContext) -> bool:
+        """Whether this call must wait for a decision (``specs/APPROVAL.md``); a raising predicate: yes."""
+        return needs_approval(self.requires_approval, params, context)
 
     def parameters_schema(self, *, strict: bool = False) -> JSONObject:
         """JSON Schema of the arguments object the model must send."""

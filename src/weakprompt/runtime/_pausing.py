@@ -1,0 +1,196 @@
+"""What the loop stores to pause a run and to survive a crash (``specs/APPROVAL.md``).
+
+Kept out of ``loop.py``: the loop calls these from a few small hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
+
+import attrs
+
+from ..canonical import canonical_json, parse_canonical_json
+from ..jsontypes import JSONObject, JSONValue
+from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
+from .approval import Approve, Decision, Deny, PendingCall, Supply, pending_to_json
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from ..clock import Clock
+
+__all__ = [
+    "AnswerStep",
+    "Resumption",
+    "RunContext",
+    "RunStateWrite",
+    "RunStep",
+    "interrupted_text",
+    "plan_steps",
+    "reply_from_json",
+    "reply_to_json",
+]
+
+
+@attrs.frozen
+class RunContext:
+    """What a resumed run needs besides the session: where this run's input began, sections opened."""
+
+    turn_start: str | None = None
+    expanded: tuple[str, ...] = ()
+
+    def to_json(self) -> JSONObject:
+        return {"turn_start": self.turn_start, "expanded": list[JSONValue](self.expanded)}
+
+    @classmethod
+    def from_json(cls, data: JSONValue) -> RunContext:
+        if not isinstance(data, dict):
+            return cls()
+        start = data.get("turn_start")
+        expanded = data.get("expanded")
+        keys = tuple(str(k) for k in expanded) if isinstance(expanded, list) else ()
+        return cls(turn_start=start if isinstance(start, str) else None, expanded=keys)
+
+
+@attrs.frozen
+class RunStep:
+    """Run this call (approved, possibly with edited arguments) through the dispatcher."""
+
+    call: ToolCall
+    provenance: JSONObject | None
+    """How a person decided it; ``None`` for a call re-run after a crash (its tool is idempotent)."""
+
+
+@attrs.frozen
+class AnswerStep:
+    """Answer this call without running it: a denial, a supplied result, an interruption."""
+
+    call: ToolCall
+    text: str
+    is_error: bool
+    provenance: JSONObject
+
+
+@attrs.frozen
+class Resumption:
+    """How a resumed run begins: an uncommitted reply to store first (after a crash), then its steps."""
+
+    steps: tuple[RunStep | AnswerStep, ...]
+    reply: AssistantTurn | None = None
+    context: RunContext = RunContext()
+    interrupted: frozenset[str] = frozenset()
+    """Calls that may have started before a crash: re-run only if their tool is idempotent."""
+
+
+def plan_steps(
+    pending: Sequence[PendingCall], decisions: Sequence[Decision], decided_by: str | None
+) -> tuple[RunStep | AnswerStep, ...]:
+    """Steps for already-checked decisions, in the order the calls are pending."""
+    by_id = {d.call_id: d for d in decisions}
+    steps: list[RunStep | AnswerStep] = []
+    for waiting in pending:
+        decision = by_id[waiting.call_id]
+        original = ToolCall(waiting.call_id, waiting.tool, waiting.arguments)
+        who: JSONValue = decided_by
+        if isinstance(decision, Approve):
+            if decision.arguments is not None and decision.arguments != waiting.arguments:
+                provenance: JSONObject = {
+                    "decision": "approved_with_edits",
+                    "decided_by": who,
+                    "original_arguments": waiting.arguments,
+                    "arguments": decision.arguments,
+                }
+                steps.append(RunStep(ToolCall(waiting.call_id, waiting.tool, decision.arguments), provenance))
+            else:
+                steps.append(RunStep(original, {"decision": "approved", "decided_by": who}))
+        elif isinstance(decision, Deny):
+            text = f"Tool {waiting.tool!r} was not run: the call was denied. {decision.message}".strip()
+            steps.append(
+                AnswerStep(
+                    original,
+                    text,
+                    True,
+                    {"decision": "denied", "decided_by": who, "message": decision.message},
+                )
+            )
+        else:
+            assert isinstance(decision, Supply)
+            steps.append(
+                AnswerStep(
+                    original, decision.result, decision.is_error, {"decision": "supplied", "decided_by": who}
+                )
+            )
+    return tuple(steps)
+
+
+def interrupted_text(tool: str) -> str:
+    return (
+        f"Tool {tool!r} was interrupted: the run stopped while this call was running, so it may or may "
+        "not have taken effect. It was not run again because the tool is not marked idempotent."
+    )
+
+
+def reply_to_json(reply: AssistantTurn) -> str:
+    usage = reply.usage
+    return canonical_json(
+        {
+            "text": reply.text,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments_json()} for c in reply.tool_calls
+            ],
+            "usage": [usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.model_calls],
+            "finish_reason": reply.finish_reason,
+        }
+    )
+
+
+def reply_from_json(text: str) -> AssistantTurn:
+    data = cast("dict[str, JSONValue]", parse_canonical_json(text))
+    calls = cast("list[dict[str, str]]", data["tool_calls"])
+    usage = cast("list[int]", data["usage"])
+    return AssistantTurn(
+        text=str(data["text"]),
+        tool_calls=tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in calls),
+        usage=Usage(*usage),
+        finish_reason=cast("FinishReason", data["finish_reason"]),
+    )
+
+
+@attrs.define
+class RunStateWrite:
+    """Rows a turn stores in its transaction: the pause it ends in (if any); the journal row goes."""
+
+    session_id: str
+    clock: Clock
+    head: Callable[[], str | None]
+    pending: tuple[PendingCall, ...] = ()
+    state: JSONObject | None = None
+    clear_journal: bool = True
+    on_committed: Callable[[int], None] | None = None
+    seq: int = 0
+
+    def write(self, conn: Connection) -> None:
+        from ..store import pause_rows
+
+        if self.clear_journal:
+            pause_rows.clear_journal(conn, self.session_id)
+        if not self.pending:
+            return
+        self.seq = pause_rows.next_pause_seq(conn, self.session_id)
+        pause_rows.insert_pause(
+            conn,
+            pause_rows.PauseRow(
+                session_id=self.session_id,
+                seq=self.seq,
+                status="paused",
+                head_hash=self.head(),
+                pending_json=pending_to_json(self.pending),
+                state_json=canonical_json(self.state or {}),
+                created_at=self.clock.now().isoformat(),
+            ),
+        )
+
+    def committed(self) -> None:
+        if self.pending and self.on_committed is not None:
+            self.on_committed(self.seq)

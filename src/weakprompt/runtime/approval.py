@@ -1,0 +1,217 @@
+"""Paused runs, the calls they wait on, and the decisions that resume them (``specs/APPROVAL.md``).
+
+A run pauses when a tool call needs a person's approval or a tool defers its
+result. The pause lists each waiting call with an approval *token*: the
+content hash of the session id, the call id, the tool's schema hash and the
+canonical arguments. A decision names the call and carries that token, so
+it approves exactly what was shown: not a call with other arguments, not a
+call of another session, not a tool whose definition changed since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, TypeAlias, cast
+
+import attrs
+
+from ..canonical import canonical_json, content_hash, parse_canonical_json
+from ..errors import WeakpromptError
+from ..jsontypes import JSONObject, JSONValue
+from ..messages import ToolCall
+
+__all__ = [
+    "Approve",
+    "Decision",
+    "Deny",
+    "PausedRun",
+    "PendingCall",
+    "PendingKind",
+    "ResumeError",
+    "Supply",
+    "ToolCallPending",
+    "approval_token",
+    "decisions_from_json",
+    "decisions_to_json",
+    "pending_from_json",
+    "pending_to_json",
+]
+
+PendingKind = Literal["approval", "deferred"]
+
+
+class ResumeError(WeakpromptError):
+    """A resume was refused (a decision does not match, the run was resumed already...): nothing written."""
+
+
+class ToolCallPending(WeakpromptError):
+    """Control flow from the dispatcher to the loop: this call waits for a decision.
+
+    Raised by :meth:`ToolDispatcher.execute` when a tool needs approval or
+    its handler deferred; the call's ``ToolInvoked`` is published once it is decided.
+    """
+
+    def __init__(self, call: ToolCall, kind: PendingKind, note: str = "") -> None:
+        super().__init__(f"tool call {call.id!r} ({call.name}) waits for {kind}")
+        self.call = call
+        self.kind: PendingKind = kind
+        self.note = note
+
+
+def approval_token(session_id: str, call_id: str, schema_hash: str, arguments: JSONObject) -> str:
+    """The hash a decision must carry: binds it to one session, call, tool definition and arguments."""
+    return content_hash(
+        {"session": session_id, "call": call_id, "schema": schema_hash, "arguments": arguments}
+    )
+
+
+@attrs.frozen
+class PendingCall:
+    """One call a paused run waits on: shown to whoever decides, with the token to decide it."""
+
+    call_id: str
+    tool: str
+    kind: PendingKind
+    arguments: JSONObject
+    schema_hash: str
+    token: str
+    note: str = ""
+
+    def to_json(self) -> JSONObject:
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "kind": self.kind,
+            "arguments": self.arguments,
+            "schema_hash": self.schema_hash,
+            "token": self.token,
+            "note": self.note,
+        }
+
+
+@attrs.frozen
+class PausedRun:
+    """A run stopped for decisions, as stored: resume it with :func:`~weakprompt.runtime.resume`."""
+
+    session_id: str
+    seq: int
+    """Which pause of the session this is (1 for the first)."""
+    head: str | None
+    """The transcript head when the run paused."""
+    pending: tuple[PendingCall, ...]
+
+
+@attrs.frozen
+class Approve:
+    """Run the call; with ``arguments``, run it with those instead (re-validated, recorded as an edit)."""
+
+    call_id: str
+    token: str
+    arguments: JSONObject | None = None
+
+
+@attrs.frozen
+class Deny:
+    """Do not run the call: the model reads a failed result with ``message``, and the run goes on."""
+
+    call_id: str
+    token: str
+    message: str = "The user did not allow this call."
+
+
+@attrs.frozen
+class Supply:
+    """The result of a deferred call (or of an approval call answered by hand), as the model will read it."""
+
+    call_id: str
+    token: str
+    result: str
+    is_error: bool = False
+
+
+Decision: TypeAlias = Approve | Deny | Supply
+
+
+def pending_to_json(pending: Sequence[PendingCall]) -> str:
+    return canonical_json([p.to_json() for p in pending])
+
+
+def pending_from_json(text: str) -> tuple[PendingCall, ...]:
+    """Read stored pending calls; a row someone edited into another shape is refused."""
+    try:
+        data = parse_canonical_json(text)
+        if not isinstance(data, list):
+            raise TypeError("not a list")
+        calls: list[PendingCall] = []
+        for item in data:
+            entry = cast("JSONObject", item)
+            kind = entry["kind"]
+            if kind not in ("approval", "deferred"):
+                raise ValueError(f"unknown kind {kind!r}")
+            arguments = entry["arguments"]
+            if not isinstance(arguments, dict):
+                raise TypeError("arguments are not an object")
+            calls.append(
+                PendingCall(
+                    call_id=str(entry["call_id"]),
+                    tool=str(entry["tool"]),
+                    kind=kind,
+                    arguments=arguments,
+                    schema_hash=str(entry["schema_hash"]),
+                    token=str(entry["token"]),
+                    note=str(entry.get("note", "")),
+                )
+            )
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ResumeError(f"the stored pending calls are damaged: {exc}") from exc
+    return tuple(calls)
+
+
+def _decision_json(decision: Decision) -> JSONObject:
+    if isinstance(decision, Approve):
+        return {
+            "decision": "approve",
+            "call_id": decision.call_id,
+            "token": decision.token,
+            "arguments": decision.arguments,
+        }
+    if isinstance(decision, Deny):
+        return {
+            "decision": "deny",
+            "call_id": decision.call_id,
+            "token": decision.token,
+            "message": decision.message,
+        }
+    return {
+        "decision": "supply",
+        "call_id": decision.call_id,
+        "token": decision.token,
+        "result": decision.result,
+        "is_error": decision.is_error,
+    }
+
+
+def decisions_to_json(decisions: Sequence[Decision]) -> str:
+    return canonical_json([_decision_json(d) for d in decisions])
+
+
+def decisions_from_json(text: str) -> tuple[Decision, ...]:
+    data = parse_canonical_json(text)
+    if not isinstance(data, list):
+        raise ResumeError("the stored decisions are damaged: not a list")
+    decisions: list[Decision] = []
+    for item in data:
+        entry = cast("dict[str, JSONValue]", item)
+        kind, call_id, token = entry.get("decision"), str(entry.get("call_id")), str(entry.get("token"))
+        if kind == "approve":
+            arguments = entry.get("arguments")
+            decisions.append(Approve(call_id, token, arguments if isinstance(arguments, dict) else None))
+        elif kind == "deny":
+            decisions.append(Deny(call_id, token, str(entry.get("message", ""))))
+        elif kind == "supply":
+            decisions.append(
+                Supply(call_id, token, str(entry.get("result", "")), entry.get("is_error") is True)
+            )
+        else:
+            raise ResumeError(f"the stored decisions are damaged: unknown decision {kind!r}")
+    return tuple(decisions)

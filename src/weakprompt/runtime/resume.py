@@ -1,0 +1,315 @@
+"""Continue a stored run: after a pause, with decisions; after a crash, from the last stored turn.
+
+Everything comes from the store, the prompt and the adapter: ``resume`` can
+run in another process, hours later (``specs/APPROVAL.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+from ..canonical import parse_canonical_json
+from ._pausing import Resumption, RunContext, plan_steps, reply_from_json
+from ._sync import run_sync
+from .approval import (
+    Decision,
+    PausedRun,
+    ResumeError,
+    decisions_from_json,
+    decisions_to_json,
+    pending_from_json,
+)
+from .loop import DEFAULT_MAX_TURNS, Approver, EventCallback, run
+from .pause_events import RunResumed
+from .redaction import Redactor, default_redact
+
+if TYPE_CHECKING:
+    from ..budget import Budget, BudgetTracker
+    from ..deadlines import Deadline
+    from ..model import ProviderAdapter
+    from ..prompt import Prompt
+    from ..resources import ResourceRegistry
+    from ..session import PersistedState, Session
+    from ..store import Store
+    from ..store.pause_rows import JournalRow, PauseRow
+    from .response import PromptResponse
+    from .results import ToolOutputSettings
+
+__all__ = ["paused_run", "paused_runs", "resume", "resume_async"]
+
+OutputT = TypeVar("OutputT")
+
+
+def _paused(row: PauseRow) -> PausedRun:
+    return PausedRun(
+        session_id=row.session_id,
+        seq=row.seq,
+        head=row.head_hash,
+        pending=pending_from_json(row.pending_json),
+    )
+
+
+def paused_run(store: Store, session_id: str) -> PausedRun | None:
+    """The pause session ``session_id`` waits in, or ``None`` when it waits for nothing."""
+    from ..store import pause_rows
+
+    with store.read() as conn:
+        rows = pause_rows.paused_rows(conn, session_id=session_id)
+    return _paused(rows[-1]) if rows else None
+
+
+def paused_runs(store: Store) -> list[PausedRun]:
+    """Every run of the store waiting for decisions, oldest first."""
+    from ..store import pause_rows
+
+    with store.read() as conn:
+        return [_paused(row) for row in pause_rows.paused_rows(conn)]
+
+
+def resume(
+    store: Store,
+    session_id: str,
+    decisions: Sequence[Decision] = (),
+    *,
+    prompt: Prompt[OutputT],
+    adapter: ProviderAdapter,
+    session: Session | None = None,
+    decided_by: str | None = None,
+    deadline: Deadline | None = None,
+    budget: Budget | BudgetTracker | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    resources: ResourceRegistry | None = None,
+    tool_outputs: ToolOutputSettings | None = None,
+    redact: Redactor = default_redact,
+    approve: Approver | None = None,
+) -> PromptResponse[OutputT]:
+    """:func:`resume_async`, from synchronous code."""
+    return run_sync(
+        lambda: resume_async(
+            store,
+            session_id,
+            decisions,
+            prompt=prompt,
+            adapter=adapter,
+            session=session,
+            decided_by=decided_by,
+            deadline=deadline,
+            budget=budget,
+            max_turns=max_turns,
+            resources=resources,
+            tool_outputs=tool_outputs,
+            redact=redact,
+            approve=approve,
+        )
+    )
+
+
+async def resume_async(
+    store: Store,
+    session_id: str,
+    decisions: Sequence[Decision] = (),
+    *,
+    prompt: Prompt[OutputT],
+    adapter: ProviderAdapter,
+    session: Session | None = None,
+    decided_by: str | None = None,
+    deadline: Deadline | None = None,
+    budget: Budget | BudgetTracker | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    resources: ResourceRegistry | None = None,
+    tool_outputs: ToolOutputSettings | None = None,
+    redact: Redactor = default_redact,
+    approve: Approver | None = None,
+    on_event: EventCallback | None = None,
+) -> PromptResponse[OutputT]:
+    """Continue the run of ``session_id`` in ``store``.
+
+    When the session waits in a pause, ``decisions`` must decide every
+    pending call, each with its token: they are checked before anything is
+    written, and a mismatch raises :class:`ResumeError` with the store
+    untouched. The first resume to claim the pause wins; another gets
+    :class:`ResumeError`. The session state stored with the pause is
+    restored into ``session`` (default: a new ``Session(session_id=...)``).
+
+    When it waits for nothing, the last run is continued from its last
+    stored turn, as after a crash: a call whose result was stored never
+    runs again, and one that may have started without its result being
+    stored runs again only if its tool is ``idempotent`` (otherwise the
+    model reads that it was interrupted). A run that ended with its final
+    answer has nothing to resume (:class:`ResumeError`).
+    """
+    import asyncio
+
+    from ..session import Session
+
+    used = session if session is not None else Session(session_id=session_id)
+    resumption, seq = await asyncio.to_thread(
+        _prepare, store, session_id, tuple(decisions), prompt, used, session is not None, decided_by
+    )
+    used.dispatch(
+        RunResumed(
+            prompt_name=prompt.template.display_name,
+            session_id=session_id,
+            seq=seq,
+            decided_by=decided_by,
+            created_at=used.clock.now(),
+        )
+    )
+    if seq:
+        from ._run_pause import publish_decisions_for
+
+        publish_decisions_for(used, session_id, resumption.steps, decided_by)
+    return await run(
+        prompt,
+        adapter=adapter,
+        session=used,
+        store=store,
+        deadline=deadline,
+        budget=budget,
+        max_turns=max_turns,
+        resources=resources,
+        tool_outputs=tool_outputs,
+        redact=redact,
+        approve=approve,
+        on_event=on_event,
+        resumption=resumption,
+    )
+
+
+def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread
+    store: Store,
+    session_id: str,
+    decisions: tuple[Decision, ...],
+    prompt: Prompt[OutputT],
+    session: Session,
+    given: bool,
+    decided_by: str | None,
+) -> tuple[Resumption, int]:
+    """Read what the run left, check decisions, claim the pause; the plan and the pause number (0: none)."""
+    from ..store import pause_rows
+
+    with store.read() as conn:
+        pause = pause_rows.latest_pause(conn, session_id)
+        journal = pause_rows.read_journal(conn, session_id)
+    if pause is not None and pause.status == "paused":
+        return _resume_pause(store, pause, decisions, prompt, session, given, decided_by), pause.seq
+    if decisions:
+        if pause is not None:
+            raise ResumeError(
+                f"pause {pause.seq} of session {session_id!r} was already decided"
+                + (f" by {pause.decided_by}" if pause.decided_by else "")
+                + "; nothing is waiting for decisions"
+            )
+        raise ResumeError(f"session {session_id!r} has no paused run: nothing is waiting for decisions")
+    resumption, state_of = _recover(store, session_id, pause, journal)
+    if state_of is not None:  # the decided turn of this pause was not stored: its state still holds
+        _restore(state_of, session, given)
+    return resumption, 0
+
+
+def _resume_pause(  # noqa: PLR0917 - one private call site
+    store: Store,
+    pause: PauseRow,
+    decisions: tuple[Decision, ...],
+    prompt: Prompt[OutputT],
+    session: Session,
+    given: bool,
+    decided_by: str | None,
+) -> Resumption:
+    from ..session import SessionStateError, restore_state
+    from ..store import pause_rows
+    from ._run_pause import check_decisions, schema_hashes
+
+    paused = _paused(pause)
+    context, persisted = _stored_state(pause, given)
+    rendered = (prompt.with_expanded(context.expanded) if context.expanded else prompt).render(session)
+    tools = {t.name: t for t in rendered.tools}
+    check_decisions(
+        paused, decisions, tools, schema_hashes(rendered.tools, rendered.tool_names, rendered.tool_hashes)
+    )
+    with store.write(lock=f"paused_runs:{pause.session_id}") as conn:
+        claimed = pause_rows.claim_pause(
+            conn,
+            pause.session_id,
+            pause.seq,
+            decisions_json=decisions_to_json(decisions),
+            decided_by=decided_by,
+            now=store.clock.now().isoformat(),
+        )
+    if not claimed:
+        raise ResumeError(
+            f"pause {pause.seq} of session {pause.session_id!r} was already resumed by someone else"
+        )
+    try:
+        restore_state(session, persisted)
+    except SessionStateError as exc:
+        exc.add_note("the pause is claimed: resume again (without decisions) once the session types import")
+        raise
+    return Resumption(plan_steps(paused.pending, decisions, decided_by), context=context)
+
+
+def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedState]:
+    """The run context and session state stored with ``pause`` (refused: a slice missing and not given)."""
+    from ..session import PersistedState
+
+    state = parse_canonical_json(pause.state_json)
+    context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
+    persisted = PersistedState.from_json(state.get("session") if isinstance(state, dict) else None)
+    if persisted.unpersisted and not given:
+        raise ResumeError(
+            f"pause {pause.seq} of session {pause.session_id!r}: session slices "
+            f"{', '.join(sorted(persisted.unpersisted))} could not be stored "
+            f"({'; '.join(persisted.unpersisted.values())}); pass session= holding them"
+        )
+    return context, persisted
+
+
+def _restore(pause: PauseRow, session: Session, given: bool) -> None:
+    from ..session import restore_state
+
+    restore_state(session, _stored_state(pause, given)[1])
+
+
+def _recover(
+    store: Store, session_id: str, pause: PauseRow | None, journal: JournalRow | None
+) -> tuple[Resumption, PauseRow | None]:
+    """The plan after a crash (see :func:`resume_async`), and the pause whose state to restore."""
+    from ..transcript import Transcript
+
+    compiled = Transcript(store, session_id).compile()
+    if journal is not None:
+        data = parse_canonical_json(journal.calls_json)
+        info = data if isinstance(data, dict) else {}
+        context = RunContext.from_json(info.get("run"))
+        calls = info.get("calls")
+        started = frozenset(str(c) for c in calls) if isinstance(calls, list) else frozenset[str]()
+        if journal.reply_json is not None:  # the model's reply and its calls were never stored
+            reply = reply_from_json(journal.reply_json)
+            from ._pausing import RunStep
+
+            steps = tuple(RunStep(call, None) for call in reply.tool_calls)
+            return Resumption(steps, reply=reply, context=context, interrupted=started), None
+        if pause is not None and pause.decisions_json is not None:  # a resumed turn that was not stored
+            steps = plan_steps(
+                pending_from_json(pause.pending_json),
+                decisions_from_json(pause.decisions_json),
+                pause.decided_by,
+            )
+            return Resumption(steps, context=context, interrupted=started), pause
+    answered = {m.tool_call_id for m in compiled.messages if m.role == "tool"}
+    if pause is not None and pause.decisions_json is not None:
+        pending = pending_from_json(pause.pending_json)
+        if any(p.call_id not in answered for p in pending):  # claimed, but stopped before running any
+            steps = plan_steps(pending, decisions_from_json(pause.decisions_json), pause.decided_by)
+            state = parse_canonical_json(pause.state_json)
+            context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
+            return Resumption(steps, context=context), pause
+    last = compiled.messages[-1] if compiled.messages else None
+    if last is None:
+        raise ResumeError(f"session {session_id!r} has no stored run to resume")
+    if last.role == "assistant" and not last.tool_calls:
+        raise ResumeError(
+            f"the last run of session {session_id!r} finished with a final answer: nothing to resume"
+        )
+    return Resumption(()), None

@@ -21,9 +21,11 @@ from ..errors import ConfigurationError, ProviderError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import (
+    ConcreteOutputMode,
     ForceTool,
     ModelEvent,
     ModelRequest,
+    OutputMode,
     ReplyAssembler,
     TextDelta,
     ToolCallDelta,
@@ -41,6 +43,13 @@ from ._support import (
     parameters_schema,
 )
 from .error_mapping import from_anthropic_error
+from .output_modes import (
+    FINAL_ANSWER_DESCRIPTION,
+    FINAL_ANSWER_TOOL,
+    OutputModes,
+    final_answer_choice,
+    with_schema_instruction,
+)
 from .wire.anthropic import anthropic_params
 
 if TYPE_CHECKING:
@@ -79,6 +88,10 @@ _STOP_REASONS: dict[str, FinishReason] = {
 }
 
 
+OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "tool", "prompted")
+"""The Messages API has no plain JSON mode; ``auto`` tries these in this order."""
+
+
 class AnthropicAdapter(AdapterIdentity):
     """A :class:`~weakprompt.model.ProviderAdapter` for the Messages API.
 
@@ -106,6 +119,7 @@ class AnthropicAdapter(AdapterIdentity):
         timeout: float | None = None,
         context_window: int | None = None,
         strict_tools: bool = False,
+        output_mode: OutputMode = "auto",
         name: str = "anthropic",
     ) -> None:
         if not model:
@@ -115,6 +129,9 @@ class AnthropicAdapter(AdapterIdentity):
         super().__init__(name=name, model=model, context_window=context_window)
         self._max_tokens = max_tokens
         self._strict_tools = strict_tools
+        self.output_modes = OutputModes(
+            "AnthropicAdapter", supported=OUTPUT_MODES, auto_order=OUTPUT_MODES, default=output_mode
+        )
         self._client, self._async_client = clients_or_build(
             "AnthropicAdapter",
             client,
@@ -143,6 +160,9 @@ class AnthropicAdapter(AdapterIdentity):
     def build_params(self, request: ModelRequest) -> MessageCreateParamsNonStreaming:
         """The keyword arguments for ``messages.create`` (no network)."""
         check_tool_choice(request, self._name)
+        request, mode = self.output_modes.pinned(request)
+        if mode == "prompted":
+            request = with_schema_instruction(request)
         wire = anthropic_params(request.context.messages, request.context.tools)
         params: MessageCreateParamsNonStreaming = {
             "model": self._model,
@@ -152,16 +172,27 @@ class AnthropicAdapter(AdapterIdentity):
         system = wire.get("system")
         system = system if isinstance(system, str) else None
         schema = request.output_schema
-        if schema is not None:
+        if mode == "native" and schema is not None:
             if is_strict_schema(schema):
                 params["output_config"] = {"format": {"type": "json_schema", "schema": _plain(schema)}}
-            else:
+            else:  # the API takes closed schemas only: an open one is asked for in the instructions
                 system = _append_system(system, json_answer_instruction(schema))
         if system:
             params["system"] = system
-        if request.tools:
-            params["tools"] = [self._tool_param(tool) for tool in request.tools]
-            params["tool_choice"] = tool_choice_param(request.tool_choice)
+        tools: list[ToolParam] = [self._tool_param(tool) for tool in request.tools]
+        choice = request.tool_choice
+        if mode == "tool" and schema is not None:
+            choice = final_answer_choice(request)
+            tools.append(
+                {
+                    "name": FINAL_ANSWER_TOOL,
+                    "description": FINAL_ANSWER_DESCRIPTION,
+                    "input_schema": _plain(schema),
+                }
+            )
+        if tools:
+            params["tools"] = tools
+            params["tool_choice"] = tool_choice_param(choice)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:
@@ -169,6 +200,15 @@ class AnthropicAdapter(AdapterIdentity):
         return {**self.build_params(request), "stream": True}
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
+        """The whole reply, in the request's output mode (``auto`` falls back on a refusal)."""
+        return self.output_modes.complete(request, self._complete_once)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The reply from the raw stream events; errors (an ``error`` event too) are typed AdapterErrors."""
+        async for event in self.output_modes.stream(request, self._stream_once):
+            yield event
+
+    def _complete_once(self, request: ModelRequest) -> AssistantTurn:
         import anthropic
 
         client = self.client
@@ -179,8 +219,7 @@ class AnthropicAdapter(AdapterIdentity):
             raise from_anthropic_error(exc, provider=self._name) from exc
         return turn_from_message(message)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """The reply from the raw stream events; errors (an ``error`` event too) are typed AdapterErrors."""
+    async def _stream_once(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import anthropic
         import httpx2
 

@@ -640,6 +640,9 @@ class _Evaluation(Generic[OutputT]):
             output_schema=rendered.output_schema,
             output_name=rendered.output_name,
             max_output_tokens=self.max_output_tokens,
+            output_mode=rendered.output_mode,
+            deadline=self.deadline,
+            dispatcher=self.session.dispatcher,
         )
 
     def _record_reply(self, reply: AssistantTurn, turn: TurnRecord) -> tuple[AssistantTurn, Usage]:
@@ -654,7 +657,9 @@ class _Evaluation(Generic[OutputT]):
         self.usage = self.usage + usage
         if self.tracker is not None:
             self.tracker.record(usage)
-        commit = self.transcript.assistant(reply.text, tool_calls=reply.tool_calls, usage=usage)
+        commit = self.transcript.assistant(
+            reply.text, tool_calls=reply.tool_calls, usage=usage, metadata=reply.metadata or None
+        )
         self.head = commit.hash
         event = ModelTurnCompleted(
             prompt_name=self.name,

@@ -50,6 +50,7 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .retries import RetrySetting, adapter_retrier
 from .wire.anthropic import anthropic_params
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ class AnthropicAdapter(AdapterIdentity):
         context_window: int | None = None,
         strict_tools: bool = False,
         output_mode: OutputMode = "auto",
+        retries: RetrySetting = None,
         name: str = "anthropic",
     ) -> None:
         if not model:
@@ -139,8 +141,21 @@ class AnthropicAdapter(AdapterIdentity):
             _build_clients,
             api_key=api_key,
             base_url=base_url,
-            max_retries=max_retries,
             timeout=timeout,
+        )
+        given = client or async_client
+        self.retrier = adapter_retrier(
+            "AnthropicAdapter",
+            provider=name,
+            model=model,
+            retries=retries,
+            max_retries=max_retries,
+            client_retries=given.max_retries if given is not None else None,
+        )
+        # the SDK's own retries would multiply ours and hide them from the deadline and the events
+        self._client = self._client.with_options(max_retries=0) if self._client is not None else None
+        self._async_client = (
+            self._async_client.with_options(max_retries=0) if self._async_client is not None else None
         )
 
     @property
@@ -201,11 +216,15 @@ class AnthropicAdapter(AdapterIdentity):
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
         """The whole reply, in the request's output mode (``auto`` falls back on a refusal)."""
-        return self.output_modes.complete(request, self._complete_once)
+        return self.output_modes.complete(
+            request, lambda pinned: self.retrier.complete(pinned, self._complete_once)
+        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The reply from the raw stream events; errors (an ``error`` event too) are typed AdapterErrors."""
-        async for event in self.output_modes.stream(request, self._stream_once):
+        async for event in self.output_modes.stream(
+            request, lambda pinned: self.retrier.stream(pinned, self._stream_once)
+        ):
             yield event
 
     def _complete_once(self, request: ModelRequest) -> AssistantTurn:
@@ -382,7 +401,7 @@ def _append_system(system: str | None, extra: str) -> str:
 
 
 def _build_clients(
-    *, api_key: str | None, base_url: str | None, max_retries: int | None, timeout: float | None
+    *, api_key: str | None, base_url: str | None, timeout: float | None
 ) -> tuple[anthropic.Anthropic, anthropic.AsyncAnthropic]:
     """A sync and an async client with the same settings."""
     try:
@@ -400,7 +419,7 @@ def _build_clients(
                 "(or ANTHROPIC_AUTH_TOKEN)"
             )
         api_key = _PLACEHOLDER_KEY
-    retries = anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    retries = 0  # weakprompt retries (adapters.retries); the SDK's would multiply them
     wait = anthropic.NOT_GIVEN if timeout is None else timeout
     return (
         anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),

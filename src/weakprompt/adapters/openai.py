@@ -38,6 +38,7 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .retries import RetrySetting, adapter_retrier
 from .wire.openai import openai_params
 from .wire.openai_chunks import ChatChunkReader
 
@@ -100,6 +101,7 @@ class OpenAIAdapter(AdapterIdentity):
         max_tokens_field: MaxTokensField = "max_completion_tokens",
         stream_usage: bool = True,
         output_mode: OutputMode = "auto",
+        retries: RetrySetting = None,
         name: str = "openai",
     ) -> None:
         if not model:
@@ -120,8 +122,21 @@ class OpenAIAdapter(AdapterIdentity):
             _build_clients,
             base_url=base_url,
             api_key=api_key,
-            max_retries=max_retries,
             timeout=timeout,
+        )
+        given = client or async_client
+        self.retrier = adapter_retrier(
+            "OpenAIAdapter",
+            provider=name,
+            model=model,
+            retries=retries,
+            max_retries=max_retries,
+            client_retries=given.max_retries if given is not None else None,
+        )
+        # the SDK's own retries would multiply ours and hide them from the deadline and the events
+        self._client = self._client.with_options(max_retries=0) if self._client is not None else None
+        self._async_client = (
+            self._async_client.with_options(max_retries=0) if self._async_client is not None else None
         )
 
     @property
@@ -178,11 +193,15 @@ class OpenAIAdapter(AdapterIdentity):
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
         """The whole reply, in the request's output mode (``auto`` falls back on a refusal)."""
-        return self.output_modes.complete(request, self._complete_once)
+        return self.output_modes.complete(
+            request, lambda pinned: self.retrier.complete(pinned, self._complete_once)
+        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """The reply chunk by chunk; an error before or during the stream is a typed AdapterError."""
-        async for event in self.output_modes.stream(request, self._stream_once):
+        async for event in self.output_modes.stream(
+            request, lambda pinned: self.retrier.stream(pinned, self._stream_once)
+        ):
             yield event
 
     def _complete_once(self, request: ModelRequest) -> AssistantTurn:
@@ -304,7 +323,7 @@ def _usage(completion: ChatCompletion) -> Usage:
 
 
 def _build_clients(
-    *, base_url: str | None, api_key: str | None, max_retries: int | None, timeout: float | None
+    *, base_url: str | None, api_key: str | None, timeout: float | None
 ) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
     """A sync and an async client with the same settings."""
     try:
@@ -315,7 +334,7 @@ def _build_clients(
         ) from exc
     if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
         api_key = _PLACEHOLDER_KEY
-    retries = openai.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    retries = 0  # weakprompt retries (adapters.retries); the SDK's would multiply them
     wait = openai.NOT_GIVEN if timeout is None else timeout
     try:
         return (

@@ -46,6 +46,7 @@ __all__ = [
     "FINAL_ANSWER_TOOL",
     "FinalAnswerReader",
     "OutputModes",
+    "UnsupportedOutputModeError",
     "final_answer_choice",
     "final_answer_turn",
     "is_format_refusal",
@@ -65,6 +66,10 @@ _FORMAT_WORDS = re.compile(
     r"response_format|json_schema|json_object|output_config|output_format|structured output", re.IGNORECASE
 )
 _REFUSAL_STATUSES = frozenset({400, 404, 415, 422, 500, 501})
+
+
+class UnsupportedOutputModeError(ConfigurationError):
+    """An output mode the adapter cannot send (a ``FallbackAdapter`` moves on by default)."""
 
 
 def is_format_refusal(error: AdapterError) -> bool:
@@ -93,7 +98,7 @@ class OutputModes:
         default: OutputMode = "auto",
     ) -> None:
         if default != "auto" and default not in supported:
-            raise ConfigurationError(_unsupported(adapter, default, supported))
+            raise UnsupportedOutputModeError(_unsupported(adapter, default, supported))
         self._adapter = adapter
         self.supported = supported
         self.auto_order = auto_order
@@ -118,7 +123,7 @@ class OutputModes:
         if wanted == "auto":
             return self.auto_mode
         if wanted not in self.supported:
-            raise ConfigurationError(_unsupported(self._adapter, wanted, self.supported))
+            raise UnsupportedOutputModeError(_unsupported(self._adapter, wanted, self.supported))
         return wanted
 
     def fall_back(

@@ -590,6 +590,8 @@ class _Evaluation(Generic[OutputT]):
         try:
             reply = await self._call_model(choice, turn)
             if reply.tool_calls:
+                if self.tracker is not None:  # max_tool_calls: none of them runs past the limit
+                    self.tracker.take_tool_calls(len(reply.tool_calls))
                 await self._run_tools(reply.tool_calls, turn)
         except BaseException as exc:
             self.head = before  # nothing of the unfinished turn is stored

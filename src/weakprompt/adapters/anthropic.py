@@ -120,7 +120,6 @@ class AnthropicAdapter(AdapterIdentity):
         timeout: float | None = None,
         context_window: int | None = None,
         strict_tools: bool = False,
-        temperature: float | None = None,
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
         name: str = "anthropic",
@@ -132,7 +131,6 @@ class AnthropicAdapter(AdapterIdentity):
         super().__init__(name=name, model=model, context_window=context_window)
         self._max_tokens = max_tokens
         self._strict_tools = strict_tools
-        self._temperature = temperature
         self.output_modes = OutputModes(
             "AnthropicAdapter", supported=OUTPUT_MODES, auto_order=OUTPUT_MODES, default=output_mode
         )
@@ -210,8 +208,6 @@ class AnthropicAdapter(AdapterIdentity):
         if tools:
             params["tools"] = tools
             params["tool_choice"] = tool_choice_param(choice)
-        if self._temperature is not None:
-            params["temperature"] = self._temperature
         return params
 
     def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:

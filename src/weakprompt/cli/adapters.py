@@ -51,7 +51,7 @@ _OPTION_FLAGS = {
 _BUILTIN_TAKES = {
     "local": ("output_mode", "temperature"),
     "openai": ("output_mode", "temperature", "retries", "strict_tools", "max_tokens_field"),
-    "anthropic": ("output_mode", "temperature", "retries", "strict_tools"),
+    "anthropic": ("output_mode", "retries", "strict_tools"),  # this Messages API has no temperature
 }
 
 

@@ -430,3 +430,12 @@ def test_only_a_refused_format_is_a_refusal() -> None:
 def test_modes_reject_a_default_they_do_not_support() -> None:
     with pytest.raises(ConfigurationError, match="does not support output mode 'tool'"):
         OutputModes("X", supported=("native",), auto_order=("native",), default="tool")
+
+
+@pytest.mark.parametrize("choice", ["required", "none"])
+def test_tool_mode_keeps_an_explicit_tool_choice(choice: Any) -> None:
+    adapter = openai_adapter(StreamServer(), output_mode="tool")
+    params = adapter.build_params(
+        make_request(FIRST_PROMPT, tools=TOOLS, tool_choice=choice, output_schema=SCHEMA_DICT)
+    )
+    assert params["tool_choice"] == choice

@@ -304,3 +304,42 @@ def test_a_retry_without_a_dispatcher_is_only_logged() -> None:
     collect(openai_stream_adapter(server, retrier(sleep)), make_request([USER]))
 
     assert seen == [] and len(sleep.waits) == 1
+
+
+def test_a_stream_with_no_events_at_all_ends_quietly() -> None:
+    async def nothing(request: Any) -> Any:
+        return
+        yield  # pragma: no cover
+
+    async def read() -> list[Any]:
+        return [e async for e in retrier(FakeSleep(FakeClock())).stream(make_request([USER]), nothing)]
+
+    import asyncio
+
+    assert asyncio.run(read()) == []
+
+
+def test_the_deadline_cuts_whole_reply_retries_off_too() -> None:
+    clock = FakeClock()
+    sleep = FakeSleep(clock)
+    fake = FakeServer().reply(503, UNAVAILABLE).reply(503, UNAVAILABLE)
+    client = openai.OpenAI(api_key="k", base_url="http://fake.test/v1", http_client=fake.client())
+    adapter = OpenAIAdapter("gpt-test", client=client, retries=retrier(sleep))
+    request = make_request([USER])
+    request = type(request)(context=request.context, deadline=Deadline.after(1.0, clock=clock))
+
+    with pytest.raises(DeadlineExceededError, match="would pass during the wait"):
+        adapter.complete(request)
+    assert len(fake.requests) == 1 and sleep.waits == []
+
+
+def test_sdk_errors_without_a_status_or_body_are_provider_errors() -> None:
+    from weakprompt.adapters.error_mapping import from_anthropic_error, from_openai_error
+
+    request = httpx2.Request("POST", "http://fake.test/v1/chat/completions")
+    plain = from_openai_error(openai.APIError("odd failure", request, body=None))
+    assert type(plain) is ProviderError and "odd failure" in str(plain)
+    plain = from_anthropic_error(anthropic.APIError("odd failure", request, body=None))
+    assert type(plain) is ProviderError and "odd failure" in str(plain)
+    refused = from_anthropic_error(anthropic.APIConnectionError(request=request))
+    assert isinstance(refused, ProviderConnectionError) and "http://fake.test" in str(refused)

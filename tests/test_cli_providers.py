@@ -156,3 +156,17 @@ def test_the_help_documents_file_and_module_factories() -> None:
         "--max-tokens-field",
     ):
         assert flag in result.output
+
+
+def test_built_in_adapters_get_their_options(
+    module: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "missing.gguf"
+    local = invoke(
+        "run", f"{module}:prompt", "--model", str(missing), "--output-mode", "native", "--temperature", "0"
+    )
+    assert local.exit_code == 1 and "missing.gguf" in local.output
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    claude = invoke("run", f"{module}:prompt", "--adapter", "anthropic", "--model", "c", "--retries", "1")
+    assert claude.exit_code == 1 and "no API key" in claude.output

@@ -22,7 +22,7 @@ from llama_server import LlamaServer, llama_server  # noqa: F401 - pytest fixtur
 from test_adapters_output_modes import City, city_prompt
 from weakprompt.adapters.openai import OpenAIAdapter
 from weakprompt.errors import OutputParseError
-from weakprompt.runtime.loop import run
+from weakprompt.runtime.loop import evaluate, run
 from weakprompt.runtime.response import PromptResponse
 from weakprompt.session import Session
 
@@ -111,3 +111,21 @@ def test_auto_falls_back_from_json_schema_once_on_the_real_server(llama_server: 
     assert adapter.output_modes.auto_mode == "json_object"
     check_parsed_or_one_correction(first, len(first_formats) - 1)
     check_parsed_or_one_correction(second, len(second_formats))
+
+
+def test_two_evaluations_in_a_row_on_a_built_adapter(llama_server: LlamaServer) -> None:  # noqa: F811
+    # each evaluate() runs its own event loop; the adapter's own async client is rebuilt for it
+    adapter = OpenAIAdapter(
+        llama_server.model,
+        base_url=llama_server.base_url,
+        strict_tools=False,
+        temperature=0.0,
+        max_tokens_field="max_tokens",
+        retries=0,
+    )
+    for _ in range(2):
+        try:
+            evaluate(city_prompt("auto"), adapter=adapter, session=Session(), max_output_tokens=32)
+        except OutputParseError:
+            pass  # the tiny model's answer; the call itself worked
+    assert adapter.output_modes.auto_mode == "json_object"

@@ -35,6 +35,7 @@ from ..model import (
 )
 from ._support import (
     AdapterIdentity,
+    LoopBoundClient,
     check_tool_choice,
     clients_or_build,
     is_strict_schema,
@@ -134,7 +135,7 @@ class AnthropicAdapter(AdapterIdentity):
         self.output_modes = OutputModes(
             "AnthropicAdapter", supported=OUTPUT_MODES, auto_order=OUTPUT_MODES, default=output_mode
         )
-        self._client, self._async_client = clients_or_build(
+        self._client, built_async = clients_or_build(
             "AnthropicAdapter",
             client,
             async_client,
@@ -154,9 +155,14 @@ class AnthropicAdapter(AdapterIdentity):
         )
         # the SDK's own retries would multiply ours and hide them from the deadline and the events
         self._client = self._client.with_options(max_retries=0) if self._client is not None else None
-        self._async_client = (
-            self._async_client.with_options(max_retries=0) if self._async_client is not None else None
+        ready = built_async.with_options(max_retries=0) if built_async is not None else None
+        # a client built here is built again for each event loop (a second evaluate() runs a new one)
+        rebuild = (
+            None
+            if given is not None
+            else lambda: _build_clients(api_key=api_key, base_url=base_url, timeout=timeout)[1]
         )
+        self._async_clients = LoopBoundClient(ready, rebuild)
 
     @property
     def client(self) -> anthropic.Anthropic:
@@ -168,9 +174,9 @@ class AnthropicAdapter(AdapterIdentity):
     @property
     def async_client(self) -> anthropic.AsyncAnthropic:
         """The async client ``stream`` uses."""
-        if self._async_client is None:
+        if self._async_clients.current is None:
             raise missing_client("AnthropicAdapter", "stream()", "async_client", "anthropic.AsyncAnthropic")
-        return self._async_client
+        return self._async_clients.current
 
     def build_params(self, request: ModelRequest) -> MessageCreateParamsNonStreaming:
         """The keyword arguments for ``messages.create`` (no network)."""
@@ -242,7 +248,7 @@ class AnthropicAdapter(AdapterIdentity):
         import anthropic
         import httpx2
 
-        client = self.async_client
+        client = self._async_clients.for_running_loop() or self.async_client  # the latter raises
         params = self.build_stream_params(request)
         reader = _EventReader(self._name)
         try:

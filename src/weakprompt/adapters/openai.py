@@ -23,6 +23,7 @@ from ..model import ConcreteOutputMode, ForceTool, ModelEvent, ModelRequest, Out
 from ._support import (
     OPENAI_FINISH_REASONS,
     AdapterIdentity,
+    LoopBoundClient,
     check_tool_choice,
     clients_or_build,
     is_strict_schema,
@@ -115,7 +116,7 @@ class OpenAIAdapter(AdapterIdentity):
         self.output_modes = OutputModes(
             "OpenAIAdapter", supported=OUTPUT_MODES, auto_order=AUTO_ORDER, default=output_mode
         )
-        self._client, self._async_client = clients_or_build(
+        self._client, built_async = clients_or_build(
             "OpenAIAdapter",
             client,
             async_client,
@@ -135,9 +136,14 @@ class OpenAIAdapter(AdapterIdentity):
         )
         # the SDK's own retries would multiply ours and hide them from the deadline and the events
         self._client = self._client.with_options(max_retries=0) if self._client is not None else None
-        self._async_client = (
-            self._async_client.with_options(max_retries=0) if self._async_client is not None else None
+        ready = built_async.with_options(max_retries=0) if built_async is not None else None
+        # a client built here is built again for each event loop (a second evaluate() runs a new one)
+        rebuild = (
+            None
+            if given is not None
+            else lambda: _build_clients(base_url=base_url, api_key=api_key, timeout=timeout)[1]
         )
+        self._async_clients = LoopBoundClient(ready, rebuild)
 
     @property
     def client(self) -> openai.OpenAI:
@@ -149,9 +155,9 @@ class OpenAIAdapter(AdapterIdentity):
     @property
     def async_client(self) -> openai.AsyncOpenAI:
         """The async client ``stream`` uses."""
-        if self._async_client is None:
+        if self._async_clients.current is None:
             raise missing_client("OpenAIAdapter", "stream()", "async_client", "openai.AsyncOpenAI")
-        return self._async_client
+        return self._async_clients.current
 
     def build_params(self, request: ModelRequest) -> CompletionCreateParamsNonStreaming:
         """The keyword arguments for ``chat.completions.create`` (no network)."""
@@ -218,7 +224,7 @@ class OpenAIAdapter(AdapterIdentity):
     async def _stream_once(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import openai
 
-        client = self.async_client
+        client = self._async_clients.for_running_loop() or self.async_client  # the latter raises
         params = self.build_stream_params(request)
         reader = ChatChunkReader(provider=self._name)
         try:

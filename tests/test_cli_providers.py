@@ -170,3 +170,41 @@ def test_built_in_adapters_get_their_options(
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     claude = invoke("run", f"{module}:prompt", "--adapter", "anthropic", "--model", "c", "--retries", "1")
     assert claude.exit_code == 1 and "no API key" in claude.output
+
+
+def test_retries_and_fallbacks_are_printed_as_they_happen() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from weakprompt.cli.live import LivePrinter
+    from weakprompt.events import AdapterFellBack, Dispatcher, ModelCallRetried
+
+    out = StringIO()
+    dispatcher = Dispatcher()
+    LivePrinter(Console(file=out, width=200, highlight=False)).attach(dispatcher)
+
+    dispatcher.dispatch(
+        ModelCallRetried(
+            provider="openai",
+            model="m",
+            attempt=1,
+            wait_seconds=2.5,
+            error_type="RateLimitError",
+            error="slow down",
+        )
+    )
+    dispatcher.dispatch(
+        AdapterFellBack(
+            from_adapter="openai",
+            from_model="m",
+            to_adapter="local",
+            to_model="s",
+            error_type="ProviderError",
+            error="x",
+        )
+    )
+
+    text = out.getvalue()
+    assert "retry openai attempt 1 failed (RateLimitError: slow down); trying again in 2.5s" in text
+    assert "fallback openai/m failed (ProviderError); asking local/s" in text

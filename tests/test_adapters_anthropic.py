@@ -355,7 +355,8 @@ def test_builds_its_own_client() -> None:
         timeout=2.0,
         context_window=200_000,
     )
-    assert adapter.client.max_retries == 5
+    assert adapter.client.max_retries == 0  # the adapter retries, not the SDK
+    assert adapter.retrier.policy.attempts == 6
     assert adapter.client.api_key == "k"
     assert adapter.context_window == 200_000
 

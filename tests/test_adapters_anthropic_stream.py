@@ -278,8 +278,9 @@ def test_built_clients_share_the_settings() -> None:
 
     assert isinstance(adapter.async_client, anthropic.AsyncAnthropic)
     for client in (adapter.client, adapter.async_client):
-        assert (client.api_key, client.max_retries, client.timeout) == ("k", 5, 2.0)
+        assert (client.api_key, client.max_retries, client.timeout) == ("k", 0, 2.0)
         assert str(client.base_url).startswith("http://fake.test")
+    assert adapter.retrier.policy.attempts == 6
 
 
 def _anthropic_turns() -> st.SearchStrategy[AssistantTurn]:

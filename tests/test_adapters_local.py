@@ -418,3 +418,31 @@ def test_a_file_that_is_not_a_model_is_a_configuration_error(tmp_path: Path) -> 
     bogus.write_bytes(b"not a gguf file at all")
     with pytest.raises(ConfigurationError, match="cannot load model"):
         LocalAdapter(bogus, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("mode", "response_format", "instructed"),
+    [
+        ("auto", "grammar", False),
+        ("native", "grammar", False),
+        ("json_object", {"type": "json_object"}, True),
+        ("prompted", None, True),
+    ],
+)
+def test_output_modes_on_the_local_model(mode: Any, response_format: Any, instructed: bool) -> None:
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    fake = FakeLlama(reply_for(ANSWER_TURN))
+    adapter = LocalAdapter(llama=fake, output_mode=mode)
+
+    adapter.complete(make_request(FIRST_PROMPT, output_schema=schema))
+
+    (call,) = fake.calls
+    expected = {"type": "json_object", "schema": schema} if response_format == "grammar" else response_format
+    assert call.get("response_format") == expected
+    assert ("JSON Schema" in call["messages"][0]["content"]) == instructed
+    assert adapter.output_modes.supported == ("native", "json_object", "prompted")
+
+
+def test_the_local_model_has_no_tool_output_mode() -> None:
+    with pytest.raises(ConfigurationError, match="does not support output mode 'tool'"):
+        LocalAdapter(llama=FakeLlama(), output_mode="tool")

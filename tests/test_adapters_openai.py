@@ -335,7 +335,7 @@ def test_non_json_error_body_keeps_the_sdk_message() -> None:
 
 def test_client_and_client_settings_together_are_refused() -> None:
     client = openai.OpenAI(api_key="k")
-    with pytest.raises(ConfigurationError, match="base_url, max_retries would be ignored"):
+    with pytest.raises(ConfigurationError, match="base_url would be ignored"):
         OpenAIAdapter("m", client=client, base_url="http://x", max_retries=3)
 
 

@@ -250,7 +250,8 @@ def test_error_chunks_are_classified_by_their_type_and_code(
 ) -> None:
     server = StreamServer().stream(sse_data({"error": error}))
 
-    _, raised = collect_until_error(stream_adapter(server), make_request([USER]))
+    # max_retries=0: an in-stream rate limit before any content would otherwise be retried
+    _, raised = collect_until_error(stream_adapter(server, max_retries=0), make_request([USER]))
 
     assert type(raised) is kind
 
@@ -261,7 +262,8 @@ def test_a_connection_lost_mid_stream_is_a_provider_error() -> None:
     seen, raised = collect_until_error(stream_adapter(server, max_retries=0), make_request([USER]))
 
     assert seen == [TextDelta("Half")]
-    assert type(raised) is ProviderError and "Connection error" in str(raised)
+    assert isinstance(raised, ProviderError) and "Connection error" in str(raised)
+    assert "http://fake.test/v1/chat/completions" in str(raised)
 
 
 def test_http_errors_before_the_stream_keep_their_types() -> None:

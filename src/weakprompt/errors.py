@@ -23,6 +23,7 @@ __all__ = [
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
+    "ProviderConnectionError",
     "ProviderError",
     "RateLimitError",
     "SchemaVersionError",
@@ -107,10 +108,21 @@ class TranscriptError(WeakpromptError):
 class AdapterError(WeakpromptError):
     """A provider call failed; carries the provider's own message."""
 
-    def __init__(self, message: str, *, provider: str = "", status_code: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "",
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.provider = provider
         self.status_code = status_code
+        self.retry_after = retry_after
+        """Seconds the provider asked to wait before trying again (its ``retry-after``), if it did."""
+        self.attempts = 1
+        """How many times the call was tried before this error was raised (set by the retries)."""
 
 
 class AuthenticationError(AdapterError):
@@ -127,3 +139,7 @@ class ContextLengthError(AdapterError):
 
 class ProviderError(AdapterError):
     """Any other provider-side failure (5xx after retries, bad request, ...)."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider could not be reached, or did not answer in time; the message names the URL."""

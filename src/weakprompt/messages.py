@@ -140,6 +140,9 @@ class AssistantTurn:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = _UNSTATED_USAGE
     finish_reason: FinishReason = "stop"
+    metadata: JSONObject = attrs.field(factory=dict[str, JSONValue], eq=False, hash=False)
+    """Facts about the reply for the record (which adapter answered, ...); the loop keeps
+    them in the assistant commit's metadata. Not part of equality."""
 
 
 @attrs.frozen

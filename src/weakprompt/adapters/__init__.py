@@ -15,13 +15,23 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .anthropic import AnthropicAdapter
     from .error_mapping import classify_status, from_anthropic_error, from_openai_error
+    from .fallback import FallbackAdapter, default_fall_back_on
     from .local import LocalAdapter, default_model_path
     from .openai import OpenAIAdapter
+    from .output_modes import FINAL_ANSWER_TOOL, OutputModes, UnsupportedOutputModeError
+    from .retries import Retrier, RetryPolicy
     from .testing import FunctionAdapter, ScriptedAdapter
 
 # name -> the module of this package that defines it
 _LAZY: dict[str, str] = {
     "AnthropicAdapter": ".anthropic",
+    "FINAL_ANSWER_TOOL": ".output_modes",
+    "FallbackAdapter": ".fallback",
+    "OutputModes": ".output_modes",
+    "Retrier": ".retries",
+    "RetryPolicy": ".retries",
+    "UnsupportedOutputModeError": ".output_modes",
+    "default_fall_back_on": ".fallback",
     "FunctionAdapter": ".testing",
     "LocalAdapter": ".local",
     "OpenAIAdapter": ".openai",
@@ -33,12 +43,19 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "FINAL_ANSWER_TOOL",
     "AnthropicAdapter",
+    "FallbackAdapter",
     "FunctionAdapter",
     "LocalAdapter",
     "OpenAIAdapter",
+    "OutputModes",
+    "Retrier",
+    "RetryPolicy",
     "ScriptedAdapter",
+    "UnsupportedOutputModeError",
     "classify_status",
+    "default_fall_back_on",
     "default_model_path",
     "from_anthropic_error",
     "from_openai_error",

@@ -8,9 +8,11 @@ checks run (and fail clearly) before a network call or a model load.
 
 from __future__ import annotations
 
+import asyncio
 import re
+import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ..canonical import canonical_json
 from ..errors import ConfigurationError
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OPENAI_FINISH_REASONS",
     "AdapterIdentity",
+    "LoopBoundClient",
     "check_tool_choice",
     "clients_or_build",
     "missing_client",
@@ -213,3 +216,33 @@ def missing_client(adapter: str, method: str, parameter: str, client_type: str) 
         f"{adapter}: {method} needs an {client_type} client, and only the other kind of client "
         f"was given; pass {parameter}= as well"
     )
+
+
+class LoopBoundClient(Generic[_A]):
+    """An async SDK client for the event loop that is running, rebuilt when that loop changes.
+
+    An async HTTP client keeps its connections on the event loop that opened
+    them, so a second ``evaluate()`` (a new loop) would reuse connections of
+    a closed loop. A client the adapter built itself is built again for each
+    new loop; a client the user gave is theirs and is used as it is.
+    """
+
+    def __init__(self, client: _A | None, rebuild: Callable[[], _A] | None) -> None:
+        self._client = client
+        self._rebuild = rebuild
+        self._loop: weakref.ReferenceType[asyncio.AbstractEventLoop] | None = None
+
+    @property
+    def current(self) -> _A | None:
+        """The client as it stands (no loop needed)."""
+        return self._client
+
+    def for_running_loop(self) -> _A | None:
+        """The client to use in the running event loop."""
+        if self._client is None or self._rebuild is None:
+            return self._client
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop() is not loop:  # used before, on another (maybe gone) loop
+            self._client = self._rebuild()
+        self._loop = weakref.ref(loop)
+        return self._client

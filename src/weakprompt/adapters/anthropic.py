@@ -21,9 +21,11 @@ from ..errors import ConfigurationError, ProviderError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import (
+    ConcreteOutputMode,
     ForceTool,
     ModelEvent,
     ModelRequest,
+    OutputMode,
     ReplyAssembler,
     TextDelta,
     ToolCallDelta,
@@ -33,6 +35,7 @@ from ..model import (
 )
 from ._support import (
     AdapterIdentity,
+    LoopBoundClient,
     check_tool_choice,
     clients_or_build,
     is_strict_schema,
@@ -41,6 +44,14 @@ from ._support import (
     parameters_schema,
 )
 from .error_mapping import from_anthropic_error
+from .output_modes import (
+    FINAL_ANSWER_DESCRIPTION,
+    FINAL_ANSWER_TOOL,
+    OutputModes,
+    final_answer_choice,
+    with_schema_instruction,
+)
+from .retries import RetrySetting, adapter_retrier
 from .wire.anthropic import anthropic_params
 
 if TYPE_CHECKING:
@@ -79,6 +90,10 @@ _STOP_REASONS: dict[str, FinishReason] = {
 }
 
 
+OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "tool", "prompted")
+"""The Messages API has no plain JSON mode; ``auto`` tries these in this order."""
+
+
 class AnthropicAdapter(AdapterIdentity):
     """A :class:`~weakprompt.model.ProviderAdapter` for the Messages API.
 
@@ -106,6 +121,8 @@ class AnthropicAdapter(AdapterIdentity):
         timeout: float | None = None,
         context_window: int | None = None,
         strict_tools: bool = False,
+        output_mode: OutputMode = "auto",
+        retries: RetrySetting = None,
         name: str = "anthropic",
     ) -> None:
         if not model:
@@ -115,16 +132,37 @@ class AnthropicAdapter(AdapterIdentity):
         super().__init__(name=name, model=model, context_window=context_window)
         self._max_tokens = max_tokens
         self._strict_tools = strict_tools
-        self._client, self._async_client = clients_or_build(
+        self.output_modes = OutputModes(
+            "AnthropicAdapter", supported=OUTPUT_MODES, auto_order=OUTPUT_MODES, default=output_mode
+        )
+        self._client, built_async = clients_or_build(
             "AnthropicAdapter",
             client,
             async_client,
             _build_clients,
             api_key=api_key,
             base_url=base_url,
-            max_retries=max_retries,
             timeout=timeout,
         )
+        given = client or async_client
+        self.retrier = adapter_retrier(
+            "AnthropicAdapter",
+            provider=name,
+            model=model,
+            retries=retries,
+            max_retries=max_retries,
+            client_retries=given.max_retries if given is not None else None,
+        )
+        # the SDK's own retries would multiply ours and hide them from the deadline and the events
+        self._client = self._client.with_options(max_retries=0) if self._client is not None else None
+        ready = built_async.with_options(max_retries=0) if built_async is not None else None
+        # a client built here is built again for each event loop (a second evaluate() runs a new one)
+        rebuild = (
+            None
+            if given is not None
+            else lambda: _build_clients(api_key=api_key, base_url=base_url, timeout=timeout)[1]
+        )
+        self._async_clients = LoopBoundClient(ready, rebuild)
 
     @property
     def client(self) -> anthropic.Anthropic:
@@ -136,13 +174,16 @@ class AnthropicAdapter(AdapterIdentity):
     @property
     def async_client(self) -> anthropic.AsyncAnthropic:
         """The async client ``stream`` uses."""
-        if self._async_client is None:
+        if self._async_clients.current is None:
             raise missing_client("AnthropicAdapter", "stream()", "async_client", "anthropic.AsyncAnthropic")
-        return self._async_client
+        return self._async_clients.current
 
     def build_params(self, request: ModelRequest) -> MessageCreateParamsNonStreaming:
         """The keyword arguments for ``messages.create`` (no network)."""
         check_tool_choice(request, self._name)
+        request, mode = self.output_modes.pinned(request)
+        if mode == "prompted":
+            request = with_schema_instruction(request)
         wire = anthropic_params(request.context.messages, request.context.tools)
         params: MessageCreateParamsNonStreaming = {
             "model": self._model,
@@ -152,16 +193,27 @@ class AnthropicAdapter(AdapterIdentity):
         system = wire.get("system")
         system = system if isinstance(system, str) else None
         schema = request.output_schema
-        if schema is not None:
+        if mode == "native" and schema is not None:
             if is_strict_schema(schema):
                 params["output_config"] = {"format": {"type": "json_schema", "schema": _plain(schema)}}
-            else:
+            else:  # the API takes closed schemas only: an open one is asked for in the instructions
                 system = _append_system(system, json_answer_instruction(schema))
         if system:
             params["system"] = system
-        if request.tools:
-            params["tools"] = [self._tool_param(tool) for tool in request.tools]
-            params["tool_choice"] = tool_choice_param(request.tool_choice)
+        tools: list[ToolParam] = [self._tool_param(tool) for tool in request.tools]
+        choice = request.tool_choice
+        if mode == "tool" and schema is not None:
+            choice = final_answer_choice(request)
+            tools.append(
+                {
+                    "name": FINAL_ANSWER_TOOL,
+                    "description": FINAL_ANSWER_DESCRIPTION,
+                    "input_schema": _plain(schema),
+                }
+            )
+        if tools:
+            params["tools"] = tools
+            params["tool_choice"] = tool_choice_param(choice)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:
@@ -169,6 +221,19 @@ class AnthropicAdapter(AdapterIdentity):
         return {**self.build_params(request), "stream": True}
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
+        """The whole reply, in the request's output mode (``auto`` falls back on a refusal)."""
+        return self.output_modes.complete(
+            request, lambda pinned: self.retrier.complete(pinned, self._complete_once)
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The reply from the raw stream events; errors (an ``error`` event too) are typed AdapterErrors."""
+        async for event in self.output_modes.stream(
+            request, lambda pinned: self.retrier.stream(pinned, self._stream_once)
+        ):
+            yield event
+
+    def _complete_once(self, request: ModelRequest) -> AssistantTurn:
         import anthropic
 
         client = self.client
@@ -179,12 +244,11 @@ class AnthropicAdapter(AdapterIdentity):
             raise from_anthropic_error(exc, provider=self._name) from exc
         return turn_from_message(message)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """The reply from the raw stream events; errors (an ``error`` event too) are typed AdapterErrors."""
+    async def _stream_once(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import anthropic
         import httpx2
 
-        client = self.async_client
+        client = self._async_clients.for_running_loop() or self.async_client  # the latter raises
         params = self.build_stream_params(request)
         reader = _EventReader(self._name)
         try:
@@ -343,7 +407,7 @@ def _append_system(system: str | None, extra: str) -> str:
 
 
 def _build_clients(
-    *, api_key: str | None, base_url: str | None, max_retries: int | None, timeout: float | None
+    *, api_key: str | None, base_url: str | None, timeout: float | None
 ) -> tuple[anthropic.Anthropic, anthropic.AsyncAnthropic]:
     """A sync and an async client with the same settings."""
     try:
@@ -361,7 +425,7 @@ def _build_clients(
                 "(or ANTHROPIC_AUTH_TOKEN)"
             )
         api_key = _PLACEHOLDER_KEY
-    retries = anthropic.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    retries = 0  # weakprompt retries (adapters.retries); the SDK's would multiply them
     wait = anthropic.NOT_GIVEN if timeout is None else timeout
     return (
         anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),

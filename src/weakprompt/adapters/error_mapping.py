@@ -17,14 +17,18 @@ SDK is already loaded, and importing this module must stay free of them.
 
 from __future__ import annotations
 
+import email.utils
+import math
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
 from ..errors import (
     AdapterError,
     AuthenticationError,
     ContextLengthError,
+    ProviderConnectionError,
     ProviderError,
     RateLimitError,
 )
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
     import anthropic
     import openai
 
-__all__ = ["classify_status", "from_anthropic_error", "from_openai_error"]
+__all__ = ["classify_status", "from_anthropic_error", "from_openai_error", "retry_after_seconds"]
 
 # Wording providers (and OpenAI-compatible servers) use for an over-long prompt.
 _CONTEXT_WORDS = re.compile(
@@ -96,8 +100,61 @@ def _error_fields(body: object) -> tuple[str | None, str | None, str | None]:
     )
 
 
+def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """The wait a provider asked for: ``retry-after-ms``, or ``retry-after`` in seconds or as an HTTP date.
+
+    Anything unreadable or negative is ignored (``None``): the retry policy's
+    own backoff applies then.
+    """
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000
+        except ValueError:
+            value = -1.0
+        if value >= 0 and math.isfinite(value):
+            return value
+    given = headers.get("retry-after")
+    if given is None:
+        return None
+    try:
+        seconds = float(given)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(given)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+        return max(seconds, 0.0)
+    return seconds if seconds >= 0 and math.isfinite(seconds) else None
+
+
+def _headers(exc: object) -> Mapping[str, str]:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    return cast("Mapping[str, str]", headers) if isinstance(headers, Mapping) else {}
+
+
+def _connection_error(provider: str, exc: object, reason: str) -> ProviderConnectionError:
+    """A failure to reach the server, naming where it tried to go."""
+    request = getattr(exc, "_request", None) or getattr(exc, "request", None)
+    url = getattr(request, "url", None)
+    where = f" ({url})" if url is not None else ""
+    return ProviderConnectionError(
+        f"{provider} error: the connection to the server{where} failed: {reason}", provider=provider
+    )
+
+
 def _build(
-    provider: str, status: int | None, body: object, fallback: str, code: str | None = None
+    provider: str,
+    status: int | None,
+    body: object,
+    fallback: str,
+    code: str | None = None,
+    *,
+    retry_after: float | None = None,
 ) -> AdapterError:
     message, kind, body_code = _error_fields(body)
     text = message or fallback
@@ -112,7 +169,7 @@ def _build(
         label += f" {status}"
     if kind or code:
         label += f" ({kind or code})"
-    return error_type(f"{label}: {text}", provider=provider, status_code=status)
+    return error_type(f"{label}: {text}", provider=provider, status_code=status, retry_after=retry_after)
 
 
 def from_openai_error(exc: openai.OpenAIError, *, provider: str = "openai") -> AdapterError:
@@ -120,7 +177,16 @@ def from_openai_error(exc: openai.OpenAIError, *, provider: str = "openai") -> A
     import openai
 
     if isinstance(exc, openai.APIStatusError):
-        return _build(provider, exc.status_code, exc.body, exc.message, exc.code)
+        return _build(
+            provider,
+            exc.status_code,
+            exc.body,
+            exc.message,
+            exc.code,
+            retry_after=retry_after_seconds(_headers(exc)),
+        )
+    if isinstance(exc, openai.APIConnectionError):  # timeouts included
+        return _connection_error(provider, exc, exc.message)
     if isinstance(exc, openai.APIError) and exc.body is not None:
         return _build(provider, None, exc.body, exc.message)  # an error chunk inside a stream
     if isinstance(exc, openai.APIError):
@@ -134,7 +200,11 @@ def from_anthropic_error(exc: anthropic.AnthropicError, *, provider: str = "anth
     import anthropic
 
     if isinstance(exc, anthropic.APIStatusError):
-        return _build(provider, exc.status_code, exc.body, exc.message)
+        return _build(
+            provider, exc.status_code, exc.body, exc.message, retry_after=retry_after_seconds(_headers(exc))
+        )
+    if isinstance(exc, anthropic.APIConnectionError):  # timeouts included
+        return _connection_error(provider, exc, exc.message)
     if isinstance(exc, anthropic.APIError):
         return ProviderError(f"{provider} error: {exc.message}", provider=provider)
     return ProviderError(f"{provider} error: {exc}", provider=provider)

@@ -36,7 +36,7 @@ from ..canonical import content_hash
 from ..errors import AdapterError, ConfigurationError, ContextLengthError, ProviderError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ModelEvent, ModelRequest, UsageReported
+from ..model import ConcreteOutputMode, ModelEvent, ModelRequest, OutputMode, UsageReported
 from ..tokens import TokenCounter
 from ._chat_template import (
     describe_tools,
@@ -55,6 +55,7 @@ from ._llama import (
 )
 from ._support import OPENAI_FINISH_REASONS, check_tool_choice, forced_tool_name
 from .error_mapping import classify_status
+from .output_modes import OutputModes, with_schema_instruction
 from .wire.openai import openai_params
 from .wire.openai_chunks import ChatChunkReader, chat_usage
 
@@ -101,6 +102,7 @@ class LocalAdapter:
         template_handles_tools: bool | None = None,
         name: str = "local",
         llama: object | None = None,
+        output_mode: OutputMode = "auto",
     ) -> None:
         if n_ctx < _MIN_CONTEXT:
             raise ConfigurationError(
@@ -109,6 +111,9 @@ class LocalAdapter:
             )
         if max_tokens < 1:
             raise ConfigurationError(f"LocalAdapter: max_tokens must be at least 1, got {max_tokens}")
+        self.output_modes = OutputModes(
+            "LocalAdapter", supported=OUTPUT_MODES, auto_order=("native",), default=output_mode
+        )
         self._name = name
         self._seed = seed
         self._temperature = temperature
@@ -161,10 +166,16 @@ class LocalAdapter:
         choice: :meth:`complete` first asks the model which tool to call.
         """
         check_tool_choice(request, self._name)
-        return self._params(request, _single_forced_tool(request))
+        return self._params(self._pinned(request), _single_forced_tool(request))
+
+    def _pinned(self, request: ModelRequest) -> ModelRequest:
+        """The request in its concrete output mode, with the schema instruction when the mode asks for it."""
+        request, mode = self.output_modes.pinned(request)
+        return with_schema_instruction(request) if mode in ("json_object", "prompted") else request
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
         check_tool_choice(request, self._name)
+        request = self._pinned(request)
         forced = _single_forced_tool(request)
         extra = Usage()
         if forced is None and request.tool_choice == "required":
@@ -182,6 +193,7 @@ class LocalAdapter:
         grew by).
         """
         check_tool_choice(request, self._name)
+        request = self._pinned(request)
         forced = _single_forced_tool(request)
         extra = Usage()
         if forced is None and request.tool_choice == "required":
@@ -246,10 +258,13 @@ class LocalAdapter:
                 {"type": "function", "function": {"name": forced.name}} if forced is not None else "auto"
             )
         if request.output_schema is not None and forced is None:
-            params["response_format"] = {
-                "type": "json_object",
-                "schema": grammar_schema(request.output_schema),
-            }
+            if request.output_mode == "native":  # a grammar built from the schema
+                params["response_format"] = {
+                    "type": "json_object",
+                    "schema": grammar_schema(request.output_schema),
+                }
+            elif request.output_mode == "json_object":  # any JSON object
+                params["response_format"] = {"type": "json_object"}
         return params
 
     def _choose_tool(self, request: ModelRequest) -> tuple[AnyTool, Usage]:
@@ -314,6 +329,10 @@ class LocalAdapter:
             (m.get("content") for m in messages if isinstance(m, dict)) if isinstance(messages, list) else ()
         )
         return sum(self._counter.count(text) for text in contents if isinstance(text, str))
+
+
+OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "prompted")
+"""Native output is grammar-constrained by the schema; ``json_object`` by JSON alone."""
 
 
 def grammar_schema(schema: JSONValue) -> JSONValue:

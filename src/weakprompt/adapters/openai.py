@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Literal, cast
 from ..errors import ConfigurationError, ProviderError
 from ..jsontypes import JSONObject
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ForceTool, ModelEvent, ModelRequest, ToolChoice
+from ..model import ConcreteOutputMode, ForceTool, ModelEvent, ModelRequest, OutputMode, ToolChoice
 from ._support import (
     OPENAI_FINISH_REASONS,
     AdapterIdentity,
+    LoopBoundClient,
     check_tool_choice,
     clients_or_build,
     is_strict_schema,
@@ -31,6 +32,14 @@ from ._support import (
     parameters_schema,
 )
 from .error_mapping import from_openai_error
+from .output_modes import (
+    FINAL_ANSWER_DESCRIPTION,
+    FINAL_ANSWER_TOOL,
+    OutputModes,
+    final_answer_choice,
+    with_schema_instruction,
+)
+from .retries import RetrySetting, adapter_retrier
 from .wire.openai import openai_params
 from .wire.openai_chunks import ChatChunkReader
 
@@ -53,6 +62,10 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIAdapter", "turn_from_chat_completion"]
 
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
+
+OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "tool", "prompted")
+"""What Chat Completions can do; ``auto`` tries native, then JSON mode, then the instructions alone."""
+AUTO_ORDER: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "prompted")
 
 
 # OpenAI-compatible local servers rarely check keys, but the SDK insists on one.
@@ -88,6 +101,8 @@ class OpenAIAdapter(AdapterIdentity):
         seed: int | None = None,
         max_tokens_field: MaxTokensField = "max_completion_tokens",
         stream_usage: bool = True,
+        output_mode: OutputMode = "auto",
+        retries: RetrySetting = None,
         name: str = "openai",
     ) -> None:
         if not model:
@@ -98,16 +113,37 @@ class OpenAIAdapter(AdapterIdentity):
         self._seed = seed
         self._max_tokens_field: MaxTokensField = max_tokens_field
         self._stream_usage = stream_usage
-        self._client, self._async_client = clients_or_build(
+        self.output_modes = OutputModes(
+            "OpenAIAdapter", supported=OUTPUT_MODES, auto_order=AUTO_ORDER, default=output_mode
+        )
+        self._client, built_async = clients_or_build(
             "OpenAIAdapter",
             client,
             async_client,
             _build_clients,
             base_url=base_url,
             api_key=api_key,
-            max_retries=max_retries,
             timeout=timeout,
         )
+        given = client or async_client
+        self.retrier = adapter_retrier(
+            "OpenAIAdapter",
+            provider=name,
+            model=model,
+            retries=retries,
+            max_retries=max_retries,
+            client_retries=given.max_retries if given is not None else None,
+        )
+        # the SDK's own retries would multiply ours and hide them from the deadline and the events
+        self._client = self._client.with_options(max_retries=0) if self._client is not None else None
+        ready = built_async.with_options(max_retries=0) if built_async is not None else None
+        # a client built here is built again for each event loop (a second evaluate() runs a new one)
+        rebuild = (
+            None
+            if given is not None
+            else lambda: _build_clients(base_url=base_url, api_key=api_key, timeout=timeout)[1]
+        )
+        self._async_clients = LoopBoundClient(ready, rebuild)
 
     @property
     def client(self) -> openai.OpenAI:
@@ -119,23 +155,33 @@ class OpenAIAdapter(AdapterIdentity):
     @property
     def async_client(self) -> openai.AsyncOpenAI:
         """The async client ``stream`` uses."""
-        if self._async_client is None:
+        if self._async_clients.current is None:
             raise missing_client("OpenAIAdapter", "stream()", "async_client", "openai.AsyncOpenAI")
-        return self._async_client
+        return self._async_clients.current
 
     def build_params(self, request: ModelRequest) -> CompletionCreateParamsNonStreaming:
         """The keyword arguments for ``chat.completions.create`` (no network)."""
         check_tool_choice(request, self._name)
+        request, mode = self.output_modes.pinned(request)
+        if mode in ("json_object", "prompted"):
+            request = with_schema_instruction(request)
         wire = openai_params(request.context.messages, request.context.tools)
         params: CompletionCreateParamsNonStreaming = {
             "model": self._model,
             "messages": cast("list[ChatCompletionMessageParam]", wire["messages"]),
         }
-        if request.tools:
-            params["tools"] = [self._tool_param(tool) for tool in request.tools]
-            params["tool_choice"] = tool_choice_param(request.tool_choice)
-        if request.output_schema is not None:
+        tools = [self._tool_param(tool) for tool in request.tools]
+        choice = request.tool_choice
+        if mode == "tool":
+            choice = final_answer_choice(request)
+            tools.append(_final_answer_param(request))
+        if tools:
+            params["tools"] = tools
+            params["tool_choice"] = tool_choice_param(choice)
+        if mode == "native":
             params["response_format"] = _response_format(request)
+        elif mode == "json_object":
+            params["response_format"] = {"type": "json_object"}
         if request.max_output_tokens is not None:
             params[self._max_tokens_field] = request.max_output_tokens
         if self._temperature is not None:
@@ -152,6 +198,19 @@ class OpenAIAdapter(AdapterIdentity):
         return params
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
+        """The whole reply, in the request's output mode (``auto`` falls back on a refusal)."""
+        return self.output_modes.complete(
+            request, lambda pinned: self.retrier.complete(pinned, self._complete_once)
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The reply chunk by chunk; an error before or during the stream is a typed AdapterError."""
+        async for event in self.output_modes.stream(
+            request, lambda pinned: self.retrier.stream(pinned, self._stream_once)
+        ):
+            yield event
+
+    def _complete_once(self, request: ModelRequest) -> AssistantTurn:
         import openai
 
         client = self.client
@@ -162,11 +221,10 @@ class OpenAIAdapter(AdapterIdentity):
             raise from_openai_error(exc, provider=self._name) from exc
         return turn_from_chat_completion(completion, provider=self._name)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """The reply chunk by chunk; an error before or during the stream is a typed AdapterError."""
+    async def _stream_once(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import openai
 
-        client = self.async_client
+        client = self._async_clients.for_running_loop() or self.async_client  # the latter raises
         params = self.build_stream_params(request)
         reader = ChatChunkReader(provider=self._name)
         try:
@@ -201,6 +259,23 @@ def tool_choice_param(choice: ToolChoice) -> ChatCompletionToolChoiceOptionParam
     if isinstance(choice, ForceTool):
         return {"type": "function", "function": {"name": choice.name}}
     return choice
+
+
+def _final_answer_param(request: ModelRequest) -> ChatCompletionFunctionToolParam:
+    """``tool`` mode's final-answer tool: its parameters are the output schema."""
+    schema = request.output_schema
+    assert schema is not None
+    param: ChatCompletionFunctionToolParam = {
+        "type": "function",
+        "function": {
+            "name": FINAL_ANSWER_TOOL,
+            "description": FINAL_ANSWER_DESCRIPTION,
+            "parameters": dict[str, object](schema),
+        },
+    }
+    if is_strict_schema(schema):
+        param["function"]["strict"] = True
+    return param
 
 
 def _response_format(request: ModelRequest) -> ResponseFormat:
@@ -254,7 +329,7 @@ def _usage(completion: ChatCompletion) -> Usage:
 
 
 def _build_clients(
-    *, base_url: str | None, api_key: str | None, max_retries: int | None, timeout: float | None
+    *, base_url: str | None, api_key: str | None, timeout: float | None
 ) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
     """A sync and an async client with the same settings."""
     try:
@@ -265,7 +340,7 @@ def _build_clients(
         ) from exc
     if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
         api_key = _PLACEHOLDER_KEY
-    retries = openai.DEFAULT_MAX_RETRIES if max_retries is None else max_retries
+    retries = 0  # weakprompt retries (adapters.retries); the SDK's would multiply them
     wait = openai.NOT_GIVEN if timeout is None else timeout
     try:
         return (

@@ -1,54 +1,109 @@
 """Choosing the model provider for ``weakprompt run``.
 
 Three names are built in (``local``, ``openai``, ``anthropic``). Anything
-else is a ``module:name`` reference to an adapter object or to a factory
-returning one, which is also how tests plug in a scripted model.
+else is a reference to an adapter object or to a factory returning one:
+``./my_models.py:factory`` (a file) or ``my_models:factory`` (a module,
+found from the current directory first), which is also how tests plug in a
+scripted model. A factory gets ``model=`` and the other adapter options it
+names among its parameters (``output_mode``, ``temperature``, ``retries``,
+``strict_tools``, ``max_tokens_field``); an option it cannot take is an error,
+never silently dropped.
 """
 
 from __future__ import annotations
 
 import inspect
 
+import attrs
+
 from ..errors import ConfigurationError
-from ..model import ProviderAdapter
+from ..model import OutputMode, ProviderAdapter
 from .loading import load_attribute
 
-__all__ = ["BUILTIN_ADAPTERS", "build_adapter"]
+__all__ = ["BUILTIN_ADAPTERS", "AdapterOptions", "build_adapter"]
 
 BUILTIN_ADAPTERS = ("local", "openai", "anthropic")
 
 
-def build_adapter(spec: str, *, model: str | None = None, base_url: str | None = None) -> ProviderAdapter:
+@attrs.frozen(kw_only=True)
+class AdapterOptions:
+    """Adapter settings from the command line; ``None`` leaves the adapter's default."""
+
+    output_mode: OutputMode | None = None
+    temperature: float | None = None
+    retries: int | None = None
+    strict_tools: bool | None = None
+    max_tokens_field: str | None = None
+
+    def given(self) -> dict[str, object]:
+        """The options that were set, by parameter name."""
+        return {name: value for name, value in attrs.asdict(self).items() if value is not None}
+
+
+_OPTION_FLAGS = {
+    "output_mode": "--output-mode",
+    "temperature": "--temperature",
+    "retries": "--retries",
+    "strict_tools": "--strict-tools/--no-strict-tools",
+    "max_tokens_field": "--max-tokens-field",
+}
+# What each built-in adapter takes of the options.
+_BUILTIN_TAKES = {
+    "local": ("output_mode", "temperature"),
+    "openai": ("output_mode", "temperature", "retries", "strict_tools", "max_tokens_field"),
+    "anthropic": ("output_mode", "retries", "strict_tools"),  # this Messages API has no temperature
+}
+
+
+def build_adapter(
+    spec: str,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    options: AdapterOptions | None = None,
+) -> ProviderAdapter:
     """The adapter named by ``spec``; ``model`` is a GGUF path for ``local``, a model name otherwise."""
+    given = (options or AdapterOptions()).given()
+    if spec in BUILTIN_ADAPTERS:
+        _refuse_unknown(spec, given, _BUILTIN_TAKES[spec])
     if spec == "local":
         if base_url is not None:
             raise ConfigurationError("--base-url applies to the openai and anthropic adapters, not local")
         from ..adapters.local import LocalAdapter
 
-        return LocalAdapter(model)
+        return LocalAdapter(model, **given)  # pyright: ignore[reportArgumentType] - checked above
     if spec in ("openai", "anthropic"):
         if not model:
             raise ConfigurationError(f"--adapter {spec} needs --model (the provider's model name)")
         if spec == "openai":
             from ..adapters.openai import OpenAIAdapter
 
-            return OpenAIAdapter(model, base_url=base_url)
+            return OpenAIAdapter(model, base_url=base_url, **given)  # pyright: ignore[reportArgumentType]
         from ..adapters.anthropic import AnthropicAdapter
 
-        return AnthropicAdapter(model, base_url=base_url)
+        return AnthropicAdapter(model, base_url=base_url, **given)  # pyright: ignore[reportArgumentType]
     if ":" not in spec:
         raise ConfigurationError(
             f"unknown adapter {spec!r}: use one of {', '.join(BUILTIN_ADAPTERS)} "
-            "or a module:name reference to an adapter or adapter factory"
+            "or a reference to an adapter or adapter factory: ./file.py:name or module:name"
         )
-    return _custom_adapter(spec, model)
+    return _custom_adapter(spec, model, given)
 
 
-def _custom_adapter(spec: str, model: str | None) -> ProviderAdapter:
+def _refuse_unknown(adapter: str, given: dict[str, object], takes: tuple[str, ...]) -> None:
+    extra = [_OPTION_FLAGS[name] for name in given if name not in takes]
+    if extra:
+        raise ConfigurationError(f"{', '.join(extra)} does not apply to the {adapter} adapter")
+
+
+def _custom_adapter(spec: str, model: str | None, given: dict[str, object]) -> ProviderAdapter:
     value = load_attribute(spec)
     # A class passes the protocol check through its properties, so test for it first.
     if isinstance(value, type) or (not isinstance(value, ProviderAdapter) and callable(value)):
-        value = _call_factory(value, spec, model)
+        value = _call_factory(value, spec, model, given)
+    elif model is not None or given:
+        flags = (["--model"] if model is not None else []) + [_OPTION_FLAGS[name] for name in given]
+        raise ConfigurationError(f"{spec} is a ready adapter object: {', '.join(flags)} cannot apply to it")
     if isinstance(value, type) or not isinstance(value, ProviderAdapter):
         raise ConfigurationError(
             f"{spec} is a {type(value).__name__}, not a provider adapter "
@@ -57,13 +112,19 @@ def _custom_adapter(spec: str, model: str | None) -> ProviderAdapter:
     return value
 
 
-def _call_factory(factory: object, spec: str, model: str | None) -> object:
-    """Call a factory, passing ``model=`` only when it accepts that keyword."""
+def _call_factory(factory: object, spec: str, model: str | None, given: dict[str, object]) -> object:
+    """Call a factory with ``model=`` and the given options, each only when it names that parameter."""
     assert callable(factory)
     try:
-        accepts_model = "model" in inspect.signature(factory).parameters
+        parameters = inspect.signature(factory).parameters
     except (TypeError, ValueError):
-        accepts_model = False
-    if model is not None and not accepts_model:
+        parameters = {}
+    if model is not None and "model" not in parameters:
         raise ConfigurationError(f"--model was given but the adapter factory {spec} takes no model argument")
-    return factory(model=model) if accepts_model else factory()
+    refused = [_OPTION_FLAGS[name] for name in given if name not in parameters]
+    if refused:
+        raise ConfigurationError(f"the adapter factory {spec} takes no {', '.join(refused)} option")
+    arguments = dict(given)
+    if "model" in parameters:
+        arguments["model"] = model
+    return factory(**arguments)

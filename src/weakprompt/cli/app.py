@@ -17,7 +17,8 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from ..errors import WeakpromptError
-from .adapters import BUILTIN_ADAPTERS, build_adapter
+from ..model.output_mode import OUTPUT_MODES, OutputMode
+from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
 from .pauses import cli_decisions, print_paused
@@ -70,7 +71,9 @@ def cli() -> None:
     "adapter_spec",
     default="local",
     show_default=True,
-    help=f"{' | '.join(BUILTIN_ADAPTERS)}, or module:name of an adapter or adapter factory.",
+    help=f"{' | '.join(BUILTIN_ADAPTERS)}, or an adapter or adapter factory: ./file.py:name, or "
+    "module:name (found from the current directory first). A factory gets --model and the adapter "
+    "options below that it names as parameters.",
 )
 @click.option("--model", help="Model name (openai, anthropic) or GGUF path (local; default SmolLM2-135M).")
 @click.option("--base-url", help="Endpoint of an OpenAI- or Anthropic-compatible server.")
@@ -81,6 +84,31 @@ def cli() -> None:
 @click.option("--force-tool", help="Make the model call this tool on its first turn.")
 @click.option("--output-retries", default=1, show_default=True, type=click.IntRange(min=0))
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Deadline in seconds.")
+@click.option(
+    "--output-mode",
+    type=click.Choice(OUTPUT_MODES),
+    help="How a structured answer is asked for: native (JSON schema), json_object (JSON mode plus the "
+    "schema in the instructions), tool (a final-answer tool), prompted (instructions only), or auto "
+    "(the best the server accepts). Default: the prompt's, else auto.",
+)
+@click.option("--temperature", type=click.FloatRange(min=0), help="Sampling temperature.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Reply length limit per model call.")
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    help="Retries of a model call after a rate limit, overload or lost connection (openai, anthropic; "
+    "default 2), with exponential backoff; retry-after is honoured.",
+)
+@click.option(
+    "--strict-tools/--no-strict-tools",
+    default=None,
+    help="Send tool schemas in strict mode (openai default: on; many compatible servers need off).",
+)
+@click.option(
+    "--max-tokens-field",
+    type=click.Choice(["max_completion_tokens", "max_tokens"]),
+    help="The request field for --max-tokens (openai; compatible servers often know only max_tokens).",
+)
 @click.option(
     "--redact",
     "redact_ref",
@@ -100,6 +128,12 @@ def run(
     force_tool: str | None,
     output_retries: int,
     timeout: float | None,
+    output_mode: OutputMode | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    retries: int | None,
+    strict_tools: bool | None,
+    max_tokens_field: str | None,
     redact_ref: str | None,
 ) -> None:
     """Evaluate the prompt TARGET (path/to/module.py:name) and print every turn as it happens.
@@ -116,7 +150,14 @@ def run(
     with _reported_errors():
         redact = load_redactor(redact_ref) if redact_ref is not None else default_redact
         prompt = load_prompt(target)
-        adapter = build_adapter(adapter_spec, model=model, base_url=base_url)
+        options = AdapterOptions(
+            output_mode=output_mode,
+            temperature=temperature,
+            retries=retries,
+            strict_tools=strict_tools,
+            max_tokens_field=max_tokens_field,
+        )
+        adapter = build_adapter(adapter_spec, model=model, base_url=base_url, options=options)
         session = Session(session_id=session_id or str(uuid.uuid4()))
         printer = LivePrinter(console)
         printer.attach(session.dispatcher)
@@ -137,6 +178,7 @@ def run(
                 max_turns=max_turns,
                 tool_choice=ForceTool(force_tool) if force_tool else "auto",
                 output_retries=output_retries,
+                max_output_tokens=max_tokens,
                 redact=redact,
                 on_event=printer.on_event,
             )

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from rich.console import Console
 from rich.markup import escape
 
-from ..events import Dispatcher
+from ..events import AdapterFellBack, Dispatcher, ModelCallRetried
 from ..jsontypes import JSONValue
 from ..messages import ToolCall
 from ..runtime.loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
@@ -53,6 +53,25 @@ class LivePrinter:
         dispatcher.subscribe(ToolResultCommitted, self.on_result)
         dispatcher.subscribe(SectionsExpanded, self.on_expanded)
         dispatcher.subscribe(OutputRejected, self.on_rejected)
+        dispatcher.subscribe(ModelCallRetried, self.on_retry)
+        dispatcher.subscribe(AdapterFellBack, self.on_fallback)
+
+    def on_retry(self, event: ModelCallRetried) -> None:
+        """A model call that failed transiently, and how long until the next try."""
+        self._end_line()
+        self._console.print(
+            f"[magenta]retry[/magenta] {escape(event.provider)} attempt {event.attempt} failed "
+            f"({escape(event.error_type)}: {escape(shorten(event.error, 200))}); "
+            f"trying again in {event.wait_seconds:.1f}s"
+        )
+
+    def on_fallback(self, event: AdapterFellBack) -> None:
+        """A fallback adapter moving on to its next adapter."""
+        self._end_line()
+        self._console.print(
+            f"[magenta]fallback[/magenta] {escape(event.from_adapter)}/{escape(event.from_model)} failed "
+            f"({escape(event.error_type)}); asking {escape(event.to_adapter)}/{escape(event.to_model)}"
+        )
 
     def on_event(self, event: RunEvent[object]) -> None:
         """A piece of the reply's text, or a tool call with complete arguments; other run events: nothing."""

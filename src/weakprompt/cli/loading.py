@@ -59,16 +59,35 @@ def _import_file(path: Path) -> ModuleType:
     return module
 
 
+def _import_module(module_ref: str) -> ModuleType:
+    """Import ``module_ref`` with the current directory first on the path, as ``python -m`` would.
+
+    A console script does not put the current directory on ``sys.path``, so
+    ``my_models:factory`` next to the user would not be found otherwise.
+    """
+    here = str(Path.cwd())
+    added = here not in sys.path
+    if added:
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(module_ref)
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"cannot import module {module_ref!r} (looked in the current directory {here} "
+            f"and on sys.path): {exc}"
+        ) from exc
+    finally:
+        if added:
+            sys.path.remove(here)
+
+
 def load_attribute(reference: str) -> object:
     """Import the module part of ``reference`` and return its attribute."""
     module_ref, attribute = split_reference(reference)
     if module_ref.endswith(".py") or "/" in module_ref or "\\" in module_ref:
         module = _import_file(Path(module_ref))
     else:
-        try:
-            module = importlib.import_module(module_ref)
-        except ImportError as exc:
-            raise ConfigurationError(f"cannot import module {module_ref!r}: {exc}") from exc
+        module = _import_module(module_ref)
     if not hasattr(module, attribute):
         public = sorted(n for n in vars(module) if not n.startswith("_"))
         raise ConfigurationError(

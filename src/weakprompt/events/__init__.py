@@ -15,6 +15,7 @@ from ._dispatcher import (
     EventHandlerError,
     HandlerFailure,
 )
+from ._provider import AdapterFellBack, ModelCallRetried
 from ._publish import publish
 from ._types import (
     PromptExecuted,
@@ -27,11 +28,13 @@ from ._types import (
 )
 
 __all__ = [
+    "AdapterFellBack",
     "DispatchResult",
     "Dispatcher",
     "EventHandler",
     "EventHandlerError",
     "HandlerFailure",
+    "ModelCallRetried",
     "PromptExecuted",
     "PromptRendered",
     "ToolInvoked",

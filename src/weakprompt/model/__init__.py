@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .adapter import ProviderAdapter
 from .context import CompiledContext
+from .output_mode import CONCRETE_OUTPUT_MODES, OUTPUT_MODES, ConcreteOutputMode, OutputMode
 from .request import ForceTool, ModelRequest, ToolChoice
 from .stream import (
     ModelEvent,
@@ -27,10 +28,14 @@ from .stream import (
 )
 
 __all__ = [
+    "CONCRETE_OUTPUT_MODES",
+    "OUTPUT_MODES",
     "CompiledContext",
+    "ConcreteOutputMode",
     "ForceTool",
     "ModelEvent",
     "ModelRequest",
+    "OutputMode",
     "ProviderAdapter",
     "ReplyAssembler",
     "ReplyCompleted",

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 
 from ..jsontypes import JSONObject
 from ..tools import AnyTool
 from .context import CompiledContext
+from .output_mode import OutputMode
+
+if TYPE_CHECKING:
+    from ..deadlines import Deadline
+    from ..events import Dispatcher
 
 __all__ = ["ForceTool", "ModelRequest", "ToolChoice"]
 
@@ -25,7 +30,13 @@ ToolChoice: TypeAlias = Literal["auto", "required", "none"] | ForceTool
 
 @attrs.frozen
 class ModelRequest:
-    """Everything an adapter needs for one model call."""
+    """Everything an adapter needs for one model call.
+
+    ``output_mode`` says how to ask for a structured answer (``None``: the
+    adapter's configured mode). ``deadline`` bounds the adapter's own
+    retries, and ``dispatcher`` receives what it reports about the call
+    (retries, a fallback); the loop sets both from the run.
+    """
 
     context: CompiledContext
     tools: tuple[AnyTool, ...] = ()
@@ -33,3 +44,6 @@ class ModelRequest:
     output_schema: JSONObject | None = None
     output_name: str | None = None
     max_output_tokens: int | None = None
+    output_mode: OutputMode | None = None
+    deadline: Deadline | None = attrs.field(default=None, eq=False, repr=False)
+    dispatcher: Dispatcher | None = attrs.field(default=None, eq=False, repr=False)

@@ -9,13 +9,22 @@ from __future__ import annotations
 import json
 import re
 import typing
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 from ..errors import OutputParseError, PromptValidationError
 from ..jsontypes import JSONObject, JSONValue
 from .template import is_params_type
 
-__all__ = ["OutputT", "extract_json", "output_schema", "parse_output", "validate_output_type"]
+__all__ = [
+    "OUTPUT_MODES",
+    "OutputMode",
+    "OutputT",
+    "check_output_mode",
+    "extract_json",
+    "output_schema",
+    "parse_output",
+    "validate_output_type",
+]
 
 T = TypeVar("T")
 
@@ -27,6 +36,19 @@ if TYPE_CHECKING:
     OutputT = DefaultTypeVar("OutputT", default=None)
 else:
     OutputT = TypeVar("OutputT")
+
+OutputMode: TypeAlias = Literal["auto", "native", "json_object", "tool", "prompted"]
+"""How a structured answer is asked of a model (see ``weakprompt.model.output_mode``)."""
+OUTPUT_MODES: tuple[OutputMode, ...] = ("auto", "native", "json_object", "tool", "prompted")
+
+
+def check_output_mode(value: object) -> None:
+    """Refuse anything but ``None`` or one of :data:`OUTPUT_MODES`, naming the choices."""
+    if value is not None and value not in OUTPUT_MODES:
+        raise PromptValidationError(
+            f"output_mode must be one of {', '.join(OUTPUT_MODES)} or None, got {value!r}"
+        )
+
 
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[A-Za-z0-9_-]*)[ \t]*\r?\n(?P<body>.*?)```", re.DOTALL)
 

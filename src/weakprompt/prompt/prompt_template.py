@@ -17,7 +17,7 @@ from ..errors import PromptValidationError
 from .descriptor import PromptDescriptor, SectionDescriptor, ToolDescriptor, section_hash, tool_hash
 from .disclosure import OPEN_SECTIONS_TOOL
 from .keys import SectionPath, format_path, normalize_key
-from .output import OutputT, output_schema, validate_output_type
+from .output import OutputMode, OutputT, check_output_mode, output_schema, validate_output_type
 from .overrides import validate_ns
 from .section import AnySection, Section
 from .tool_schemas import ToolSchemaCache
@@ -36,6 +36,10 @@ class SectionNode:
     section: AnySection
     path: SectionPath
     depth: int
+
+
+def _check_output_mode(_: object, __: object, value: object) -> None:
+    check_output_mode(value)
 
 
 def _to_sections(value: Iterable[AnySection]) -> tuple[AnySection, ...]:
@@ -59,6 +63,8 @@ class PromptTemplate(Generic[OutputT]):
     sections: tuple[AnySection, ...] = attrs.field(converter=_to_sections)
     name: str | None = None
     output_type: type[OutputT] | None = None
+    output_mode: OutputMode | None = attrs.field(default=None, validator=_check_output_mode)
+    """How the structured answer is asked of the model; ``None`` leaves it to the adapter."""
 
     nodes: tuple[SectionNode, ...] = attrs.field(init=False)
     """Every section, depth-first in declaration order."""
@@ -89,6 +95,7 @@ class PromptTemplate(Generic[OutputT]):
             sections: Iterable[AnySection],
             name: str | None = None,
             output_type: None = None,
+            output_mode: OutputMode | None = None,
         ) -> None: ...
         @overload
         def __init__(
@@ -99,6 +106,7 @@ class PromptTemplate(Generic[OutputT]):
             sections: Iterable[AnySection],
             name: str | None = None,
             output_type: type[OutputT],
+            output_mode: OutputMode | None = None,
         ) -> None: ...
         def __init__(
             self,
@@ -108,6 +116,7 @@ class PromptTemplate(Generic[OutputT]):
             sections: Iterable[AnySection],
             name: str | None = None,
             output_type: type[OutputT] | None = None,
+            output_mode: OutputMode | None = None,
         ) -> None: ...
 
     def __attrs_post_init__(self) -> None:

@@ -239,4 +239,5 @@ def render_template(
         sections=tuple(walk.rendered),
         summarized_keys=tuple(walk.summarized),
         expanded_keys=expanded,
+        output_mode=template.output_mode,
     )

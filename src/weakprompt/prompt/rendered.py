@@ -8,7 +8,7 @@ import attrs
 
 from ..errors import OutputParseError
 from .keys import SectionPath, format_path
-from .output import OutputT, parse_output
+from .output import OutputMode, OutputT, parse_output
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -59,6 +59,8 @@ class RenderedPrompt(Generic[OutputT]):
     """Keys of sections shown as summaries (what ``open_sections`` accepts)."""
     expanded_keys: frozenset[str] = frozenset()
     """Keys that were expanded for this render."""
+    output_mode: OutputMode | None = None
+    """The template's output mode (``None``: the adapter's own choice)."""
     _by_name: dict[str, int] = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:

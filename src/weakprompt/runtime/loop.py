@@ -714,6 +714,8 @@ class _Evaluation(Generic[OutputT]):
         async def body(turn: TurnRecord) -> AssistantTurn:
             reply = await self._call_model(choice, turn)
             if reply.tool_calls:
+                if self.tracker is not None:  # max_tool_calls: none of them runs past the limit
+                    self.tracker.take_tool_calls(len(reply.tool_calls))
                 if self.journal:
                     await self.io(lambda: _journal(self, reply))
                 await self._run_tools(reply.tool_calls, turn)
@@ -796,6 +798,9 @@ class _Evaluation(Generic[OutputT]):
             output_schema=rendered.output_schema,
             output_name=rendered.output_name,
             max_output_tokens=self.max_output_tokens,
+            output_mode=rendered.output_mode,
+            deadline=self.deadline,
+            dispatcher=self.session.dispatcher,
         )
 
     def _record_reply(
@@ -816,7 +821,7 @@ class _Evaluation(Generic[OutputT]):
             reply.text,
             tool_calls=reply.tool_calls,
             usage=usage,
-            metadata=None if trace_ids is None else {TRACE_KEY: trace_ids},
+            metadata={**reply.metadata, **({} if trace_ids is None else {TRACE_KEY: trace_ids})} or None,
         )
         self.head = commit.hash
         event = ModelTurnCompleted(

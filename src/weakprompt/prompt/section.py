@@ -22,6 +22,7 @@ from .template import CompiledTemplate, check_placeholders, is_params_type
 
 if TYPE_CHECKING:
     from ..tools import AnyTool
+    from .toolsets import Toolset
 
 __all__ = [
     "AnySection",
@@ -69,6 +70,10 @@ def _to_tools(value: Iterable[AnyTool]) -> tuple[AnyTool, ...]:
     return tuple(value)
 
 
+def _to_toolsets(value: Iterable[Toolset]) -> tuple[Toolset, ...]:
+    return tuple(value)
+
+
 def _to_key(value: str) -> str:
     return normalize_key(value)
 
@@ -107,6 +112,8 @@ class Section(abc.ABC, Generic[P]):
     children: tuple[Section[Any], ...] = attrs.field(default=(), converter=_to_children)
     enabled: EnabledPredicate[P] = True
     tools: tuple[AnyTool, ...] = attrs.field(default=(), converter=_to_tools)
+    toolsets: tuple[Toolset, ...] = attrs.field(default=(), converter=_to_toolsets)
+    """Live tool sources (a mounted MCP server): their tools are read on every render."""
     accepts_overrides: bool = True
     summary: str | None = None
     visibility: Visibility = Visibility.FULL

@@ -23,7 +23,7 @@ handshake (servers that send requests back, for sampling or elicitation, need a 
 
 @attrs.frozen
 class McpServer:
-    """How to reach one MCP server; build it with :meth:`stdio`, :meth:`http`, :meth:`in_memory`, :meth:`parse`."""
+    """Where one MCP server is; made by :meth:`stdio`, :meth:`http`, :meth:`in_memory`, :meth:`parse`."""
 
     transport: Transport
     name: str

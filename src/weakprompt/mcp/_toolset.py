@@ -566,6 +566,16 @@ class McpToolset:
             parts.append(text if isinstance(text, str) else content_text([_Blob(str(item.uri), item)]))
         return "\n".join(parts)
 
+    async def resource_section(
+        self, title: str, key: str, uris: tuple[str, ...] | list[str], **options: Any
+    ) -> MarkdownSection[None]:
+        """A section whose text is the resources at ``uris``, read now (placeholders in them stay literal)."""
+        from ..prompt import MarkdownSection
+
+        texts = [await self.read_resource(uri) for uri in uris]
+        body = "\n\n".join(texts).replace("$", "$$")  # resource text is data, never a template
+        return MarkdownSection(title=title, key=key, template=body, accepts_overrides=False, **options)
+
     async def list_prompts(self) -> tuple[McpPromptInfo, ...]:
         """The prompts the server lists."""
         client = (await self._live(self.call_timeout)).client

@@ -139,7 +139,7 @@ def test_a_server_that_keeps_dying_is_given_up_on_clearly() -> None:
             second = await _results(toolset, tool_call("echo", {"message": "b"}, id="c2"))
             return first + second
 
-    (first, failed), (second, failed_again) = asyncio.run(main())
+    (_first, failed), (second, failed_again) = asyncio.run(main())
     assert failed and failed_again
     assert "unavailable" in second or "stopped" in second
 

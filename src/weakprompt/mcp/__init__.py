@@ -14,6 +14,8 @@ from ._callbacks import (
     ProgressCallback,
 )
 from ._info import McpToolInfo, ToolFilter
+from ._mount import with_toolsets
+from ._serve import PromptServer
 from ._server import McpServer
 from ._tool import McpArguments, McpTool
 from ._toolset import (
@@ -43,7 +45,9 @@ __all__ = [
     "McpToolInfo",
     "McpToolset",
     "ProgressCallback",
+    "PromptServer",
     "Reconnect",
     "ToolFilter",
     "mounted",
+    "with_toolsets",
 ]

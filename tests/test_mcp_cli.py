@@ -1,0 +1,69 @@
+"""``weakprompt mcp tools``, ``weakprompt mcp serve`` and ``weakprompt run --mcp`` through click's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from mcp_support import time_command
+from weakprompt.cli import cli
+
+pytestmark = pytest.mark.timeout(120)
+
+MODULE = """
+from weakprompt import MarkdownSection, Prompt, PromptTemplate
+from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
+
+prompt = Prompt(PromptTemplate(ns="t", key="clock", sections=[
+    MarkdownSection(title="Clock", key="clock", template="Tell the time."),
+]))
+
+
+def asks_the_time():
+    return ScriptedAdapter([
+        tool_call_turn(tool_call("get_current_time", {"timezone": "Europe/Lisbon"}, id="c1")),
+        "it is late",
+    ])
+"""
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_mcp_tools_lists_a_servers_tools_as_json() -> None:
+    result = invoke("mcp", "tools", time_command(), "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    names = {tool["name"] for tool in document["tools"]}
+    assert names == {"get_current_time", "convert_time"}
+    current = next(t for t in document["tools"] if t["name"] == "get_current_time")
+    assert current["input_schema"]["required"] == ["timezone"]
+    assert current["read_only"] is True
+
+
+def test_mcp_tools_prints_text_too() -> None:
+    result = invoke("mcp", "tools", time_command())
+    assert result.exit_code == 0
+    assert "2 tool(s)" in result.output and "get_current_time read-only" in result.output
+
+
+def test_mcp_tools_on_something_that_is_not_a_server_fails_clearly() -> None:
+    result = invoke("mcp", "tools", "false", "--timeout", "10")
+    assert result.exit_code == 1
+    assert "could not connect to the MCP server 'false'" in result.output
+
+
+def test_run_mounts_mcp_servers_for_the_run(tmp_path: Path) -> None:
+    module = tmp_path / "clock_module.py"
+    module.write_text(MODULE)
+    result = invoke(
+        "run", f"{module}:prompt", "--adapter", f"{module}:asks_the_time", "--mcp", time_command()
+    )
+    assert result.exit_code == 0, result.output
+    assert "get_current_time" in result.output
+    assert "Europe/Lisbon" in result.output
+    assert "it is late" in result.output

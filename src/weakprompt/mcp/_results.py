@@ -45,6 +45,14 @@ def tool_result(tool: str, result: mcp_types.CallToolResult) -> ToolResult[Any]:
         if not text and result.structured_content is not None:
             text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
         return ToolResult.error(f"MCP tool {tool!r} reported an error: {text or '(no message)'}")
-    if result.structured_content is not None:
-        return ToolResult.ok(result.structured_content)
+    structured = result.structured_content
+    if structured is not None:
+        # The model reads the compact JSON; the value stays for events and reducers.
+        try:
+            text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except ValueError:  # NaN or an infinity, which JSON cannot carry: the text content stands in
+            return ToolResult(
+                message=content_text(result.content), value=structured, exclude_value_from_context=True
+            )
+        return ToolResult(message=text, value=structured, exclude_value_from_context=True)
     return ToolResult(message=content_text(result.content))

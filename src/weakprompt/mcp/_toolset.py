@@ -58,7 +58,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_CONNECTION_CLOSED = -32000  # mcp_types.CONNECTION_CLOSED, kept here so importing this module loads no SDK
+# mcp_types.CONNECTION_CLOSED and REQUEST_TIMEOUT, kept here so importing this module loads no SDK
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
 
 
 class McpConnectionError(WeakpromptError):
@@ -406,6 +408,8 @@ class McpToolset:
     async def _live(self, timeout: float) -> _Connection:
         import anyio
 
+        if self._connection is not None:
+            return self._connection
         with anyio.fail_after(timeout):
             while True:
                 if self._connection is not None:
@@ -416,32 +420,42 @@ class McpToolset:
                     )
                 await self._changed.wait()
 
-    async def call(self, info: McpToolInfo, arguments: JSONObject, context: ToolContext) -> ToolResult[Any]:
+    async def call(
+        self, name: str, info: McpToolInfo, arguments: JSONObject, context: ToolContext
+    ) -> ToolResult[Any]:
         """Run one call on the server; every failure comes back as a failed result the model can read."""
         loop = self._loop
         if loop is not None and loop is not asyncio.get_running_loop():
-            future = asyncio.run_coroutine_threadsafe(self._call(info, arguments, context), loop)
+            future = asyncio.run_coroutine_threadsafe(self._call(name, info, arguments, context), loop)
             return await asyncio.wrap_future(future)
-        return await self._call(info, arguments, context)
+        return await self._call(name, info, arguments, context)
 
-    async def _call(self, info: McpToolInfo, arguments: JSONObject, context: ToolContext) -> ToolResult[Any]:
+    async def _call(
+        self, name: str, info: McpToolInfo, arguments: JSONObject, context: ToolContext
+    ) -> ToolResult[Any]:
         import anyio
         from mcp.shared.exceptions import MCPError
 
-        name = self._name_of(info)
-        refusal = await self._approval(McpCallRequest(name, info, arguments, context))
-        if refusal is not None:
-            return ToolResult.error(refusal)
+        if self.approve is not None:
+            refusal = await self._approval(McpCallRequest(name, info, arguments, context))
+            if refusal is not None:
+                return ToolResult.error(refusal)
         timeout = self.call_timeout
         if context.deadline is not None:
             timeout = max(min(timeout, context.deadline.remaining().total_seconds()), 0.001)
-        connection: _Connection | None = None
+        connection = self._connection
         try:
-            with anyio.fail_after(timeout):
+            if connection is None:  # (re)connecting: wait for it within the call's time
+                started = anyio.current_time()
                 connection = await self._live(timeout)
-                result = await connection.client.call_tool(
-                    info.name, dict(arguments), progress_callback=self._progress_for(name)
-                )
+                timeout = max(timeout - (anyio.current_time() - started), 0.001)
+            # The SDK bounds the request itself (one cancel scope per call, not ours on top of it).
+            result = await connection.client.call_tool(
+                info.name,
+                dict(arguments),
+                read_timeout_seconds=timeout,
+                progress_callback=self._progress_for(name),
+            )
         except TimeoutError:
             return ToolResult.error(
                 f"MCP tool {info.name!r} did not answer within {timeout:g} s; the call was abandoned"
@@ -449,6 +463,10 @@ class McpToolset:
         except _Unavailable as exc:
             return ToolResult.error(str(exc))
         except MCPError as exc:
+            if exc.code == _REQUEST_TIMEOUT:
+                return ToolResult.error(
+                    f"MCP tool {info.name!r} did not answer within {timeout:g} s; the call was abandoned"
+                )
             if exc.code == _CONNECTION_CLOSED and connection is not None:
                 connection.drop.set()
                 return ToolResult.error(self._lost_text(info, exc))
@@ -472,12 +490,6 @@ class McpToolset:
             f"the MCP server {self.server.name!r} stopped during the call to {info.name!r} "
             f"({_describe(exc)}); the call did not complete; {again}"
         )
-
-    def _name_of(self, info: McpToolInfo) -> str:
-        for tool in self._tools:
-            if tool.info is info:
-                return tool.name
-        return info.name
 
     async def _approval(self, request: McpCallRequest) -> str | None:
         policy = self.approve

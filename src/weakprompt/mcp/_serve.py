@@ -207,11 +207,10 @@ class PromptServer:
         await self._record(served, call, execution.message, failed, tools)
         structured: dict[str, Any] | None = None
         value = execution.result.value
-        if not failed and value is not None and not execution.result.exclude_value_from_context:
-            try:
-                dumped = dump(value)
-            except Exception:  # a value serde cannot dump is still served as its text
-                dumped = None
+        shown_as_json = not execution.result.exclude_value_from_context and not hasattr(value, "render")
+        if not failed and value is not None and shown_as_json:
+            # the text is this value's JSON (the dispatcher rendered it): offer it structured as well
+            dumped = dump(value)
             structured = dumped if isinstance(dumped, dict) else None
         return mcp_types.CallToolResult(
             content=[mcp_types.TextContent(type="text", text=execution.message)],
@@ -239,12 +238,16 @@ class PromptServer:
 
     # -- transports ------------------------------------------------------------------------------
 
-    async def serve_stdio(self) -> None:
+    def single_client(self) -> None:
+        """From now on every request is the one client's: one session for the server's life (stdio)."""
+        self._only = self.served(self)
+
+    async def serve_stdio(self) -> None:  # pragma: no cover - run in a subprocess by test_mcp_serve
         """Serve over this process's stdin and stdout until the client closes them."""
         from mcp.server.stdio import stdio_server
 
         server = self.sdk_server
-        self._only = self.served(self)
+        self.single_client()
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -124,7 +124,7 @@ class CallServer(Protocol):
     """How a mounted tool reaches its server (the toolset, which owns the connection)."""
 
     def call(
-        self, info: McpToolInfo, arguments: JSONObject, context: ToolContext
+        self, name: str, info: McpToolInfo, arguments: JSONObject, context: ToolContext
     ) -> Awaitable[ToolResult[Any]]: ...
 
 

@@ -178,6 +178,7 @@ class McpToolset:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
         self._restarts = 0
+        self._ever_connected_this_round = False
 
     # -- the Toolset protocol ------------------------------------------------------------------
 
@@ -265,17 +266,16 @@ class McpToolset:
         """The connection task: connect, serve, and restart by the policy until the toolset closes."""
         import anyio
 
-        started = False
+        first = True
         failures = 0
         while True:
-            error = await self._connect_once(task_status if not started else None)
-            if not started:
-                started = True
-                if self._connection is None and error is not None:
-                    self._failure = error
-                    task_status.started()
-                    return
-            if self._closing:
+            error = await self._connect_once(task_status if first else None)
+            if first and not self._ever_connected_this_round:  # never got going: __aenter__ raises
+                self._failure = error or ConnectionError("the connection closed while connecting")
+                task_status.started()
+                return
+            first = False
+            if self._closing:  # pragma: no cover - closing cancels this task before it gets here
                 return
             self._connection = None
             failures = failures + 1 if error is not None and not self._ever_connected_this_round else 0
@@ -358,11 +358,7 @@ class McpToolset:
         problems: list[str] = []
         taken: set[str] = set()
         for item in listed:
-            try:
-                info = McpToolInfo.from_sdk(item)
-            except Exception as exc:  # a listing entry the SDK parsed but we cannot read
-                problems.append(f"a tool entry could not be read: {_describe(exc)}")
-                continue
+            info = McpToolInfo.from_sdk(item)
             if not self.filter.accepts(info):
                 continue
             name = tool_name(self.prefix, info.name, taken)
@@ -370,8 +366,6 @@ class McpToolset:
                 tools.append(McpTool.build(name, info, self))
             except SchemaProblem as exc:
                 problems.append(f"tool {info.name!r} is not offered: its input schema is {exc}")
-            except Exception as exc:  # e.g. a description the Tool rules refuse
-                problems.append(f"tool {info.name!r} is not offered: {_describe(exc)}")
         for problem in problems:
             logger.warning("MCP server %r: %s", self.server.name, problem)
         if _specs(tools) != _specs(self._tools):
@@ -391,7 +385,7 @@ class McpToolset:
             async with client.listen(tools_list_changed=True) as subscription:
                 async for _event in subscription:
                     pass  # the notification also reaches _on_message, which re-lists
-        except Exception as exc:  # listening is a convenience: calls still work without it
+        except Exception as exc:  # pragma: no cover - listening is a convenience: calls work without it
             logger.info("MCP server %r: not listening for tool changes: %s", self.server.name, _describe(exc))
 
     async def _changed_tools(self) -> None:
@@ -493,8 +487,7 @@ class McpToolset:
 
     async def _approval(self, request: McpCallRequest) -> str | None:
         policy = self.approve
-        if policy is None:
-            return None
+        assert policy is not None  # asked only when there is one
         try:
             decision = policy(request)
             if inspect.isawaitable(decision):

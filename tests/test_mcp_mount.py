@@ -13,7 +13,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
-from mcp_support import demo_server, in_memory, mounted_prompt
+from mcp_support import in_memory, mounted_prompt
 from weakprompt import run
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.events import ToolInvoked
@@ -515,5 +515,8 @@ def test_two_toolsets_with_the_same_tool_names_need_a_prefix() -> None:
     asyncio.run(main())
 
 
-def test_demo_server_is_fresh_each_time() -> None:
-    assert demo_server() is not demo_server()
+def test_a_section_refuses_a_toolset_that_is_not_one() -> None:
+    from weakprompt.errors import PromptValidationError
+
+    with pytest.raises(PromptValidationError, match="has no version and current_tools"):
+        MarkdownSection(title="A", key="a", template="A.", toolsets=[object()])  # type: ignore[list-item]

@@ -19,10 +19,10 @@ from ..errors import PromptValidationError
 from ..session import Session
 from .keys import normalize_key
 from .template import CompiledTemplate, check_placeholders, is_params_type
+from .toolsets import Toolset
 
 if TYPE_CHECKING:
     from ..tools import AnyTool
-    from .toolsets import Toolset
 
 __all__ = [
     "AnySection",
@@ -139,6 +139,11 @@ class Section(abc.ABC, Generic[P]):
         for child in self.children:
             if not isinstance(child, Section):  # pyright: ignore[reportUnnecessaryIsInstance]
                 raise PromptValidationError(f"{where}: child {child!r} is not a Section")
+        for toolset in self.toolsets:
+            if not isinstance(toolset, Toolset):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise PromptValidationError(
+                    f"{where}: toolset {toolset!r} has no version and current_tools() (see Toolset)"
+                )
 
     def _resolve_params_type(self, where: str) -> None:
         declared = self.params_type

@@ -246,6 +246,10 @@ def test_list_changed_updates_the_offer_within_the_run_and_the_transcript_record
             transcript = Transcript(store, session.session_id)
             linked = transcript.compile().tools
             assert any(schema.get("name") == "newer" for schema in linked)
+            changes = [change for change in transcript.tool_set_changes() if change.added == ("newer",)]
+            assert len(changes) == 1  # the per-turn tool tracking saw the new tool arrive mid-run
+            [version] = transcript.tool_versions("newer")
+            assert version.content_hash == new_hash
 
     asyncio.run(main())
 

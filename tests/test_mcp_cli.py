@@ -67,3 +67,15 @@ def test_run_mounts_mcp_servers_for_the_run(tmp_path: Path) -> None:
     assert "get_current_time" in result.output
     assert "Europe/Lisbon" in result.output
     assert "it is late" in result.output
+
+
+def test_mcp_tools_lists_prompts_and_resources_too() -> None:
+    from mcp_support import everything_command
+
+    result = invoke("mcp", "tools", f"{everything_command()} stdio", "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output[result.output.index("{") :])
+    assert "args-prompt" in {p["name"] for p in document["prompts"]}
+    assert any(r["uri"].endswith("architecture.md") for r in document["resources"])
+    text = invoke("mcp", "tools", f"{everything_command()} stdio")
+    assert "prompt(s): simple-prompt" in text.output and "resource(s): demo://" in text.output

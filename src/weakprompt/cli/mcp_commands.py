@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import attrs
 import click
 from rich.console import Console
 from rich.markup import escape
@@ -49,12 +51,15 @@ def mcp() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the tools as JSON instead of text.")
 @click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True))
 def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
-    """List the tools of SERVER (a command line, quoted, or an http(s) URL) with their schemas."""
+    """List the tools of SERVER (a command line, quoted, or an http(s) URL) with their schemas.
+
+    Its prompts and resources are listed after them.
+    """
     _require_sdk()
     from ..errors import WeakpromptError
     from ..mcp import McpServer, McpToolset
 
-    async def read() -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+    async def read() -> dict[str, Any]:
         async with McpToolset(McpServer.parse(server), connect_timeout=timeout) as toolset:
             listed = [
                 {
@@ -67,18 +72,29 @@ def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
                 }
                 for tool in toolset.current_tools()
             ]
-            return listed, toolset.problems
+            prompts: list[dict[str, Any]] = []
+            resources: list[dict[str, Any]] = []
+            with contextlib.suppress(Exception):  # a server without prompts answers "method not found"
+                prompts = [attrs.asdict(p) for p in await toolset.list_prompts()]
+            with contextlib.suppress(Exception):
+                resources = [attrs.asdict(r) for r in await toolset.list_resources()]
+            return {
+                "tools": listed,
+                "problems": list(toolset.problems),
+                "prompts": prompts,
+                "resources": resources,
+            }
 
     try:
-        listed, problems = asyncio.run(read())
+        document = asyncio.run(read())
     except WeakpromptError as exc:
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
     if as_json:
-        click.echo(json.dumps({"tools": listed, "problems": list(problems)}, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     console = Console(highlight=False)
-    console.print(f"{len(listed)} tool(s)")
-    for item in listed:
+    console.print(f"{len(document['tools'])} tool(s)")
+    for item in document["tools"]:
         hints = [
             h for h, on in (("read-only", item["read_only"]), ("destructive", item["destructive"])) if on
         ]
@@ -89,8 +105,16 @@ def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
         if item["description"]:
             console.print(f"  {escape(item['description'])}")
         console.print(f"  {escape(json.dumps(item['input_schema'], ensure_ascii=False))}")
-    for problem in problems:
+    for problem in document["problems"]:
         console.print(f"[red]not offered:[/red] {escape(problem)}")
+    if document["prompts"]:
+        console.print(
+            f"{len(document['prompts'])} prompt(s): " + ", ".join(p["name"] for p in document["prompts"])
+        )
+    if document["resources"]:
+        console.print(
+            f"{len(document['resources'])} resource(s): " + ", ".join(r["uri"] for r in document["resources"])
+        )
 
 
 @mcp.command("serve")

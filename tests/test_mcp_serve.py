@@ -209,6 +209,15 @@ def test_serve_over_streamable_http() -> None:
                 assert result.is_error
                 again = await client.call_tool("add_note", {"text": "y"})
                 assert not again.is_error  # the server keeps serving after a failed call
+            # handshake-era HTTP sessions: one weakprompt session each, kept across requests
+            async with (
+                Client(url, cache=None, mode="legacy") as one,
+                Client(url, cache=None, mode="legacy") as two,
+            ):
+                await one.call_tool("add_note", {"text": "one"})
+                await two.call_tool("add_note", {"text": "two"})
+                assert (await one.call_tool("list_notes", {})).structured_content == {"notes": ["one"]}
+                assert (await two.call_tool("list_notes", {})).structured_content == {"notes": ["two"]}
             group.cancel_scope.cancel()
 
     asyncio.run(main())

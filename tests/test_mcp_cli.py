@@ -79,3 +79,49 @@ def test_mcp_tools_lists_prompts_and_resources_too() -> None:
     assert any(r["uri"].endswith("architecture.md") for r in document["resources"])
     text = invoke("mcp", "tools", f"{everything_command()} stdio")
     assert "prompt(s): simple-prompt" in text.output and "resource(s): demo://" in text.output
+
+
+def test_mcp_serve_wires_the_prompt_store_and_transport(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from weakprompt.mcp import PromptServer
+
+    module = tmp_path / "clock_module.py"
+    module.write_text(MODULE)
+    seen: list[tuple[str, object]] = []
+
+    async def fake_http(self: PromptServer, *, host: str, port: int, path: str) -> None:
+        seen.append(("http", (self.name, host, port, path, self.store is not None)))
+
+    async def fake_stdio(self: PromptServer) -> None:
+        seen.append(("stdio", self.prompt.template.key))
+        raise KeyboardInterrupt  # Ctrl-C ends the command quietly
+
+    monkeypatch.setattr(PromptServer, "serve_http", fake_http)
+    monkeypatch.setattr(PromptServer, "serve_stdio", fake_stdio)
+    db = tmp_path / "served.db"
+    args = ["--http", "--port", "9123", "--path", "/tools", "--db", str(db), "--name", "clock"]
+    http = invoke("mcp", "serve", f"{module}:prompt", *args)
+    assert http.exit_code == 0, http.output
+    stdio = invoke("mcp", "serve", f"{module}:prompt")
+    assert stdio.exit_code == 0, stdio.output
+    assert seen == [("http", ("clock", "127.0.0.1", 9123, "/tools", True)), ("stdio", "clock")]
+    assert db.exists()
+
+
+def test_mcp_serve_refuses_a_target_that_is_not_a_prompt(tmp_path: Path) -> None:
+    result = invoke("mcp", "serve", f"{tmp_path / 'missing.py'}:prompt")
+    assert result.exit_code == 1
+    assert "missing.py" in result.output
+
+
+def test_without_the_sdk_the_commands_say_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    result = invoke("mcp", "tools", "anything")
+    assert result.exit_code == 1
+    assert "pip install 'weakprompt[mcp]'" in result.output

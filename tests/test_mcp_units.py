@@ -185,3 +185,25 @@ def test_importing_weakprompt_or_its_mcp_package_loads_no_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_live_schema_memo_is_kept_per_tool_object_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from weakprompt.prompt import ToolSchemaCache, tool_schemas
+    from weakprompt.tools import ToolResult, tool
+
+    @tool
+    def one(x: int) -> ToolResult[None]:
+        """One."""
+        return ToolResult.ok(None)
+
+    @tool
+    def two(x: int) -> ToolResult[None]:
+        """Two."""
+        return ToolResult.ok(None)
+
+    monkeypatch.setattr(tool_schemas, "_LIVE_LIMIT", 1)
+    cache = ToolSchemaCache()
+    first = cache.live_entry(one)
+    assert cache.live_entry(one) is first and cache.hits == 1
+    cache.live_entry(two)  # over the limit: the memo starts afresh
+    assert cache.live_entry(one) is not first and cache.misses == 3

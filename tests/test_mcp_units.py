@@ -17,6 +17,7 @@ from weakprompt.mcp import McpServer, McpToolInfo, ToolFilter
 from weakprompt.mcp._names import tool_name
 from weakprompt.mcp._results import content_text, tool_result
 from weakprompt.mcp._tool import SchemaProblem, compile_schema, quick_check
+from weakprompt.tools import ToolResult, tool
 from weakprompt.tools.definition import NAME_PATTERN
 
 # -- names ------------------------------------------------------------------------------------
@@ -189,7 +190,6 @@ def test_importing_weakprompt_or_its_mcp_package_loads_no_sdk() -> None:
 
 def test_the_live_schema_memo_is_kept_per_tool_object_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     from weakprompt.prompt import ToolSchemaCache, tool_schemas
-    from weakprompt.tools import ToolResult, tool
 
     @tool
     def one(x: int) -> ToolResult[None]:

@@ -175,3 +175,16 @@ def test_cancelling_the_owner_closes_the_server() -> None:
 
     asyncio.run(main())
     assert child_pids() <= before
+
+
+def test_an_error_inside_the_block_closes_the_server() -> None:
+    before = child_pids()
+
+    async def main() -> None:
+        async with _everything():
+            assert child_pids() - before
+            raise RuntimeError("the agent failed")
+
+    with pytest.raises(RuntimeError, match="the agent failed"):
+        asyncio.run(main())
+    assert child_pids() <= before

@@ -131,9 +131,11 @@ def test_killing_the_server_mid_call_fails_that_call_and_the_next_one_reconnects
 
 
 def test_a_server_that_keeps_dying_is_given_up_on_clearly() -> None:
+    before = child_pids()
+
     async def main() -> list[tuple[str, bool]]:
         async with _everything(reconnect=Reconnect(max_restarts=0)) as toolset:
-            for pid in child_pids():
+            for pid in child_pids() - before:  # only the server this test started
                 os.kill(pid, signal.SIGKILL)
             first = await _results(toolset, tool_call("echo", {"message": "a"}, id="c1"))
             second = await _results(toolset, tool_call("echo", {"message": "b"}, id="c2"))

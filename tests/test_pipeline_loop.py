@@ -93,7 +93,16 @@ def test_large_output_goes_behind_a_handle_and_tool_output_brings_the_answer_bac
     ref = fetch_result.metadata[STORED_OUTPUT_KEY]
     assert isinstance(ref, dict)
     assert (ref["handle"], ref["stored_hash"], ref["oversized"]) == (meta.handle, meta.stored_hash, True)
-    assert transcript.find_tool_results(name="tool_output")[0].metadata == {}
+    # The tool_output reply is not stored, but its commit says how the extraction went.
+    assert transcript.find_tool_results(name="tool_output")[0].metadata == {
+        "extraction": {
+            "strategy": "read-grep",
+            "fallback_reason": None,
+            "model_calls": 2,
+            "input_tokens": EXTRACT_USAGE.input_tokens * 2,
+            "output_tokens": EXTRACT_USAGE.output_tokens * 2,
+        }
+    }
 
 
 def test_small_results_stay_inline_but_are_stored(transcript: Transcript) -> None:

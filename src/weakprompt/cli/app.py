@@ -195,7 +195,9 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
         store = _open_store(db, must_exist=True)
         try:
             if session_id is None:
-                print_sessions(console, store.session_ids())
+                from ..inspector.sessions import list_sessions
+
+                print_sessions(console, list_sessions(store, limit=10**9).sessions)
                 return
             from ..transcript import Transcript
 
@@ -210,6 +212,31 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
             print_commits(console, record, commits, full=full)
         finally:
             store.close()
+
+
+@cli.command()
+@click.option("--db", required=True, help="SQLite file or database URL (opened read-only).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="0: any port.")
+@click.option(
+    "--trace-url",
+    help="Link a turn's trace id to this URL, e.g. http://localhost:16686/trace/{trace_id}.",
+)
+def inspect(*, db: str, host: str, port: int, trace_url: str | None) -> None:
+    """Serve a read-only web inspector for the store at --db (needs the 'inspector' extra)."""
+    if "://" not in db and not Path(db).is_file():
+        raise click.ClickException(f"no database at {db}")
+    try:
+        import uvicorn
+
+        from ..inspector.app import InspectorSettings, create_app
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the inspector needs its extra: pip install 'weakprompt[inspector]' ({exc.name} is missing)"
+        ) from exc
+    app = create_app(db, settings=InspectorSettings(trace_url=trace_url))
+    click.echo(f"weakprompt inspector on http://{host}:{port}/ (read-only; Ctrl-C stops it)")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 @cli.command()

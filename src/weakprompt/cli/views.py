@@ -13,6 +13,7 @@ from rich.table import Table
 from .live import call_text, shorten
 
 if TYPE_CHECKING:
+    from ..inspector.sessions import SessionSummary
     from ..prompt import RenderedPrompt
     from ..transcript.records import CommitInfo
     from ..transcript.transcript import Transcript
@@ -52,13 +53,28 @@ def print_commits(
         console.print()
 
 
-def print_sessions(console: Console, session_ids: Sequence[str]) -> None:
-    if not session_ids:
+_STATUS_STYLE = {"finished": "green", "failed": "red", "paused": "yellow"}
+
+
+def print_sessions(console: Console, sessions: Sequence[SessionSummary]) -> None:
+    """The session list, newest first: start time, id, prompt, turns, tokens and status."""
+    if not sessions:
         console.print("no transcripts in this database")
         return
-    console.print(f"{len(session_ids)} session(s):")
-    for session_id in session_ids:
-        console.print(f"  {escape(session_id)}")
+    table = Table(title=f"{len(sessions)} session(s)", title_justify="left", box=None, pad_edge=False)
+    for name in ("started", "session", "prompt", "turns", "tokens", "status"):
+        table.add_column(name, justify="right" if name in ("turns", "tokens") else "left")
+    for s in sessions:
+        style = _STATUS_STYLE[s.status]
+        table.add_row(
+            s.started_at[:19].replace("T", " "),
+            escape(s.session_id),
+            escape(s.prompt or "-"),
+            str(s.turns),
+            f"{s.tokens:,}",
+            f"[{style}]{s.status}[/{style}]",
+        )
+    console.print(table)
 
 
 def tools_document(rendered: RenderedPrompt[object]) -> list[dict[str, object]]:

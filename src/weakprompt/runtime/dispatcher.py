@@ -46,6 +46,7 @@ from .redaction import (
     safe_repr,
     type_name,
 )
+from .tool_failures import report_broken_tool
 
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceRegistry, ResourceSnapshot
     from ..session import Session, SessionFork, SessionSnapshot
+    from .tracing import ToolSpan
 
 __all__ = ["ToolDispatcher", "ToolExecution"]
 
@@ -103,6 +105,7 @@ class ToolDispatcher:
         redact: Redactor = default_redact,
         clock: Clock | None = None,
         prompt_name: str = "",
+        tool_spans: Callable[[ToolCall], ToolSpan] | None = None,
     ) -> None:
         registry: dict[str, AnyTool] = {}
         for tool in tools:
@@ -117,6 +120,7 @@ class ToolDispatcher:
         self._redact = redact
         self._clock = clock if clock is not None else session.clock
         self._prompt_name = prompt_name
+        self._tool_spans = tool_spans  # a tracing hook: the span of each call (runtime.tracing)
         # Every field is fixed for the dispatcher's lifetime, so one frozen context serves all calls.
         self._context = ToolContext(
             session=session,
@@ -160,7 +164,7 @@ class ToolDispatcher:
         """
         step = self._prepare(call, self._session)
         if isinstance(step, _Ready):
-            outcome, caught = _call_sync(step)
+            outcome, caught = _call_sync(step) if step.span is None else _traced(step.span, _call_sync, step)
             step = self._settle(step, outcome, caught)
         return self._announce(step)
 
@@ -174,7 +178,11 @@ class ToolDispatcher:
         """
         step = self._prepare(call, self._session)
         if isinstance(step, _Ready):
-            outcome, caught = await _call_async(step, drain=True)
+            if step.span is None:
+                outcome, caught = await _call_async(step, drain=True)
+            else:
+                with step.span.activated():
+                    outcome, caught = await _call_async(step, drain=True)
             step = self._settle(step, outcome, caught)
         return self._announce(step)
 
@@ -229,7 +237,11 @@ class ToolDispatcher:
         step = self._prepare(call, fork)
         if isinstance(step, _Settled):
             return step
-        outcome, caught = await _call_async(step, drain=False)  # the fork is thrown away if cancelled
+        if step.span is None:
+            outcome, caught = await _call_async(step, drain=False)  # the fork is thrown away if cancelled
+        else:
+            with step.span.activated():  # this task's own context: the other calls keep theirs
+                outcome, caught = await _call_async(step, drain=False)
         return self._settle(step, outcome, caught)
 
     # -- steps -------------------------------------------------------------------
@@ -249,6 +261,7 @@ class ToolDispatcher:
     def _prepare(self, call: ToolCall, session: Session) -> _Ready | _Settled:
         """Steps 1-7: everything before the handler; a call refused here is already settled."""
         started = self._clock.now()
+        span = self._tool_spans(call) if self._tool_spans is not None else None
         name = plain_text(call.name)
         tool = self._tools.get(name) if name is not None else None
         if tool is None:
@@ -287,7 +300,9 @@ class ToolDispatcher:
             error.__cause__ = exc
             return attrs.evolve(refused, escalate=error)
         context = self._context if session is self._session else attrs.evolve(self._context, session=session)
-        return _Ready(tool, call, params, started, context, resources, session_snapshot, resource_snapshot)
+        return _Ready(
+            tool, call, params, started, context, resources, session_snapshot, resource_snapshot, span
+        )
 
     def _settle(self, ready: _Ready, outcome: object, caught: BaseException | None) -> _Settled:
         """Steps 8-9: check the handler's outcome, roll back on failure, decide what to raise."""
@@ -299,6 +314,8 @@ class ToolDispatcher:
             except BaseException as exc:  # sorted out below, once the state is restored
                 caught = exc
         failed = caught is not None or not isinstance(outcome, ToolResult) or not outcome.success
+        if caught is not None and ready.span is not None:
+            ready.span.handler_raised(caught)
         broken = self._rollback(ready) if failed else None
         # Only now is the failure put into words: describing it may run the tool's own code again.
         result, message, escalate = self._outcome(tool, cast("object", outcome), message, caught)
@@ -341,7 +358,7 @@ class ToolDispatcher:
         if isinstance(exc, ToolValidationError):  # an expected refusal, not a bug
             logger.info("tool %r rejected its input: %s", tool.name, self._failure_text(text))
         else:
-            logger.warning("tool %r raised; its state changes are rolled back", tool.name, exc_info=exc)
+            report_broken_tool(tool.name, exc, redact=self._redact)  # once, visible by default
         return self._failure(tool_messages.handler_failed(tool.name, text, signature_mismatch=mismatch))
 
     def _failure_text(self, text: str) -> str:
@@ -370,6 +387,8 @@ class ToolDispatcher:
                 ready.resources.restore(ready.resource_snapshot)
             except Exception as exc:
                 failures.append(exc)
+        if ready.span is not None:
+            ready.span.rolled_back()
         if not failures:
             return None
         for exc in failures:
@@ -416,6 +435,7 @@ class _Ready:
     resources: ResourceRegistry | None
     session_snapshot: SessionSnapshot
     resource_snapshot: ResourceSnapshot | None
+    span: ToolSpan | None = None
 
 
 @attrs.frozen
@@ -429,6 +449,13 @@ class _Settled:
     started: datetime
     finished: datetime
     escalate: BaseException | None
+
+
+def _traced(
+    span: ToolSpan, call: Callable[[_Ready], tuple[object, BaseException | None]], ready: _Ready
+) -> tuple[object, BaseException | None]:
+    with span.activated():
+        return call(ready)
 
 
 def _call_sync(ready: _Ready) -> tuple[object, BaseException | None]:

@@ -51,6 +51,7 @@ from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, T
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
 from .run_events import RunEvent, RunFinished, ToolResultReady, TurnCommitted, UsageReported
+from .tracing import RunSpan, ToolSpan, Tracing, installed_tracing, model_call_scope
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
@@ -66,7 +67,10 @@ if TYPE_CHECKING:
     from ..transcript.turns import TurnRecord
     from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
 
-__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "EventCallback", "evaluate", "run"]
+__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "PROMPT_KEY", "EventCallback", "evaluate", "run"]
+
+PROMPT_KEY = "prompt"
+"""Metadata key of the system commit an evaluation writes: the prompt's display name (for viewers)."""
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +108,7 @@ def evaluate(
     retention: Retention = "session",
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
+    tracing: Tracing | None = None,
 ) -> PromptResponse[OutputT]:
     """Run ``prompt`` on ``adapter`` until the model gives a final answer.
 
@@ -131,6 +136,10 @@ def evaluate(
     sees it (``specs/TOOLS.md``, "Redaction"), and from every successful
     result before the output store, the transcript or the model sees it
     (unless ``tool_outputs.redact_output`` is ``False``).
+
+    ``tracing`` reports the run to an instrumentation (``weakprompt.otel``;
+    ``specs/OBSERVABILITY.md``); by default the one installed with
+    ``install_tracing`` (by ``weakprompt.otel.instrument()``), if any.
 
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
@@ -161,6 +170,7 @@ def evaluate(
             retention=retention,
             tool_outputs=tool_outputs,
             redact=redact,
+            tracing=tracing,
         )
     )
 
@@ -187,6 +197,7 @@ async def run(
     redact: Redactor = default_redact,
     concurrent_tools: bool = True,
     on_event: EventCallback | None = None,
+    tracing: Tracing | None = None,
 ) -> PromptResponse[OutputT]:
     """The evaluation loop: :func:`evaluate`'s parameters, plus ``concurrent_tools`` and ``on_event``.
 
@@ -212,8 +223,20 @@ async def run(
     # One worker thread does all of this run's store work: off the event loop, and on one held
     # SQLite connection (a held connection belongs to the thread that holds it).
     io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
+    tracing = tracing if tracing is not None else installed_tracing()
     try:
-        return await _run_on(
+        trace = (
+            None
+            if tracing is None
+            else tracing.start_run(
+                agent_name=prompt.template.display_name,
+                adapter=adapter,
+                conversation_id=session.session_id,
+                input=input,
+                redact=redact,
+            )
+        )
+        work = _run_on(
             io,
             prompt,
             adapter=adapter,
@@ -235,7 +258,10 @@ async def run(
             redact=redact,
             concurrent_tools=concurrent_tools,
             on_event=on_event,
+            tracing=tracing,
+            trace=trace,
         )
+        return await (work if trace is None else _traced(trace, work))
     finally:
         io.shutdown(wait=False)
         with _RUNNING_LOCK:
@@ -265,6 +291,8 @@ async def _run_on(
     redact: Redactor,
     concurrent_tools: bool,
     on_event: EventCallback | None,
+    tracing: Tracing | None,
+    trace: RunSpan | None,
 ) -> PromptResponse[OutputT]:
     loop = asyncio.get_running_loop()
 
@@ -297,8 +325,11 @@ async def _run_on(
         settings=tool_outputs,
         load_tool_results=load_tool_results,
         retention=retention,
-        run_agent=_sub_agent_runner(redact),  # read-grep extraction runs its sub-agent on this same loop
+        run_agent=_sub_agent_runner(redact, tracing),  # read-grep extraction runs its sub-agent on this loop
         redact=redact,
+        traced_extraction=None
+        if trace is None
+        else functools.partial(trace.traced_adapter, purpose="extraction"),
     )
     evaluation = _Evaluation(
         prompt,
@@ -316,6 +347,7 @@ async def _run_on(
         io=io,
         concurrent_tools=concurrent_tools,
         on_event=on_event,
+        trace=trace,
     )
     scope = contextlib.ExitStack()
 
@@ -328,7 +360,7 @@ async def _run_on(
         # own summarizer) and charge its budget and usage
         scope.enter_context(
             record.hooks.evaluation(
-                adapter=adapter,
+                adapter=adapter if trace is None else trace.traced_adapter(adapter, "summarization"),
                 budget_tracker=tracker,
                 dispatcher=session.dispatcher,
                 on_usage=evaluation.add_usage,
@@ -342,6 +374,9 @@ async def _run_on(
                 return await evaluation.run(input, max_turns=max_turns, first_choice=tool_choice)
         except BaseException as exc:
             evaluation.roll_back()
+            if trace is not None:
+                trace.rolled_back()
+                evaluation.abandon_tool_spans(exc)
             if isinstance(exc, Exception):
                 exc.add_note(
                     f"weakprompt: evaluation of {evaluation.name!r} stopped after {evaluation.turns} "
@@ -351,6 +386,20 @@ async def _run_on(
             raise
     finally:
         await _settle(loop.run_in_executor(io, scope.close))
+
+
+async def _traced(trace: RunSpan, work: Awaitable[PromptResponse[OutputT]]) -> PromptResponse[OutputT]:
+    """Await ``work`` as the current step of ``trace``, and tell the trace how it ended."""
+    with trace.activated():
+        try:
+            response = await work
+        except BaseException as exc:
+            trace.fail(exc)
+            raise
+    trace.finish(
+        text=response.text, usage=response.usage, turns=response.turns, finish_reason=response.finish_reason
+    )
+    return response
 
 
 @contextlib.asynccontextmanager
@@ -394,7 +443,7 @@ async def _settle(work: Awaitable[object]) -> None:
         raise asyncio.CancelledError
 
 
-def _sub_agent_runner(redact: Redactor) -> RunSubAgent:
+def _sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
     """``evaluate`` for the read-grep sub-agent of ``tool_output``.
 
     The sub-agent reads an output already stored (so already redacted, if
@@ -426,6 +475,7 @@ def _sub_agent_runner(redact: Redactor) -> RunSubAgent:
             max_output_tokens=max_output_tokens,
             redact=redact,
             tool_outputs=settings,
+            tracing=tracing,
         )
 
     return run_sub_agent
@@ -477,8 +527,12 @@ class _Evaluation(Generic[OutputT]):
         io: ThreadPoolExecutor,
         concurrent_tools: bool,
         on_event: EventCallback | None,
+        trace: RunSpan | None = None,
     ) -> None:
         self._io = io
+        self.trace = trace
+        # The spans of tool calls started but not committed yet, by call (the call objects are alive).
+        self.open_tools: dict[int, ToolSpan] = {}
         self.concurrent_tools = concurrent_tools
         self.on_event = on_event
         self.prompt = prompt
@@ -519,6 +573,18 @@ class _Evaluation(Generic[OutputT]):
         returned = self.on_event(event)
         if isinstance(returned, Awaitable):
             await cast("Awaitable[object]", returned)
+
+    def _tool_span(self, call: ToolCall) -> ToolSpan:
+        assert self.trace is not None  # only handed to the dispatcher when tracing
+        span = self.trace.tool_call(call)
+        self.open_tools[id(call)] = span
+        return span
+
+    def abandon_tool_spans(self, error: BaseException) -> None:
+        """End the spans of tool calls whose results will never be committed."""
+        for span in self.open_tools.values():
+            span.fail(error)
+        self.open_tools.clear()
 
     def keep_state(self) -> None:
         self.kept_state = self.session.snapshot()
@@ -623,10 +689,28 @@ class _Evaluation(Generic[OutputT]):
 
     async def _call_model(self, choice: ToolChoice, turn: TurnRecord) -> AssistantTurn:
         request = await self.io(lambda: self._request(choice))
-        reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
-        reply, usage = await self.io(lambda: self._record_reply(reply, turn))
+        if self.trace is None:
+            reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
+            reply, usage = await self.io(lambda: self._record_reply(reply, turn))
+        else:
+            reply, usage = await self._traced_model_call(self.trace, request, turn)
         await self.emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
         return reply
+
+    async def _traced_model_call(
+        self, trace: RunSpan, request: ModelRequest, turn: TurnRecord
+    ) -> tuple[AssistantTurn, Usage]:
+        span = trace.model_call(request)
+        try:
+            with span.activated(), model_call_scope(span):
+                reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
+            ids = span.ids()
+            reply, usage = await self.io(lambda: self._record_reply(reply, turn, trace_ids=ids))
+        except BaseException as exc:
+            span.fail(exc)
+            raise
+        span.finish(reply, usage)
+        return reply, usage
 
     def _request(self, choice: ToolChoice) -> ModelRequest:
         if self.rendered.tools_changed():  # a live toolset (an MCP server) changed its tools
@@ -646,7 +730,9 @@ class _Evaluation(Generic[OutputT]):
             max_output_tokens=self.max_output_tokens,
         )
 
-    def _record_reply(self, reply: AssistantTurn, turn: TurnRecord) -> tuple[AssistantTurn, Usage]:
+    def _record_reply(
+        self, reply: AssistantTurn, turn: TurnRecord, *, trace_ids: JSONObject | None = None
+    ) -> tuple[AssistantTurn, Usage]:
         if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
             calls = tuple(call.storable() for call in reply.tool_calls)
             if any(new is not old for new, old in zip(calls, reply.tool_calls, strict=True)):
@@ -658,7 +744,12 @@ class _Evaluation(Generic[OutputT]):
         self.usage = self.usage + usage
         if self.tracker is not None:
             self.tracker.record(usage)
-        commit = self.transcript.assistant(reply.text, tool_calls=reply.tool_calls, usage=usage)
+        commit = self.transcript.assistant(
+            reply.text,
+            tool_calls=reply.tool_calls,
+            usage=usage,
+            metadata=None if trace_ids is None else {TRACE_KEY: trace_ids},
+        )
         self.head = commit.hash
         event = ModelTurnCompleted(
             prompt_name=self.name,
@@ -706,22 +797,37 @@ class _Evaluation(Generic[OutputT]):
     async def _take_result(
         self, call: ToolCall, outcome: ToolExecution | VisibilityExpansionRequired, turn: TurnRecord
     ) -> None:
-        if isinstance(outcome, VisibilityExpansionRequired):
-            expanded = outcome
-            content, failed = await self.io(
-                lambda: self._commit_result(call, *self._expand(expanded), turn=turn)
-            )
-        else:
+        # A traced call's span stays current while its result is processed, so summaries nest under it.
+        span = self.open_tools.pop(id(call), None) if self.trace is not None else None
+        ids = None if span is None else span.ids()
+        trace_meta: JSONObject = {} if ids is None else {TRACE_KEY: ids}
+        if not isinstance(outcome, VisibilityExpansionRequired):
             self.executions.append(outcome)
-            failed = not outcome.result.success
 
-            def commit() -> tuple[str, bool]:
+        def commit() -> tuple[str, bool]:
+            with contextlib.nullcontext() if span is None else span.activated():
+                if isinstance(outcome, VisibilityExpansionRequired):
+                    text, refused = self._expand(outcome)
+                    return self._commit_result(call, text, refused, turn=turn, metadata=trace_meta or None)
+                failed = not outcome.result.success
                 processed = self.outputs.process(call, outcome.message, is_error=failed, turn=turn)
-                return self._commit_result(
-                    call, processed.content, failed, turn=turn, metadata=processed.metadata
-                )
+                if span is not None and processed.oversize_reason is not None:
+                    _report_handle(span, processed.metadata, processed.oversize_reason)
+                metadata = {
+                    **processed.metadata,
+                    **_extraction_metadata(outcome.result.value),
+                    **trace_meta,
+                }
+                return self._commit_result(call, processed.content, failed, turn=turn, metadata=metadata)
 
+        try:
             content, failed = await self.io(commit)
+        except BaseException as exc:
+            if span is not None:
+                span.fail(exc)
+            raise
+        if span is not None:
+            span.finish(content, is_error=failed)
         await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
 
     def _commit_result(
@@ -838,6 +944,7 @@ class _Evaluation(Generic[OutputT]):
             resources=self.resources,
             redact=self.redact,
             prompt_name=self.name,
+            tool_spans=None if self.trace is None else self._tool_span,
         )
         self.offered = rendered.tool_names
         self.transcript.set_tools(rendered.tool_schemas)
@@ -872,7 +979,7 @@ class _Evaluation(Generic[OutputT]):
                 if context.messages[0].content == text:
                     self.system_commit = target
                     return
-        commit = self.transcript.system(text, edit=target)
+        commit = self.transcript.system(text, edit=target, metadata={PROMPT_KEY: self.name})
         self.system_commit = commit.edit_target or commit.hash
         self.head = commit.hash
 
@@ -919,3 +1026,22 @@ class _Evaluation(Generic[OutputT]):
 
 
 _ONE_CALL = Usage(model_calls=1)
+
+
+def _extraction_metadata(value: object) -> JSONObject:
+    """A ``tool_output`` reply's commit keeps how its extraction went (strategy, fallback reason)."""
+    from .results.extraction import ExtractionResult
+
+    return value.commit_metadata() if isinstance(value, ExtractionResult) else {}
+
+
+TRACE_KEY = "trace"
+"""The commit metadata key of a traced turn's step: ``{"trace_id": ..., "span_id": ...}``."""
+
+
+def _report_handle(span: ToolSpan, metadata: JSONObject, reason: str) -> None:
+    from ..transcript.lazy import STORED_OUTPUT_KEY  # loaded with the store, when an evaluation runs
+
+    stored = cast("JSONObject", metadata[STORED_OUTPUT_KEY])  # an oversized result is always stored
+    size = stored.get("size_bytes")
+    span.handle(str(stored["handle"]), reason, size if isinstance(size, int) else None)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 import attrs
@@ -116,6 +116,7 @@ class EvaluationOutputs:
         retention: Retention = "session",
         run_agent: RunSubAgent | None = None,
         redact: Redactor | None = None,
+        traced_extraction: Callable[[ProviderAdapter], ProviderAdapter] | None = None,
     ) -> None:
         if retention not in RETENTIONS:
             raise ConfigurationError(
@@ -130,6 +131,7 @@ class EvaluationOutputs:
         self.session = session
         self.adapter = adapter
         self.run_agent = run_agent
+        self.traced_extraction = traced_extraction  # reports extraction's model calls to a trace
         self.store = ToolOutputStore(
             transcript.store,
             transcript.session_id,
@@ -166,6 +168,8 @@ class EvaluationOutputs:
 
     def _extractor(self, context: ToolContext) -> Extractor:
         adapter = self.settings.extraction_adapter or context.adapter or self.adapter
+        if self.traced_extraction is not None:
+            adapter = self.traced_extraction(adapter)
         config = self.settings.extraction_config
         return Extractor(adapter, config=config, clock=self.session.clock, run_agent=self.run_agent)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .chunking import chunk_spans
 from .config import EXTRACTION_MODES, ExtractionConfig, ExtractionMode, StrategyName
-from .extractor import ExtractionResult, Extractor
+from .extractor import EXTRACTION_KEY, ExtractionResult, Extractor
 from .read_grep import RunSubAgent
 from .replies import handle_message
 from .source import DocumentStats, ExtractionSource, decode_text, document_stats
@@ -29,6 +29,7 @@ from .truncate import truncate_text
 from .wrapper import NO_RELEVANT_DATA
 
 __all__ = [
+    "EXTRACTION_KEY",
     "EXTRACTION_MODES",
     "NO_RELEVANT_DATA",
     "TOOL_OUTPUT_SCHEMA",

@@ -9,6 +9,7 @@ import attrs
 
 from ....clock import SYSTEM_CLOCK, Clock
 from ....errors import BudgetExceededError, DeadlineExceededError
+from ....jsontypes import JSONObject
 from ....messages import Usage
 from ....tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from ...redaction import default_redact
@@ -26,7 +27,10 @@ if TYPE_CHECKING:
     from ....deadlines import Deadline
     from ....model import ProviderAdapter
 
-__all__ = ["ExtractionResult", "Extractor"]
+__all__ = ["EXTRACTION_KEY", "ExtractionResult", "Extractor"]
+
+EXTRACTION_KEY = "extraction"
+"""Commit metadata key of a ``tool_output`` reply: how its extraction went."""
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +52,22 @@ class ExtractionResult:
     fallback_reason: str | None
     usage: Usage
     model_calls: int
+
+    def commit_metadata(self) -> JSONObject:
+        """What the ``tool_output`` reply's commit keeps of this extraction (under ``"extraction"``).
+
+        The reply text names the strategy but not why a fallback happened;
+        kept on the commit, both can be read back later (the inspector shows them).
+        """
+        return {
+            EXTRACTION_KEY: {
+                "strategy": self.strategy_used,
+                "fallback_reason": self.fallback_reason,
+                "model_calls": self.model_calls,
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+            }
+        }
 
 
 def _reason(strategy: str, detail: str) -> str:

@@ -21,10 +21,12 @@ from ..model.output_mode import OUTPUT_MODES, OutputMode
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
+from .mcp_commands import mcp, run_with_servers
 from .pauses import cli_decisions, print_paused
 from .views import print_commits, print_sessions, print_tools, tools_document
 
 if TYPE_CHECKING:
+    from ..prompt import Prompt
     from ..runtime.response import PromptResponse
     from ..store import Store
 
@@ -115,6 +117,12 @@ def cli() -> None:
     help="module:name of a function (text -> text) that scrubs secrets from tool results "
     "(failure texts and successful output); default: the built-in one.",
 )
+@click.option(
+    "--mcp",
+    "mcp_servers",
+    multiple=True,
+    help="Mount an MCP server's tools for the run: a command line (quoted) or an http(s) URL. Repeatable.",
+)
 def run(
     target: str,
     *,
@@ -135,6 +143,7 @@ def run(
     strict_tools: bool | None,
     max_tokens_field: str | None,
     redact_ref: str | None,
+    mcp_servers: tuple[str, ...] = (),
 ) -> None:
     """Evaluate the prompt TARGET (path/to/module.py:name) and print every turn as it happens.
 
@@ -167,22 +176,25 @@ def run(
                 f"[bold]{escape(prompt.template.display_name)}[/bold] on "
                 f"{escape(adapter.name)}/{escape(adapter.model)} · session {escape(session.session_id)}"
             )
+
             # the reply streams into the printer: text as it is written, each call as it completes
-            loop_run = run_loop(
-                prompt,
-                adapter=adapter,
-                session=session,
-                input=input_text,
-                store=store,
-                deadline=Deadline.after(timeout, clock=session.clock) if timeout is not None else None,
-                max_turns=max_turns,
-                tool_choice=ForceTool(force_tool) if force_tool else "auto",
-                output_retries=output_retries,
-                max_output_tokens=max_tokens,
-                redact=redact,
-                on_event=printer.on_event,
-            )
-            response = asyncio.run(loop_run)
+            async def loop_run(mounted: Prompt[object]) -> PromptResponse[object]:  # with any --mcp tools
+                return await run_loop(
+                    mounted,
+                    adapter=adapter,
+                    session=session,
+                    input=input_text,
+                    store=store,
+                    deadline=Deadline.after(timeout, clock=session.clock) if timeout is not None else None,
+                    max_turns=max_turns,
+                    tool_choice=ForceTool(force_tool) if force_tool else "auto",
+                    output_retries=output_retries,
+                    max_output_tokens=max_tokens,
+                    redact=redact,
+                    on_event=printer.on_event,
+                )
+
+            response = asyncio.run(run_with_servers(mcp_servers, prompt, loop_run))
         finally:
             store.close()
         _print_final(console, response)
@@ -436,6 +448,9 @@ def _run_decision(default: str, options: dict[str, object]) -> None:
         model=text("model"),
         base_url=text("base_url"),
     )
+
+
+cli.add_command(mcp)
 
 
 def main(argv: list[str] | None = None) -> None:

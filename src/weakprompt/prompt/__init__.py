@@ -24,6 +24,7 @@ from .prompt_template import PromptTemplate, SectionNode
 from .rendered import RenderedPrompt, RenderedSection
 from .section import AnySection, EnabledPredicate, MarkdownSection, Section, Visibility
 from .tool_schemas import OverriddenTool, ToolSchemaCache
+from .toolsets import Toolset
 
 __all__ = [
     "KEY_PATTERN",
@@ -49,6 +50,7 @@ __all__ = [
     "ToolDescriptor",
     "ToolOverride",
     "ToolSchemaCache",
+    "Toolset",
     "Visibility",
     "extract_json",
     "format_path",

@@ -14,7 +14,7 @@ import attrs
 
 from ..errors import PromptRenderError, PromptValidationError
 from .descriptor import section_hash
-from .disclosure import expansion_hint, open_sections_tool
+from .disclosure import OPEN_SECTIONS_TOOL, expansion_hint, open_sections_tool
 from .keys import SectionPath, format_path
 from .output import OutputT
 from .overrides import PromptOverrides, ToolOverride
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..session import Session
     from ..tools import AnyTool, ApprovalPolicy
     from .prompt_template import PromptTemplate
+    from .toolsets import Toolset
 
 __all__ = ["ResolvedOverrides", "render_template", "resolve_overrides"]
 
@@ -131,6 +132,8 @@ class _Walk:
     rendered: list[RenderedSection] = attrs.field(factory=list[RenderedSection])
     summarized: list[str] = attrs.field(factory=list[str])
     values: dict[int, FieldValues] = attrs.field(factory=dict[int, FieldValues])
+    names: set[str] = attrs.field(factory=set[str])
+    toolsets: list[tuple[Toolset, int]] = attrs.field(factory=list["tuple[Toolset, int]"])
 
     def params_for(self, section: AnySection, path: SectionPath) -> object | None:
         params_type = section.params_type
@@ -155,6 +158,24 @@ class _Walk:
         self.tools.append(offered)
         self.schemas.append(entry.schema)
         self.hashes.append(entry.hash)
+
+    def offer_live(self, section: AnySection, path: SectionPath) -> None:
+        """Offer the tools a section's toolsets hold right now (no overrides: they are not declared)."""
+        for toolset in section.toolsets:
+            self.toolsets.append((toolset, toolset.version))
+            for tool in toolset.current_tools():
+                taken = tool.name in self.names or tool.name == OPEN_SECTIONS_TOOL
+                if taken or self.template.tool_named(tool.name) is not None:
+                    raise PromptRenderError(
+                        f"prompt {self.template.ns}/{self.template.key}: section {format_path(path)!r} "
+                        f"offers a tool named {tool.name!r} from a toolset, but a tool of that name is "
+                        "already offered; give the toolset a prefix"
+                    )
+                entry = self.template.schema_cache.live_entry(tool)
+                self.tools.append(tool)
+                self.schemas.append(entry.schema)
+                self.hashes.append(entry.hash)
+                self.names.add(tool.name)
 
     def values_for(self, params: object | None) -> FieldValues:
         """Formatted fields of ``params``, shared by every section bound to the same object."""
@@ -203,6 +224,8 @@ class _Walk:
                 examples = self.template.examples_text(tool.name)
                 if examples:
                     self.blocks.append(examples)
+            if section.toolsets:
+                self.offer_live(section, path)
             if section.children:
                 self.walk(section.children, path, f"{number}.", depth + 1, policy)
 
@@ -240,4 +263,5 @@ def render_template(
         summarized_keys=tuple(walk.summarized),
         expanded_keys=expanded,
         output_mode=template.output_mode,
+        toolset_versions=tuple(walk.toolsets),
     )

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..jsontypes import JSONObject
     from ..tools import AnyTool
     from .descriptor import PromptDescriptor
+    from .toolsets import Toolset
 
 __all__ = ["RenderedPrompt", "RenderedSection"]
 
@@ -61,10 +62,16 @@ class RenderedPrompt(Generic[OutputT]):
     """Keys that were expanded for this render."""
     output_mode: OutputMode | None = None
     """The template's output mode (``None``: the adapter's own choice)."""
+    toolset_versions: tuple[tuple[Toolset, int], ...] = ()
+    """Each live toolset of an enabled, shown section, with the version this render offered."""
     _by_name: dict[str, int] = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {tool.name: i for i, tool in enumerate(self.tools)})
+
+    def tools_changed(self) -> bool:
+        """Whether a toolset's tools changed since this render (then render again to offer them)."""
+        return any(toolset.version != seen for toolset, seen in self.toolset_versions)
 
     @property
     def tool_names(self) -> tuple[str, ...]:

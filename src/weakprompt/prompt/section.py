@@ -19,6 +19,7 @@ from ..errors import PromptValidationError
 from ..session import Session
 from .keys import normalize_key
 from .template import CompiledTemplate, check_placeholders, is_params_type
+from .toolsets import Toolset
 
 if TYPE_CHECKING:
     from ..tools import AnyTool, ApprovalPolicy
@@ -69,6 +70,10 @@ def _to_tools(value: Iterable[AnyTool]) -> tuple[AnyTool, ...]:
     return tuple(value)
 
 
+def _to_toolsets(value: Iterable[Toolset]) -> tuple[Toolset, ...]:
+    return tuple(value)
+
+
 def _to_key(value: str) -> str:
     return normalize_key(value)
 
@@ -107,6 +112,8 @@ class Section(abc.ABC, Generic[P]):
     children: tuple[Section[Any], ...] = attrs.field(default=(), converter=_to_children)
     enabled: EnabledPredicate[P] = True
     tools: tuple[AnyTool, ...] = attrs.field(default=(), converter=_to_tools)
+    toolsets: tuple[Toolset, ...] = attrs.field(default=(), converter=_to_toolsets)
+    """Live tool sources (a mounted MCP server): their tools are read on every render."""
     accepts_overrides: bool = True
     summary: str | None = None
     visibility: Visibility = Visibility.FULL
@@ -137,6 +144,11 @@ class Section(abc.ABC, Generic[P]):
         for child in self.children:
             if not isinstance(child, Section):  # pyright: ignore[reportUnnecessaryIsInstance]
                 raise PromptValidationError(f"{where}: child {child!r} is not a Section")
+        for toolset in self.toolsets:
+            if not isinstance(toolset, Toolset):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise PromptValidationError(
+                    f"{where}: toolset {toolset!r} has no version and current_tools() (see Toolset)"
+                )
 
     def _resolve_params_type(self, where: str) -> None:
         declared = self.params_type

@@ -72,6 +72,9 @@ def _override_tool(tool: AnyTool, override: ToolOverride) -> AnyTool:
     )
 
 
+_LIVE_LIMIT = 4096
+
+
 @attrs.frozen
 class ToolSchemaEntry:
     """One tool as advertised: the tool to offer (overrides applied), its schema and hash."""
@@ -87,6 +90,9 @@ class ToolSchemaCache:
 
     _entries: dict[tuple[str, object], ToolSchemaEntry] = attrs.field(
         factory=dict[tuple[str, object], ToolSchemaEntry]
+    )
+    _live: dict[int, tuple[AnyTool, ToolSchemaEntry]] = attrs.field(
+        factory=dict[int, "tuple[AnyTool, ToolSchemaEntry]"]
     )
     hits: int = 0
     misses: int = 0
@@ -109,4 +115,22 @@ class ToolSchemaCache:
         schema: JSONObject = (offered or tool).spec()
         made = ToolSchemaEntry(tool=offered, schema=schema, hash=content_hash(schema))
         self._entries[key] = made
+        return made
+
+    def live_entry(self, tool: AnyTool) -> ToolSchemaEntry:
+        """Schema and hash of a toolset's tool, kept per tool object (a changed tool is a new object).
+
+        The entry holds the tool, so its id is not reused while cached; the
+        memo is emptied when it grows past ``_LIVE_LIMIT`` tools.
+        """
+        cached = self._live.get(id(tool))
+        if cached is not None and cached[0] is tool:
+            self.hits += 1
+            return cached[1]
+        self.misses += 1
+        if len(self._live) >= _LIVE_LIMIT:
+            self._live.clear()
+        schema = tool.spec()
+        made = ToolSchemaEntry(tool=None, schema=schema, hash=content_hash(schema))
+        self._live[id(tool)] = (tool, made)
         return made

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..canonical import canonical_json, content_hash
 from ..errors import VisibilityExpansionRequired
 from ..jsontypes import JSONObject, JSONValue
-from ..serde import SerdeError, parse
+from ..serde import SerdeError
 from ..tools import ToolResult
 from ._pausing import (
     AnswerStep,
@@ -201,7 +201,7 @@ def _check_arguments(where: str, waiting: PendingCall, arguments: JSONObject, to
         if not isinstance(arguments, dict):  # pyright: ignore[reportUnnecessaryIsInstance]  # caller's value
             raise TypeError("not an object")
         canonical_json(arguments)
-        parse(tool.params_type, arguments, extra="forbid")
+        tool.parse_arguments(arguments)
     except SerdeError as exc:
         raise ResumeError(
             f"{where}: the edited arguments for call {waiting.call_id!r} are invalid: {exc}"

@@ -31,7 +31,7 @@ from ..errors import (
 from ..events import HandlerFailure, ToolInvoked, publish
 from ..messages import ToolCall
 from ..safetext import plain_text
-from ..serde import SerdeError, parse
+from ..serde import SerdeError
 from ..tools import AnyTool, CallDeferred, ToolContext, ToolResult, is_async_handler
 from . import tool_messages
 from ._sync import run_sync
@@ -164,7 +164,7 @@ class ToolDispatcher:
         if not isinstance(arguments, dict):
             return False
         try:
-            params: object = parse(tool.params_type, arguments, extra="forbid")
+            params: object = tool.parse_arguments(arguments)
         except Exception:  # refused before the handler: it never runs
             return False
         return tool.needs_approval(params, self._context)
@@ -293,7 +293,7 @@ class ToolDispatcher:
             return self._refuse(call, self._arguments_problem(tool, call.arguments, arguments), started)
 
         try:
-            params: object = parse(tool.params_type, arguments, extra="forbid")
+            params: object = tool.parse_arguments(arguments)
         except SerdeError as exc:
             return self._refuse(call, tool_messages.invalid_params(tool.name, exc), started)
         except Exception as exc:  # e.g. a params type serde cannot handle: a defect in the tool

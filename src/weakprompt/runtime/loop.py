@@ -787,6 +787,10 @@ class _Evaluation(Generic[OutputT]):
         return reply, usage
 
     def _request(self, choice: ToolChoice) -> ModelRequest:
+        if self.rendered.tools_changed():  # a live toolset (an MCP server) changed its tools
+            rendered = self.prompt.render(self.session)
+            self._adopt(self.prompt, rendered)
+            self._commit_system(rendered.text)
         rendered = self.rendered
         context = self.outputs.compile(self.transcript)
         tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)

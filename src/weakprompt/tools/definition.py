@@ -11,7 +11,7 @@ import attrs
 
 from ..errors import PromptValidationError
 from ..jsontypes import JSONObject
-from ..serde import schema
+from ..serde import parse, schema
 from .approval import ApprovalPolicy, needs_approval
 from .context import ToolContext
 from .example import ToolExample
@@ -165,6 +165,15 @@ class Tool(Generic[P, R]):
     def parameters_schema(self, *, strict: bool = False) -> JSONObject:
         """JSON Schema of the arguments object the model must send."""
         return schema(self.params_type, strict=strict)
+
+    def parse_arguments(self, arguments: JSONObject) -> P:
+        """The params object for one call's decoded arguments; raises ``SerdeError`` naming each problem.
+
+        The dispatcher calls this once per call. A tool whose arguments are
+        described by a schema it did not generate (a mounted MCP tool)
+        overrides it to validate against that schema instead.
+        """
+        return parse(self.params_type, arguments, extra="forbid")
 
     def spec(self) -> JSONObject:
         """Provider-neutral definition ``{"name", "description", "parameters"}``.

@@ -1,0 +1,156 @@
+"""``weakprompt mcp ...``: list an MCP server's tools, serve a prompt's tools; ``run --mcp`` mounting."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+import click
+from rich.console import Console
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from ..prompt import Prompt
+
+__all__ = ["mcp", "run_with_servers"]
+
+T = TypeVar("T")
+
+
+def _require_sdk() -> None:
+    if importlib.util.find_spec("mcp") is None:
+        raise click.ClickException("MCP needs the extra: pip install 'weakprompt[mcp]'")
+
+
+async def run_with_servers(
+    specs: Sequence[str], prompt: Prompt[Any], start: Callable[[Prompt[Any]], Awaitable[T]]
+) -> T:
+    """Run ``start`` on ``prompt`` with each server in ``specs`` (a command or URL) mounted for the run."""
+    if not specs:
+        return await start(prompt)
+    _require_sdk()
+    from ..mcp import McpServer, McpToolset, mounted, with_toolsets
+
+    toolsets = [McpToolset(McpServer.parse(spec)) for spec in specs]
+    async with mounted(*toolsets):
+        return await start(with_toolsets(prompt, *toolsets))
+
+
+@click.group()
+def mcp() -> None:
+    """Model Context Protocol: list a server's tools, serve a prompt's tools."""
+
+
+@mcp.command("tools")
+@click.argument("server")
+@click.option("--json", "as_json", is_flag=True, help="Print the tools as JSON instead of text.")
+@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True))
+def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
+    """List the tools of SERVER (a command line, quoted, or an http(s) URL) with their schemas.
+
+    Its prompts and resources are listed after them.
+    """
+    _require_sdk()
+    from ..errors import WeakpromptError
+    from ..mcp import McpServer, McpToolset
+
+    async def read() -> dict[str, Any]:
+        async with McpToolset(McpServer.parse(server), connect_timeout=timeout) as toolset:
+            listed = [
+                {
+                    "name": tool.name,
+                    "server_name": tool.info.name,
+                    "description": tool.info.description,
+                    "read_only": tool.info.read_only,
+                    "destructive": tool.info.destructive,
+                    "input_schema": tool.info.input_schema,
+                }
+                for tool in toolset.current_tools()
+            ]
+            prompts: list[dict[str, Any]] = []
+            resources: list[dict[str, Any]] = []
+            with contextlib.suppress(Exception):  # a server without prompts answers "method not found"
+                prompts = [attrs.asdict(p) for p in await toolset.list_prompts()]
+            with contextlib.suppress(Exception):
+                resources = [attrs.asdict(r) for r in await toolset.list_resources()]
+            return {
+                "tools": listed,
+                "problems": list(toolset.problems),
+                "prompts": prompts,
+                "resources": resources,
+            }
+
+    try:
+        document = asyncio.run(read())
+    except WeakpromptError as exc:
+        raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+    if as_json:
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    console = Console(highlight=False)
+    console.print(f"{len(document['tools'])} tool(s)")
+    for item in document["tools"]:
+        hints = [
+            h for h, on in (("read-only", item["read_only"]), ("destructive", item["destructive"])) if on
+        ]
+        shown = (
+            item["name"] if item["name"] == item["server_name"] else f"{item['name']} ({item['server_name']})"
+        )
+        console.print(f"[bold]{escape(shown)}[/bold] {escape(' '.join(hints))}")
+        if item["description"]:
+            console.print(f"  {escape(item['description'])}")
+        console.print(f"  {escape(json.dumps(item['input_schema'], ensure_ascii=False))}")
+    for problem in document["problems"]:
+        console.print(f"[red]not offered:[/red] {escape(problem)}")
+    if document["prompts"]:
+        console.print(
+            f"{len(document['prompts'])} prompt(s): " + ", ".join(p["name"] for p in document["prompts"])
+        )
+    if document["resources"]:
+        console.print(
+            f"{len(document['resources'])} resource(s): " + ", ".join(r["uri"] for r in document["resources"])
+        )
+
+
+@mcp.command("serve")
+@click.argument("target")
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(min=0, max=65535))
+@click.option("--path", "url_path", default="/mcp", show_default=True)
+@click.option("--db", help="SQLite file (or database URL) to record each session's calls in.")
+@click.option("--name", help="Server name announced to clients; default: the prompt's ns/key.")
+def serve_command(
+    target: str, *, use_http: bool, host: str, port: int, url_path: str, db: str | None, name: str | None
+) -> None:
+    """Serve the enabled tools of prompt TARGET (path/to/module.py:name) as an MCP server."""
+    _require_sdk()
+    from ..errors import WeakpromptError
+    from ..mcp import PromptServer
+    from .loading import load_prompt
+
+    try:
+        prompt = load_prompt(target)
+        store = None
+        if db is not None:
+            from ..store import Store
+
+            store = Store.open(db)
+    except WeakpromptError as exc:
+        raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+    server = PromptServer(prompt, name=name, store=store)
+    try:
+        if use_http:
+            asyncio.run(server.serve_http(host=host, port=port, path=url_path))
+        else:
+            asyncio.run(server.serve_stdio())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if store is not None:
+            store.close()

@@ -1,0 +1,113 @@
+"""Shared pieces of the MCP tests: an SDK server written here, prompts mounting it, process checks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+from weakprompt.mcp import McpServer, McpToolset
+from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
+
+ROOT = Path(__file__).resolve().parent.parent
+EVERYTHING = ROOT / "tests" / "mcp_servers" / "node_modules" / ".bin" / "mcp-server-everything"
+VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"
+
+
+def everything_command() -> str:
+    """The pinned server-everything binary; skips (fails under CI) when it is not installed."""
+    if EVERYTHING.exists() and shutil.which("node"):
+        return str(EVERYTHING)
+    if os.environ.get("CI"):
+        pytest.fail(f"{EVERYTHING} is missing: run `make` (npm ci in tests/mcp_servers)")
+    pytest.skip("server-everything is not installed (npm ci in tests/mcp_servers)")
+
+
+def time_command() -> str:
+    found = ROOT / ".venv" / "bin" / "mcp-server-time"
+    if found.exists():
+        return str(found)
+    which = shutil.which("mcp-server-time")
+    if which:
+        return which
+    if os.environ.get("CI"):
+        pytest.fail("mcp-server-time is missing: install the dev extra")
+    pytest.skip("mcp-server-time is not installed")
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+def demo_server() -> MCPServer:
+    """A fresh server per test, so a tool one test adds stays in that test."""
+    server = MCPServer("demo")
+
+    @server.tool()
+    def weather(city: str) -> Weather:
+        """Weather for a city."""
+        return Weather(city=city, celsius=21.5)
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @server.tool()
+    def boom(x: int) -> str:
+        """Always fails."""
+        raise ValueError(f"bad x {x}")
+
+    @server.tool()
+    async def slow(ctx: Context) -> str:
+        """Reports progress twice."""
+        await ctx.report_progress(1, 2, "half")
+        await ctx.report_progress(2, 2, "done")
+        return "finished"
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Adds a tool named newer and says the list changed."""
+
+        @server.tool()
+        def newer(y: int) -> int:
+            """A tool added at run time."""
+            return y * 2
+
+        await ctx.notify_tools_changed()
+        return "grown"
+
+    return server
+
+
+def mounted_prompt(toolset: McpToolset, *, enabled: bool = True) -> Prompt[None]:
+    section = MarkdownSection(
+        title="Demo", key="demo", template="Use the demo tools.", toolsets=(toolset,), enabled=enabled
+    )
+    return Prompt(PromptTemplate(ns="tests", key="mcp", sections=[section]))
+
+
+def in_memory(**options: object) -> McpToolset:
+    return McpToolset(McpServer.in_memory(demo_server()), **options)  # type: ignore[arg-type]
+
+
+def child_pids() -> set[int]:
+    """Processes whose parent is this one (read from /proc)."""
+    me = os.getpid()
+    found: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == me and fields[0] != "Z":
+            found.add(int(entry.name))
+    return found

@@ -343,3 +343,27 @@ def test_sdk_errors_without_a_status_or_body_are_provider_errors() -> None:
     assert type(plain) is ProviderError and "odd failure" in str(plain)
     refused = from_anthropic_error(anthropic.APIConnectionError(request=request))
     assert isinstance(refused, ProviderConnectionError) and "http://fake.test" in str(refused)
+
+
+def test_a_traced_run_records_each_retry_on_its_model_call_span() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from weakprompt.otel import OTelTracing
+    from weakprompt.otel import attributes as attr
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    clock = FakeClock()
+    sleep = FakeSleep(clock)
+    server = StreamServer().json(429, RATE_LIMITED, **{"retry-after": "3"}).stream(answer_stream())
+    adapter = openai_stream_adapter(server, retrier(sleep))
+
+    evaluate(plain_prompt(), adapter=adapter, session=Session(), tracing=OTelTracing(provider))
+
+    (chat,) = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
+    (event,) = [e for e in chat.events if e.name == attr.EVENT_RETRY]
+    assert dict(event.attributes or {})[attr.RETRY_ATTEMPT] == 1
+    assert dict(event.attributes or {})[attr.RETRY_DELAY] == 3.0

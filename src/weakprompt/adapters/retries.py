@@ -27,6 +27,7 @@ import tenacity
 from ..errors import AdapterError, DeadlineExceededError, ProviderConnectionError, RateLimitError
 from ..events import ModelCallRetried, publish
 from ..model import ModelEvent, ModelRequest
+from ..runtime.tracing import report_retry
 from .output_modes import is_format_refusal
 
 __all__ = ["DEFAULT_RETRIES", "NO_RETRIES", "RetryPolicy", "Retrier", "is_transient"]
@@ -211,6 +212,7 @@ class Retrier:
                 error,
                 state.upcoming_sleep,
             )
+            report_retry(state.attempt_number, error, state.upcoming_sleep)  # a span event when traced
             if request.dispatcher is not None:
                 event = ModelCallRetried(
                     provider=self._provider,

@@ -524,3 +524,34 @@ def test_a_section_refuses_a_toolset_that_is_not_one() -> None:
 
     with pytest.raises(PromptValidationError, match="has no version and current_tools"):
         MarkdownSection(title="A", key="a", template="A.", toolsets=[object()])  # type: ignore[list-item]
+
+
+def test_a_tool_that_requires_approval_pauses_the_run_and_runs_once_approved(tmp_path: Any) -> None:
+    from weakprompt.runtime import Approve, paused_run, resume_async
+
+    async def main() -> None:
+        async with in_memory(requires_approval=lambda info: info.name == "echo") as toolset:
+            prompt = mounted_prompt(toolset)
+            calls = tool_call_turn(
+                tool_call("echo", {"text": "a"}, id="c1"), tool_call("weather", {"city": "b"}, id="c2")
+            )
+            adapter = ScriptedAdapter([calls, "done"])
+            with Store.open(tmp_path / "s.db") as store:
+                first = await run(prompt, adapter=adapter, session=Session(session_id="m"), store=store)
+                assert first.paused is not None and first.output is None
+                waiting = paused_run(store, "m")
+                assert waiting is not None
+                (pending,) = waiting.pending
+                assert (pending.call_id, pending.tool) == ("c1", "echo")  # weather ran; echo waits
+                done = await resume_async(
+                    store, "m", [Approve(pending.call_id, pending.token)], prompt=prompt, adapter=adapter
+                )
+                assert done.text == "done"
+                results = {
+                    c.content.tool_call_id: c.content.content
+                    for c in Transcript(store, "m").log()
+                    if c.role == "tool"
+                }
+                assert json.loads(results["c1"]) == {"result": "a"}
+
+    asyncio.run(main())

@@ -25,6 +25,7 @@ from ._toolset import (
     McpPromptInfo,
     McpResourceInfo,
     McpToolset,
+    PauseFor,
     Reconnect,
     mounted,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "McpTool",
     "McpToolInfo",
     "McpToolset",
+    "PauseFor",
     "ProgressCallback",
     "PromptServer",
     "Reconnect",

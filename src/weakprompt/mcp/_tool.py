@@ -170,8 +170,13 @@ class McpTool(Tool[McpArguments, Any]):
     offered_schema: JSONObject = attrs.field(kw_only=True, eq=False, repr=False)
 
     @classmethod
-    def build(cls, name: str, info: McpToolInfo, server: CallServer) -> McpTool:
-        """The tool for ``info`` under ``name``; raises :class:`SchemaProblem` for an unusable schema."""
+    def build(
+        cls, name: str, info: McpToolInfo, server: CallServer, *, requires_approval: bool = False
+    ) -> McpTool:
+        """The tool for ``info`` under ``name``; raises :class:`SchemaProblem` for an unusable schema.
+
+        ``requires_approval`` pauses a run on each call until a person decides (specs/APPROVAL.md).
+        """
         validator = compile_schema(info.input_schema)
         return cls(
             name=name,
@@ -180,6 +185,7 @@ class McpTool(Tool[McpArguments, Any]):
             params_type=McpArguments,
             result_type=None,
             accepts_overrides=False,
+            requires_approval=requires_approval,
             info=info,
             validator=validator,
             quick=quick_check(info.input_schema),

@@ -97,6 +97,9 @@ class McpCallRequest:
 ApprovalPolicy = Callable[[McpCallRequest], "bool | str | Awaitable[bool | str]"]
 """``True`` allows the call; ``False`` or a reason (a ``str``) refuses it: the model gets a failed result."""
 
+PauseFor = Callable[[McpToolInfo], bool]
+"""Which of a server's tools pause the run for a person's decision (``requires_approval``)."""
+
 
 @attrs.frozen
 class McpResourceInfo:
@@ -150,6 +153,7 @@ class McpToolset:
         call_timeout: float = 60.0,
         connect_timeout: float = 30.0,
         approve: ApprovalPolicy | None = None,
+        requires_approval: bool | PauseFor = False,
         sampling: ProviderAdapter | None = None,
         elicitation: ElicitationCallback | None = None,
         on_progress: ProgressCallback | None = None,
@@ -163,6 +167,7 @@ class McpToolset:
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self.approve = approve
+        self.requires_approval = requires_approval
         self.sampling = sampling
         self.elicitation = elicitation
         self.on_progress = on_progress
@@ -179,6 +184,10 @@ class McpToolset:
         self._closing = False
         self._restarts = 0
         self._ever_connected_this_round = False
+
+    def _pauses(self, info: McpToolInfo) -> bool:
+        policy = self.requires_approval
+        return policy if isinstance(policy, bool) else bool(policy(info))
 
     # -- the Toolset protocol ------------------------------------------------------------------
 
@@ -363,7 +372,7 @@ class McpToolset:
                 continue
             name = tool_name(self.prefix, info.name, taken)
             try:
-                tools.append(McpTool.build(name, info, self))
+                tools.append(McpTool.build(name, info, self, requires_approval=self._pauses(info)))
             except SchemaProblem as exc:
                 problems.append(f"tool {info.name!r} is not offered: its input schema is {exc}")
         for problem in problems:

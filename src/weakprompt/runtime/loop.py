@@ -25,7 +25,6 @@ import logging
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
@@ -43,8 +42,10 @@ from ..errors import (
 from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest
+from ..tools import is_async_handler
 from . import loop_messages
 from ._model_stream import model_reply
+from ._store_work import StoreWork, claim_private_loop, on_private_loop
 from ._sync import run_sync
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
@@ -142,25 +143,27 @@ def evaluate(
     works from a notebook or an async framework, blocking the caller).
     """
     return run_sync(
-        lambda: run(
-            prompt,
-            adapter=adapter,
-            session=session,
-            input=input,
-            store=store,
-            transcript=transcript,
-            deadline=deadline,
-            budget=budget,
-            max_turns=max_turns,
-            tool_choice=tool_choice,
-            output_retries=output_retries,
-            max_expansions=max_expansions,
-            resources=resources,
-            max_output_tokens=max_output_tokens,
-            load_tool_results=load_tool_results,
-            retention=retention,
-            tool_outputs=tool_outputs,
-            redact=redact,
+        lambda: on_private_loop(
+            run(
+                prompt,
+                adapter=adapter,
+                session=session,
+                input=input,
+                store=store,
+                transcript=transcript,
+                deadline=deadline,
+                budget=budget,
+                max_turns=max_turns,
+                tool_choice=tool_choice,
+                output_retries=output_retries,
+                max_expansions=max_expansions,
+                resources=resources,
+                max_output_tokens=max_output_tokens,
+                load_tool_results=load_tool_results,
+                retention=retention,
+                tool_outputs=tool_outputs,
+                redact=redact,
+            )
         )
     )
 
@@ -210,8 +213,9 @@ async def run(
             )
         _RUNNING.add(session)
     # One worker thread does all of this run's store work: off the event loop, and on one held
-    # SQLite connection (a held connection belongs to the thread that holds it).
-    io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
+    # SQLite connection (a held connection belongs to the thread that holds it). Inline instead on
+    # a loop evaluate() made for this run alone: nothing else waits on it (see _store_work).
+    io = StoreWork(inline=claim_private_loop())
     try:
         return await _run_on(
             io,
@@ -237,13 +241,13 @@ async def run(
             on_event=on_event,
         )
     finally:
-        io.shutdown(wait=False)
+        io.close()
         with _RUNNING_LOCK:
             _RUNNING.discard(session)
 
 
 async def _run_on(
-    io: ThreadPoolExecutor,
+    io: StoreWork,
     prompt: Prompt[OutputT],
     *,
     adapter: ProviderAdapter,
@@ -266,8 +270,6 @@ async def _run_on(
     concurrent_tools: bool,
     on_event: EventCallback | None,
 ) -> PromptResponse[OutputT]:
-    loop = asyncio.get_running_loop()
-
     def open_transcript() -> Transcript:
         if transcript is not None:
             if store is not None and transcript.store is not store:
@@ -285,7 +287,7 @@ async def _run_on(
             opened = Store.open("sqlite://", clock=session.clock)
         return Transcript(opened, session.session_id, token_counter=adapter.token_counter)
 
-    record = await loop.run_in_executor(io, open_transcript)
+    record = await io(open_transcript)
     # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.
     from .results import EvaluationOutputs
 
@@ -350,7 +352,7 @@ async def _run_on(
                 )
             raise
     finally:
-        await _settle(loop.run_in_executor(io, scope.close))
+        await io.settled(scope.close)
 
 
 @contextlib.asynccontextmanager
@@ -370,28 +372,6 @@ async def _deadline_scope(deadline: Deadline | None):
         raise DeadlineExceededError(
             f"the deadline {deadline.expires_at.isoformat()} passed during the run"
         ) from exc
-
-
-async def _settle(work: Awaitable[object]) -> None:
-    """Wait for ``work`` (a store write on the worker thread) to finish, even through cancellation.
-
-    The write itself cannot be interrupted; leaving before it ends would let
-    the caller act as if it had not happened. A cancellation that arrives
-    meanwhile is re-raised once it is done.
-    """
-    future = asyncio.ensure_future(work)
-    cancelled = False
-    while True:
-        try:
-            await asyncio.shield(future)
-        except asyncio.CancelledError:
-            if future.done():
-                raise
-            cancelled = True
-            continue
-        break
-    if cancelled:
-        raise asyncio.CancelledError
 
 
 def _sub_agent_runner(redact: Redactor) -> RunSubAgent:
@@ -474,7 +454,7 @@ class _Evaluation(Generic[OutputT]):
         max_output_tokens: int | None,
         outputs: EvaluationOutputs,
         redact: Redactor,
-        io: ThreadPoolExecutor,
+        io: StoreWork,
         concurrent_tools: bool,
         on_event: EventCallback | None,
     ) -> None:
@@ -502,6 +482,7 @@ class _Evaluation(Generic[OutputT]):
         self.head: str | None = None
         self.system_commit: str | None = None
         self.executions: list[ToolExecution] = []
+        self.async_handlers: dict[str, bool] = {}  # by tool name, for the current dispatcher
         self.expanded: list[str] = []
         self.rendered: RenderedPrompt[OutputT]
         self.dispatcher: ToolDispatcher
@@ -510,8 +491,8 @@ class _Evaluation(Generic[OutputT]):
         self.kept_resources: ResourceSnapshot | None = resources.snapshot() if resources is not None else None
 
     async def io(self, work: Callable[[], T]) -> T:
-        """Run store work on this run's worker thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._io, work)
+        """Run store work on this run's worker thread (or inline, see ``_store_work``)."""
+        return await self._io(work)
 
     async def emit(self, event: RunEvent[OutputT]) -> None:
         if self.on_event is None:
@@ -586,23 +567,26 @@ class _Evaluation(Generic[OutputT]):
         """
         before = self.head
         staging = self.transcript.turn(refresh=False)
-        turn = await self.io(staging.__enter__)
+        entered: list[TurnRecord] = []
+
+        def open_turn() -> ModelRequest:
+            # One trip to the worker: open the turn and compile the request on it.
+            entered.append(staging.__enter__())
+            return self._request(choice)
+
         try:
-            reply = await self._call_model(choice, turn)
+            request = await self._io.settled(open_turn)
+            turn = entered[0]
+            reply = await self._call_model(request, turn)
             if reply.tool_calls:
                 await self._run_tools(reply.tool_calls, turn)
         except BaseException as exc:
             self.head = before  # nothing of the unfinished turn is stored
-            await _settle(
-                asyncio.get_running_loop().run_in_executor(
-                    self._io, staging.__exit__, type(exc), exc, exc.__traceback__
-                )
-            )
+            if entered:
+                await self._io.settled(functools.partial(staging.__exit__, type(exc), exc, exc.__traceback__))
             raise
         try:
-            await _settle(
-                asyncio.get_running_loop().run_in_executor(self._io, staging.__exit__, None, None, None)
-            )
+            await self._io.settled(functools.partial(staging.__exit__, None, None, None))
         except BaseException:
             if not turn.stored:
                 self.head = before
@@ -610,9 +594,12 @@ class _Evaluation(Generic[OutputT]):
             self._stored(turn)  # cancelled while writing, but the write went through
             raise
         self._stored(turn)
-        await self.emit(
-            TurnCommitted(turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits))
-        )
+        if self.on_event is not None:
+            await self.emit(
+                TurnCommitted(
+                    turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits)
+                )
+            )
         return reply
 
     def _stored(self, turn: TurnRecord) -> None:
@@ -621,11 +608,13 @@ class _Evaluation(Generic[OutputT]):
         self.head = turn.head or self.head
         self.keep_state()
 
-    async def _call_model(self, choice: ToolChoice, turn: TurnRecord) -> AssistantTurn:
-        request = await self.io(lambda: self._request(choice))
-        reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
-        reply, usage = await self.io(lambda: self._record_reply(reply, turn))
-        await self.emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
+    async def _call_model(self, request: ModelRequest, turn: TurnRecord) -> AssistantTurn:
+        emit = self.emit if self.on_event is not None else None
+        reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=emit)
+        # Staged in memory (the turn is written when it ends): no trip to the worker thread.
+        reply, usage = self._record_reply(reply, turn)
+        if emit is not None:
+            await emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
         return reply
 
     def _request(self, choice: ToolChoice) -> ModelRequest:
@@ -687,6 +676,10 @@ class _Evaluation(Generic[OutputT]):
                 while end < len(calls) and not self.dispatcher.runs_alone(calls[end]):
                     end += 1
             group = calls[index:end]
+            if len(group) == 1 and not self._awaits_handler(group[0]):
+                await self._run_with_store_work(group[0], turn)
+                index = end
+                continue
             if len(group) == 1:
                 outcomes: list[ToolExecution | VisibilityExpansionRequired] = []
                 try:
@@ -696,29 +689,51 @@ class _Evaluation(Generic[OutputT]):
             else:
                 outcomes = await self.dispatcher.execute_concurrently(group)
             for call, outcome in zip(group, outcomes, strict=True):
-                await self._take_result(call, outcome, turn)
+                content, failed = await self.io(functools.partial(self._take_result, call, outcome, turn))
+                await self._result_ready(call, content, failed)
             index = end
 
-    async def _take_result(
+    def _awaits_handler(self, call: ToolCall) -> bool:
+        """Whether ``call``'s handler is awaited on the loop (an async one); a sync one runs off it."""
+        known = self.async_handlers.get(call.name)
+        if known is None:
+            tool = self.dispatcher.tools.get(call.name)
+            known = self.async_handlers[call.name] = tool is not None and is_async_handler(tool.handler)
+        return known
+
+    async def _run_with_store_work(self, call: ToolCall, turn: TurnRecord) -> None:
+        """A call that runs alone with a sync handler: the handler and its result's staging in one step.
+
+        Both are blocking work, so they take one trip to the run's worker
+        thread instead of two (inline on a loop the run has to itself, see
+        ``_store_work``). A cancellation meanwhile waits for the handler to
+        return, so the rollback that follows sees all it changed.
+        """
+
+        def work() -> tuple[str, bool]:
+            try:
+                outcome: ToolExecution | VisibilityExpansionRequired = self.dispatcher.execute(call)
+            except VisibilityExpansionRequired as request:
+                outcome = request
+            return self._take_result(call, outcome, turn)
+
+        content, failed = await self._io.settled(work)
+        await self._result_ready(call, content, failed)
+
+    def _take_result(
         self, call: ToolCall, outcome: ToolExecution | VisibilityExpansionRequired, turn: TurnRecord
-    ) -> None:
+    ) -> tuple[str, bool]:
+        """Stage a call's result in ``turn`` (through the output pipeline); the text and failure flag."""
         if isinstance(outcome, VisibilityExpansionRequired):
-            expanded = outcome
-            content, failed = await self.io(
-                lambda: self._commit_result(call, *self._expand(expanded), turn=turn)
-            )
-        else:
-            self.executions.append(outcome)
-            failed = not outcome.result.success
+            return self._commit_result(call, *self._expand(outcome), turn=turn)
+        self.executions.append(outcome)
+        failed = not outcome.result.success
+        processed = self.outputs.process(call, outcome.message, is_error=failed, turn=turn)
+        return self._commit_result(call, processed.content, failed, turn=turn, metadata=processed.metadata)
 
-            def commit() -> tuple[str, bool]:
-                processed = self.outputs.process(call, outcome.message, is_error=failed, turn=turn)
-                return self._commit_result(
-                    call, processed.content, failed, turn=turn, metadata=processed.metadata
-                )
-
-            content, failed = await self.io(commit)
-        await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
+    async def _result_ready(self, call: ToolCall, content: str, failed: bool) -> None:
+        if self.on_event is not None:
+            await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
 
     def _commit_result(
         self,
@@ -823,6 +838,7 @@ class _Evaluation(Generic[OutputT]):
         """Make ``rendered`` the current render: event, dispatcher, active tool set."""
         self.prompt = prompt
         self.rendered = rendered
+        self.async_handlers = {}
         self.dispatcher = ToolDispatcher(
             rendered.tools + self.outputs.extra_tools(rendered.tool_names),
             session=self.session,

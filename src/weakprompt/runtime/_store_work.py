@@ -1,10 +1,14 @@
 """Where a run does its blocking work (store reads and writes, sync tool handlers): off the loop, or on it.
 
 An event loop that other tasks share must not wait on SQLite or on a sync
-handler, so by default a run hands that work to one worker thread of its
-own (one thread, so one held SQLite connection serves the whole run). A
-thread hop costs tens of microseconds, several times per round trip, which
-is most of a tool round trip's cost when the model and the tools are fast.
+handler, so by default a run hands that work to a worker thread: one of a
+few *lanes* the whole process shares. A run keeps its lane from start to
+end, so its steps run one after another on one thread and one held SQLite
+connection serves them all. Lanes are started once: starting a thread per
+run cost more than the run itself with a thousand sessions at once (each
+start waits for the new thread to be scheduled, on the event loop). A
+thread hop still costs tens of microseconds, so a run takes as few as it
+can (see the loop).
 
 :func:`evaluate` runs the loop on an event loop that exists for that one
 run (``asyncio.run`` in this thread, or on a thread of its own): there is
@@ -17,13 +21,55 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
+import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-__all__ = ["StoreWork", "claim_private_loop", "on_private_loop"]
+__all__ = ["LANES", "StoreWork", "claim_private_loop", "on_private_loop"]
 
 T = TypeVar("T")
+
+LANES = 4
+"""Worker threads shared by every run of the process (more would only contend for the GIL)."""
+
+mode: str = "lanes"
+"""How runs not on a private loop do blocking work: ``"lanes"`` (shared threads), ``"thread"`` (a
+thread of its own per run, the earlier design) or ``"inline"`` (on the event loop). Benchmarks
+compare them; nothing else changes it."""
+
+
+class _Lanes:
+    """The shared worker threads, and how many runs use each."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._threads: list[ThreadPoolExecutor] = []
+        self._users: list[int] = []
+
+    def take(self) -> tuple[int, ThreadPoolExecutor]:
+        """The least used lane, now used by one more run."""
+        with self._lock:
+            if self._pid != os.getpid():  # none yet, or inherited by a forked child without its threads
+                self._pid = os.getpid()
+                self._threads = [
+                    ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"weakprompt-store-{i}")
+                    for i in range(LANES)
+                ]
+                self._users = [0] * LANES
+            index = min(range(LANES), key=self._users.__getitem__)
+            self._users[index] += 1
+            return index, self._threads[index]
+
+    def give_back(self, index: int) -> None:
+        with self._lock:
+            if index < len(self._users) and self._users[index] > 0:
+                self._users[index] -= 1
+
+
+_LANES = _Lanes()
 
 
 class _Claim:
@@ -60,10 +106,17 @@ class StoreWork:
     """Runs a run's blocking steps: inline, or on one worker thread, in the run's context."""
 
     def __init__(self, *, inline: bool) -> None:
-        self.inline = inline
-        self._thread = (
-            None if inline else ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
-        )
+        self.inline = inline or mode == "inline"
+        self._lane: int | None = None
+        self._own = False
+        self._thread: ThreadPoolExecutor | None = None
+        if self.inline:
+            return
+        if mode == "thread":
+            self._own = True
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
+        else:
+            self._lane, self._thread = _LANES.take()
 
     async def __call__(self, work: Callable[[], T]) -> T:
         """``work()``, off the loop unless inline; a cancellation meanwhile does not wait for it."""
@@ -72,16 +125,20 @@ class StoreWork:
         context = contextvars.copy_context()
         return await asyncio.get_running_loop().run_in_executor(self._thread, context.run, work)
 
-    async def settled(self, work: Callable[[], T]) -> T:
+    async def settled(self, work: Callable[[], T], *, may_block: bool = False) -> T:
         """``work()``, waited for to the end even through a cancellation, which is re-raised after.
 
         For work that must not be left running behind the caller's back: a
         turn's write, or a tool call whose changes a rollback must see.
+        Work that ``may_block`` for as long as it likes (a sync tool
+        handler) never holds up a shared lane: it runs on the event loop's
+        default executor instead, as ``asyncio.to_thread`` would run it.
         """
         if self._thread is None:
             return work()  # no await point: nothing can interrupt it
         context = contextvars.copy_context()
-        future = asyncio.get_running_loop().run_in_executor(self._thread, context.run, work)
+        executor = None if may_block and not self._own else self._thread
+        future = asyncio.get_running_loop().run_in_executor(executor, context.run, work)
         cancelled = False
         while True:
             try:
@@ -97,5 +154,9 @@ class StoreWork:
         return result
 
     def close(self) -> None:
-        if self._thread is not None:
+        """Give the lane back (or let the run's own thread end); the work handed over is all done."""
+        if self._own and self._thread is not None:
             self._thread.shutdown(wait=False)
+        if self._lane is not None:
+            _LANES.give_back(self._lane)
+            self._lane = None

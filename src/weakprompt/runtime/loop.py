@@ -704,10 +704,12 @@ class _Evaluation(Generic[OutputT]):
     async def _run_with_store_work(self, call: ToolCall, turn: TurnRecord) -> None:
         """A call that runs alone with a sync handler: the handler and its result's staging in one step.
 
-        Both are blocking work, so they take one trip to the run's worker
-        thread instead of two (inline on a loop the run has to itself, see
-        ``_store_work``). A cancellation meanwhile waits for the handler to
-        return, so the rollback that follows sees all it changed.
+        Both are blocking work, so they take one trip off the event loop
+        instead of two (a thread of the loop's default executor, never a
+        shared store lane, since a handler may take its time; inline on a
+        loop the run has to itself, see ``_store_work``). A cancellation
+        meanwhile waits for the handler to return, so the rollback that
+        follows sees all it changed.
         """
 
         def work() -> tuple[str, bool]:
@@ -717,7 +719,7 @@ class _Evaluation(Generic[OutputT]):
                 outcome = request
             return self._take_result(call, outcome, turn)
 
-        content, failed = await self._io.settled(work)
+        content, failed = await self._io.settled(work, may_block=True)
         await self._result_ready(call, content, failed)
 
     def _take_result(

@@ -145,3 +145,56 @@ def test_a_cancelled_lone_sync_call_finishes_publishes_its_result_then_the_turn_
     # the turn was not stored, so the session is put back as of the last stored turn
     assert session[Item].all() == ()
     _only_the_system_prompt_is_stored(store, session)
+
+
+def test_cancelled_while_a_turn_is_written_the_turn_stays_and_the_next_one_is_dropped() -> None:
+    from weakprompt.runtime import ModelTurnCompleted
+
+    store = Store.open("sqlite://")
+    session = Session()
+    written = threading.Event()
+    proceed = threading.Event()
+
+    def hold_the_write(event: ModelTurnCompleted) -> None:
+        # published once the turn's transaction has committed, on the thread writing it
+        if event.turn == 1:
+            written.set()
+            proceed.wait(timeout=30)
+
+    session.dispatcher.subscribe(ModelTurnCompleted, hold_the_write)
+
+    @tool
+    async def note(text: str, *, context: ToolContext) -> ToolResult[None]:
+        """Write a note."""
+        context.session[Item].append(Item(text))
+        return ToolResult.ok(None, message=text)
+
+    def script(tag: str) -> ScriptedAdapter:
+        return ScriptedAdapter(
+            [
+                tool_call_turn(tool_call("note", {"text": f"{tag}1"}, id=f"{tag}a")),
+                tool_call_turn(tool_call("note", {"text": f"{tag}2"}, id=f"{tag}b")),
+                f"{tag} done",
+            ]
+        )
+
+    async def main() -> str:
+        task = asyncio.ensure_future(
+            run(tools_prompt([note]), adapter=script("x"), session=session, store=store)
+        )
+        while not written.is_set():
+            await asyncio.sleep(0.001)
+        task.cancel()
+        proceed.set()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        messages = Transcript(store, session.session_id).compile().messages
+        assert [m.role for m in messages] == ["system", "assistant", "tool"]  # turn 1 is whole, nothing after
+        assert session[Item].all() == (Item("x1"),)  # the stored turn's change is kept
+        again = await run(tools_prompt([note]), adapter=script("y"), session=session, store=store)
+        return again.text
+
+    assert asyncio.run(main()) == "y done"
+    assert session[Item].all() == (Item("x1"), Item("y1"), Item("y2"))

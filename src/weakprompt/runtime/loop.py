@@ -522,14 +522,20 @@ class _Evaluation(Generic[OutputT]):
     ) -> PromptResponse[OutputT]:
         await self.io(lambda: self._start(input, first_choice))
         choice: ToolChoice = first_choice
+        ahead: _OpenTurn | None = None  # the next turn, opened with the write of the last one
         while True:
-            if self.turns >= max_turns:
-                raise MaxTurnsExceededError(max_turns)
-            if self.deadline is not None:
-                self.deadline.check()
-            if self.tracker is not None:
-                self.tracker.check()
-            reply = await self._model_turn(choice)
+            try:
+                if self.turns >= max_turns:
+                    raise MaxTurnsExceededError(max_turns)
+                if self.deadline is not None:
+                    self.deadline.check()
+                if self.tracker is not None:
+                    self.tracker.check()
+            except BaseException as exc:
+                if ahead is not None:
+                    await self._drop_ahead(ahead.staging, exc)
+                raise
+            reply, ahead = await self._model_turn(choice, ahead, max_turns=max_turns)
             choice = "auto"
             if reply.tool_calls:
                 continue
@@ -553,7 +559,9 @@ class _Evaluation(Generic[OutputT]):
             self.head = self.transcript.user(input).hash
         self.outputs.turn_start = self.head
 
-    async def _model_turn(self, choice: ToolChoice) -> AssistantTurn:
+    async def _model_turn(
+        self, choice: ToolChoice, ahead: _OpenTurn | None, *, max_turns: int
+    ) -> tuple[AssistantTurn, _OpenTurn | None]:
         """One model call and the tool calls it asked for, stored together as one transcript turn.
 
         The turn is staged on the worker thread and written there in one
@@ -564,18 +572,24 @@ class _Evaluation(Generic[OutputT]):
         events that report it (``ModelTurnCompleted``, ``ToolResultStored``,
         ``ToolResultCommitted``) are published once it has committed, with
         the hashes as stored, and ``TurnCommitted`` after them.
+
+        The turn is opened, and its request compiled, in one trip to the
+        worker thread (``ahead``: already, in the trip that wrote the turn
+        before). When the model asked for tools and a model call is left, the
+        trip that writes this turn opens the next one too (and returns it),
+        so a round trip costs one trip less; the loop drops it unopened if
+        a limit stops the run first.
         """
         before = self.head
-        staging = self.transcript.turn(refresh=False)
-        entered: list[TurnRecord] = []
+        staging = ahead.staging if ahead is not None else self.transcript.turn(refresh=False)
+        entered: list[TurnRecord] = [ahead.record] if ahead is not None else []
 
         def open_turn() -> ModelRequest:
-            # One trip to the worker: open the turn and compile the request on it.
             entered.append(staging.__enter__())
             return self._request(choice)
 
         try:
-            request = await self._io.settled(open_turn)
+            request = ahead.request if ahead is not None else await self._io.settled(open_turn)
             turn = entered[0]
             reply = await self._call_model(request, turn)
             if reply.tool_calls:
@@ -585,9 +599,23 @@ class _Evaluation(Generic[OutputT]):
             if entered:
                 await self._io.settled(functools.partial(staging.__exit__, type(exc), exc, exc.__traceback__))
             raise
+        following = (
+            self.transcript.turn(refresh=False) if reply.tool_calls and self.turns < max_turns else None
+        )
+        opened: list[TurnRecord] = []
+
+        def write_and_open_next() -> ModelRequest | None:
+            staging.__exit__(None, None, None)
+            if following is None:
+                return None
+            opened.append(following.__enter__())
+            return self._request("auto")
+
         try:
-            await self._io.settled(functools.partial(staging.__exit__, None, None, None))
-        except BaseException:
+            upcoming = await self._io.settled(write_and_open_next)
+        except BaseException as exc:
+            if following is not None and opened:
+                await self._drop_ahead(following, exc)
             if not turn.stored:
                 self.head = before
                 raise
@@ -600,7 +628,15 @@ class _Evaluation(Generic[OutputT]):
                     turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits)
                 )
             )
-        return reply
+        if following is None or upcoming is None:
+            return reply, None
+        return reply, _OpenTurn(following, opened[0], upcoming)
+
+    async def _drop_ahead(
+        self, staging: contextlib.AbstractContextManager[TurnRecord], error: BaseException
+    ) -> None:
+        """Close a turn opened ahead that will not be used: nothing of it is stored."""
+        await self._io.settled(functools.partial(staging.__exit__, type(error), error, error.__traceback__))
 
     def _stored(self, turn: TurnRecord) -> None:
         if turn.moved:  # another writer appended meanwhile: the turn was stored after it, rehashed
@@ -933,3 +969,19 @@ class _Evaluation(Generic[OutputT]):
 
 
 _ONE_CALL = Usage(model_calls=1)
+
+
+class _OpenTurn:
+    """A transcript turn already opened (its staging block entered) and the request compiled on it."""
+
+    __slots__ = ("record", "request", "staging")
+
+    def __init__(
+        self,
+        staging: contextlib.AbstractContextManager[TurnRecord],
+        record: TurnRecord,
+        request: ModelRequest,
+    ) -> None:
+        self.staging = staging
+        self.record = record
+        self.request = request

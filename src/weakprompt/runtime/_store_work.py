@@ -118,12 +118,16 @@ class StoreWork:
         else:
             self._lane, self._thread = _LANES.take()
 
-    async def __call__(self, work: Callable[[], T]) -> T:
-        """``work()``, off the loop unless inline; a cancellation meanwhile does not wait for it."""
+    async def __call__(self, work: Callable[[], T], *, may_block: bool = False) -> T:
+        """``work()``, off the loop unless inline; a cancellation meanwhile does not wait for it.
+
+        ``may_block``: as for :meth:`settled`.
+        """
         if self._thread is None:
             return work()
         context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(self._thread, context.run, work)
+        executor = None if may_block and not self._own else self._thread
+        return await asyncio.get_running_loop().run_in_executor(executor, context.run, work)
 
     async def settled(self, work: Callable[[], T], *, may_block: bool = False) -> T:
         """``work()``, waited for to the end even through a cancellation, which is re-raised after.

@@ -725,7 +725,9 @@ class _Evaluation(Generic[OutputT]):
             else:
                 outcomes = await self.dispatcher.execute_concurrently(group)
             for call, outcome in zip(group, outcomes, strict=True):
-                content, failed = await self.io(functools.partial(self._take_result, call, outcome, turn))
+                # not on a shared lane: tool_result hooks (a summary by a model, say) may take their time
+                staged = functools.partial(self._take_result, call, outcome, turn)
+                content, failed = await self._io(staged, may_block=True)
                 await self._result_ready(call, content, failed)
             index = end
 

@@ -12,14 +12,21 @@ a. N concurrent sessions (100 and 1,000), each making 5 tool round trips
      store) and once with one SQLite file shared by every session;
    - pydantic-ai: ``Agent(FunctionModel(async fn)).run``;
    - openai-agents: ``Runner.run`` with a scripted async ``Model`` (tracing off).
+   Every framework runs once with its tool as a plain ``def`` and once as an
+   ``async def`` (both peers hand a sync tool to a thread, pydantic-ai through
+   anyio's 40-thread limiter), and each is judged by its faster style, so no
+   peer is held to the form that costs it a thread hop per call.
    Reported: wall time (and its ratio to the ideal), process CPU time per
    tool round trip, and a cProfile summary of where weakprompt's CPU goes at
-   1,000 sessions.
+   1,000 sessions (main thread, then everything inline on one thread).
 b. One turn asking for 4 tools that each ``await asyncio.sleep(0.5)``: the
    calls run concurrently, so the turn should take about 0.5 s, not 2 s.
 c. Streaming overhead: the time from the adapter yielding a text chunk to the
    caller receiving its event from ``stream(...)``, next to the floor of
    reading the same async generator directly.
+e. Where runs on a shared loop do their store work (``runtime._store_work.mode``):
+   shared store lanes (the design), a thread per run (the earlier one) and
+   inline on the event loop, on the same sessions with either store.
 d. The K=100 tool round trip without latency (as in ``loop_bench``) through
    ``await run(...)`` and through the sync ``evaluate`` wrapper, next to the
    pre-async sync loop measured on this machine (``concurrency_baseline.json``).

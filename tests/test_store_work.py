@@ -166,3 +166,26 @@ def test_giving_back_a_lane_twice_or_an_unknown_one_changes_nothing() -> None:
     lanes.give_back(_store_work.LANES + 5)
     again, _ = lanes.take()
     assert again == index  # still the least used
+
+
+def test_an_async_tool_asking_for_sections_gets_its_answer_in_place() -> None:
+    from weakprompt.errors import VisibilityExpansionRequired
+
+    @tool
+    async def open_more(text: str) -> ToolResult[None]:
+        """Asks the loop for a section that does not exist."""
+        await asyncio.sleep(0)
+        raise VisibilityExpansionRequired(["no-such-section"], reason=text)
+
+    store = Store.open("sqlite://")
+    session = Session()
+    adapter = ScriptedAdapter([tool_call_turn(tool_call("open_more", {"text": "why"}, id="o1")), "done"])
+
+    async def main() -> str:
+        response = await run(tools_prompt([open_more]), adapter=adapter, session=session, store=store)
+        return response.text
+
+    assert asyncio.run(main()) == "done"
+    (result,) = [m for m in Transcript(store, session.session_id).compile().messages if m.role == "tool"]
+    assert result.tool_call_id == "o1" and result.is_error
+    assert "no-such-section" in result.content

@@ -203,7 +203,7 @@ def bench_same_session(folder: Path, writers: int, turns: int, window: int) -> t
 
     def work(w: int) -> None:
         with Store.open(path) as store:
-            t = store.transcript("shared")
+            t = Transcript(store, "shared")
             t.set_tools(tools)
             start.wait()
             n = 0
@@ -230,7 +230,7 @@ def bench_same_session(folder: Path, writers: int, turns: int, window: int) -> t
     first = window / (done[window] - done[0])
     last = window / (done[-1] - done[-1 - window])
     with Store.open(path) as store:
-        assert Transcript(store, "shared").compile() == store.transcript("shared").compile()
+        assert Transcript(store, "shared").compile() == Transcript(store, "shared").compile()
     return first, last, moved[0]
 
 

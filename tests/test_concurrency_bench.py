@@ -96,3 +96,19 @@ def test_area_and_short_names(bench: ModuleType) -> None:
     assert bench._area("/usr/lib/python3.11/asyncio/events.py", "_run") == "asyncio"
     assert bench._short("/a/site-packages/sqlalchemy/x.py") == "sqlalchemy/x.py"
     assert bench.percentile([3.0, 1.0, 2.0], 0.99) == 3.0
+
+
+def test_every_framework_runs_with_a_sync_and_an_async_tool(bench: ModuleType, tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "styles.db")
+    try:
+        cases = bench._session_cases(store)
+        assert {framework for framework, _ in cases.values()} == {
+            "weakprompt (default store)",
+            "weakprompt (SQLite file)",
+            "pydantic-ai",
+            "openai-agents",
+        }
+        for name, (_framework, factory) in cases.items():
+            bench.time_sessions(name, factory(), 2, 0.0)  # raises unless every tool call ran
+    finally:
+        store.close()

@@ -129,8 +129,9 @@ def test_killed_writers_never_leave_an_output_without_its_commit_or_the_reverse(
             process.stdin.write(f"{round_no}\n")
             process.stdin.flush()
             pid = int(process.stdout.readline())
-            # a writer starts at once (everything is imported): kill it at some random point
-            time.sleep(rng.uniform(0.0, 0.08))
+            # a writer starts at once (everything is imported): kill it at some random point; every
+            # fifth one later, so that writers get turns stored even on a slow, loaded machine
+            time.sleep(rng.uniform(0.0, 0.08) if round_no % 5 else rng.uniform(0.3, 0.6))
             os.kill(pid, signal.SIGKILL)  # not yet reaped, so the pid is still this writer's
             assert process.stdout.readline().strip() == "reaped"
             rows, references = outputs_and_references(db)

@@ -27,22 +27,24 @@ Emit = Callable[[RunEvent[Any]], Awaitable[None]]
 
 
 async def model_reply(
-    adapter: ProviderAdapter, request: ModelRequest, *, turn: int, emit: Emit
+    adapter: ProviderAdapter, request: ModelRequest, *, turn: int, emit: Emit | None
 ) -> AssistantTurn:
     """The adapter's reply to ``request``; its pieces are handed to ``emit`` as they arrive.
 
     A stream that breaks the contract, or ends without ``ReplyCompleted``,
     is an :class:`~weakprompt.errors.AdapterError`; a provider error raised
-    mid-stream propagates as it is. The stream is closed either way.
+    mid-stream propagates as it is. The stream is closed either way. With
+    no ``emit`` (nobody listens), no run event is built.
     """
     assembler = model.ReplyAssembler(provider=adapter.name)
     events = adapter.stream(request)
     try:
         async for event in events:
             assembler.add(event)
-            reported = _as_run_event(event, turn)
-            if reported is not None:
-                await emit(reported)
+            if emit is not None:
+                reported = _as_run_event(event, turn)
+                if reported is not None:
+                    await emit(reported)
     finally:
         # Close an async generator now (it may hold a connection), not when it is collected.
         aclose = getattr(events, "aclose", None)

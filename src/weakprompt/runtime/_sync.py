@@ -13,7 +13,7 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["in_running_loop", "run_sync"]
 
@@ -29,17 +29,36 @@ def in_running_loop() -> bool:
     return True
 
 
+class _Boxed(Generic[T]):
+    """A coroutine's result, behind the default ``object`` repr.
+
+    ``asyncio.run`` looks up the SIGINT handler it installed after the main
+    task is done, and that lookup builds the handler's repr, which holds the
+    task and so its result: for a response with hundreds of tool
+    executions that costs milliseconds, for nothing.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: T) -> None:
+        self.value = value
+
+
+async def _boxed(work: Coroutine[Any, Any, T]) -> _Boxed[T]:
+    return _Boxed(await work)
+
+
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run the coroutine ``make()`` builds and return its result (or raise its exception)."""
     if not in_running_loop():
-        return asyncio.run(make())
+        return asyncio.run(_boxed(make())).value
     outcome: list[T] = []
     failure: list[BaseException] = []
     context = contextvars.copy_context()
 
     def work() -> None:
         try:
-            outcome.append(context.run(asyncio.run, make()))
+            outcome.append(context.run(asyncio.run, _boxed(make())).value)
         except BaseException as exc:  # handed to the caller's thread below
             failure.append(exc)
 

@@ -25,7 +25,6 @@ import logging
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
@@ -43,8 +42,10 @@ from ..errors import (
 from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest
+from ..tools import is_async_handler
 from . import loop_messages
 from ._model_stream import model_reply
+from ._store_work import StoreWork, claim_private_loop, on_private_loop
 from ._sync import run_sync
 from .approval import Decision, PausedRun, ToolCallPending
 from .dispatcher import ToolDispatcher, ToolExecution
@@ -170,27 +171,29 @@ def evaluate(
     works from a notebook or an async framework, blocking the caller).
     """
     return run_sync(
-        lambda: run(
-            prompt,
-            adapter=adapter,
-            session=session,
-            input=input,
-            store=store,
-            transcript=transcript,
-            deadline=deadline,
-            budget=budget,
-            max_turns=max_turns,
-            tool_choice=tool_choice,
-            output_retries=output_retries,
-            max_expansions=max_expansions,
-            resources=resources,
-            max_output_tokens=max_output_tokens,
-            load_tool_results=load_tool_results,
-            retention=retention,
-            tool_outputs=tool_outputs,
-            redact=redact,
-            tracing=tracing,
-            approve=approve,
+        lambda: on_private_loop(
+            run(
+                prompt,
+                adapter=adapter,
+                session=session,
+                input=input,
+                store=store,
+                transcript=transcript,
+                deadline=deadline,
+                budget=budget,
+                max_turns=max_turns,
+                tool_choice=tool_choice,
+                output_retries=output_retries,
+                max_expansions=max_expansions,
+                resources=resources,
+                max_output_tokens=max_output_tokens,
+                load_tool_results=load_tool_results,
+                retention=retention,
+                tool_outputs=tool_outputs,
+                redact=redact,
+                tracing=tracing,
+                approve=approve,
+            )
         )
     )
 
@@ -250,8 +253,9 @@ async def run(
             )
         _RUNNING.add(session)
     # One worker thread does all of this run's store work: off the event loop, and on one held
-    # SQLite connection (a held connection belongs to the thread that holds it).
-    io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
+    # SQLite connection (a held connection belongs to the thread that holds it). Inline instead on
+    # a loop evaluate() made for this run alone: nothing else waits on it (see _store_work).
+    io = StoreWork(inline=claim_private_loop())
     tracing = tracing if tracing is not None else installed_tracing()
     try:
         trace = (
@@ -294,13 +298,13 @@ async def run(
         )
         return await (work if trace is None else _traced(trace, work))
     finally:
-        io.shutdown(wait=False)
+        io.close()
         with _RUNNING_LOCK:
             _RUNNING.discard(session)
 
 
 async def _run_on(
-    io: ThreadPoolExecutor,
+    io: StoreWork,
     prompt: Prompt[OutputT],
     *,
     adapter: ProviderAdapter,
@@ -327,8 +331,6 @@ async def _run_on(
     approve: Approver | None,
     resumption: Resumption | None,
 ) -> PromptResponse[OutputT]:
-    loop = asyncio.get_running_loop()
-
     def open_transcript() -> Transcript:
         if transcript is not None:
             if store is not None and transcript.store is not store:
@@ -346,7 +348,7 @@ async def _run_on(
             opened = Store.open("sqlite://", clock=session.clock)
         return Transcript(opened, session.session_id, token_counter=adapter.token_counter)
 
-    record = await loop.run_in_executor(io, open_transcript)
+    record = await io(open_transcript)
     # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.
     from .results import EvaluationOutputs
 
@@ -420,7 +422,7 @@ async def _run_on(
                 )
             raise
     finally:
-        await _settle(loop.run_in_executor(io, scope.close))
+        await io.settled(scope.close)
 
 
 async def _traced(trace: RunSpan, work: Awaitable[PromptResponse[OutputT]]) -> PromptResponse[OutputT]:
@@ -454,28 +456,6 @@ async def _deadline_scope(deadline: Deadline | None):
         raise DeadlineExceededError(
             f"the deadline {deadline.expires_at.isoformat()} passed during the run"
         ) from exc
-
-
-async def _settle(work: Awaitable[object]) -> None:
-    """Wait for ``work`` (a store write on the worker thread) to finish, even through cancellation.
-
-    The write itself cannot be interrupted; leaving before it ends would let
-    the caller act as if it had not happened. A cancellation that arrives
-    meanwhile is re-raised once it is done.
-    """
-    future = asyncio.ensure_future(work)
-    cancelled = False
-    while True:
-        try:
-            await asyncio.shield(future)
-        except asyncio.CancelledError:
-            if future.done():
-                raise
-            cancelled = True
-            continue
-        break
-    if cancelled:
-        raise asyncio.CancelledError
 
 
 def _sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
@@ -559,7 +539,7 @@ class _Evaluation(Generic[OutputT]):
         max_output_tokens: int | None,
         outputs: EvaluationOutputs,
         redact: Redactor,
-        io: ThreadPoolExecutor,
+        io: StoreWork,
         concurrent_tools: bool,
         on_event: EventCallback | None,
         trace: RunSpan | None = None,
@@ -591,6 +571,7 @@ class _Evaluation(Generic[OutputT]):
         self.head: str | None = None
         self.system_commit: str | None = None
         self.executions: list[ToolExecution] = []
+        self.async_handlers: dict[str, bool] = {}  # by tool name, for the current dispatcher
         self.expanded: list[str] = []
         # Pausing (specs/APPROVAL.md): calls a person approved, calls waiting now, how decisions come.
         self.approved: set[str] = set()
@@ -609,8 +590,8 @@ class _Evaluation(Generic[OutputT]):
         self.kept_resources: ResourceSnapshot | None = resources.snapshot() if resources is not None else None
 
     async def io(self, work: Callable[[], T]) -> T:
-        """Run store work on this run's worker thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._io, work)
+        """Run store work on this run's worker thread (or inline, see ``_store_work``)."""
+        return await self._io(work)
 
     async def emit(self, event: RunEvent[OutputT]) -> None:
         if self.on_event is None:
@@ -652,22 +633,28 @@ class _Evaluation(Generic[OutputT]):
     ) -> PromptResponse[OutputT]:
         await self.io(lambda: self._start(input, first_choice))
         choice: ToolChoice = first_choice
+        ahead: _OpenTurn | None = None  # the next turn, opened with the write of the last one
         reply: AssistantTurn | None = None
         if self.resumption is not None:
             await self._staged_turn(lambda turn: _resuming(self, turn))
         while True:
-            if self.pending:  # the last turn ended on calls waiting for decisions
+            if self.pending:  # the last turn ended on calls waiting for decisions (none opened ahead)
                 if self.approver is None:
                     return await self._finish_paused(reply)
                 await _decide_inline(self)
                 continue
-            if self.turns >= max_turns:
-                raise MaxTurnsExceededError(max_turns)
-            if self.deadline is not None:
-                self.deadline.check()
-            if self.tracker is not None:
-                self.tracker.check()
-            reply = await self._model_turn(choice)
+            try:
+                if self.turns >= max_turns:
+                    raise MaxTurnsExceededError(max_turns)
+                if self.deadline is not None:
+                    self.deadline.check()
+                if self.tracker is not None:
+                    self.tracker.check()
+            except BaseException as exc:
+                if ahead is not None:
+                    await self._drop_ahead(ahead.staging, exc)
+                raise
+            reply, ahead = await self._model_turn(choice, ahead, max_turns=max_turns)
             choice = "auto"
             if reply.tool_calls:
                 continue
@@ -698,7 +685,9 @@ class _Evaluation(Generic[OutputT]):
             return
         self.outputs.turn_start = self.head
 
-    async def _model_turn(self, choice: ToolChoice) -> AssistantTurn:
+    async def _model_turn(
+        self, choice: ToolChoice, ahead: _OpenTurn | None, *, max_turns: int
+    ) -> tuple[AssistantTurn, _OpenTurn | None]:
         """One model call and the tool calls it asked for, stored together as one transcript turn.
 
         The turn is staged on the worker thread and written there in one
@@ -709,40 +698,87 @@ class _Evaluation(Generic[OutputT]):
         events that report it (``ModelTurnCompleted``, ``ToolResultStored``,
         ``ToolResultCommitted``) are published once it has committed, with
         the hashes as stored, and ``TurnCommitted`` after them.
+
+        The turn is opened, and its request compiled, in one trip to the
+        worker thread (``ahead``: already, in the trip that wrote the turn
+        before). When the model asked for tools and a model call is left, the
+        trip that writes this turn opens the next one too (and returns it),
+        so a round trip costs one trip less; the loop drops it unopened if
+        a limit stops the run first.
         """
 
-        async def body(turn: TurnRecord) -> AssistantTurn:
-            reply = await self._call_model(choice, turn)
+        before = self.head
+        staging = ahead.staging if ahead is not None else self.transcript.turn(refresh=False)
+        entered: list[TurnRecord] = [ahead.record] if ahead is not None else []
+
+        def open_turn() -> ModelRequest:
+            entered.append(staging.__enter__())
+            return self._request(choice)
+
+        try:
+            request = ahead.request if ahead is not None else await self._io.settled(open_turn)
+            turn = entered[0]
+            reply = await self._call_model(request, turn)
             if reply.tool_calls:
                 if self.tracker is not None:  # max_tool_calls: none of them runs past the limit
                     self.tracker.take_tool_calls(len(reply.tool_calls))
                 if self.journal:
                     await self.io(lambda: _journal(self, reply))
                 await self._run_tools(reply.tool_calls, turn)
-            return reply
+        except BaseException as exc:
+            self.head = before  # nothing of the unfinished turn is stored
+            if entered:
+                await self._io.settled(functools.partial(staging.__exit__, type(exc), exc, exc.__traceback__))
+            raise
+        # No turn ahead when calls wait for a decision: the run pauses (or decides) first.
+        following = (
+            self.transcript.turn(refresh=False)
+            if reply.tool_calls and self.turns < max_turns and not self.pending
+            else None
+        )
+        opened: list[TurnRecord] = []
 
-        return await self._staged_turn(body)
+        def write_and_open_next() -> ModelRequest | None:
+            _write_turn(self, staging, turn)
+            if following is None:
+                return None
+            opened.append(following.__enter__())
+            return self._request("auto")
+
+        try:
+            upcoming = await self._io.settled(write_and_open_next)
+        except BaseException as exc:
+            if following is not None and opened:
+                await self._drop_ahead(following, exc)
+            if not turn.stored:
+                self.head = before
+                raise
+            self._stored(turn)  # cancelled while writing, but the write went through
+            raise
+        self._stored(turn)
+        if self.on_event is not None:
+            await self.emit(
+                TurnCommitted(
+                    turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits)
+                )
+            )
+        if following is None or upcoming is None:
+            return reply, None
+        return reply, _OpenTurn(following, opened[0], upcoming)
 
     async def _staged_turn(self, body: Callable[[TurnRecord], Awaitable[T]]) -> T:
-        """Run ``body`` in one transcript turn, stored in one transaction when it ends (see above)."""
+        """Run ``body`` (a resumed run's decided calls) in one transcript turn, stored as one write."""
         before = self.head
         staging = self.transcript.turn(refresh=False)
         turn = await self.io(staging.__enter__)
         try:
             outcome = await body(turn)
-            await self.io(lambda: _attach_run_state(self, turn))
         except BaseException as exc:
             self.head = before  # nothing of the unfinished turn is stored
-            await _settle(
-                asyncio.get_running_loop().run_in_executor(
-                    self._io, staging.__exit__, type(exc), exc, exc.__traceback__
-                )
-            )
+            await self._io.settled(functools.partial(staging.__exit__, type(exc), exc, exc.__traceback__))
             raise
         try:
-            await _settle(
-                asyncio.get_running_loop().run_in_executor(self._io, staging.__exit__, None, None, None)
-            )
+            await self._io.settled(lambda: _write_turn(self, staging, turn))
         except BaseException:
             if not turn.stored:
                 self.head = before
@@ -755,20 +791,29 @@ class _Evaluation(Generic[OutputT]):
         )
         return outcome
 
+    async def _drop_ahead(
+        self, staging: contextlib.AbstractContextManager[TurnRecord], error: BaseException
+    ) -> None:
+        """Close a turn opened ahead that will not be used: nothing of it is stored."""
+        await self._io.settled(functools.partial(staging.__exit__, type(error), error, error.__traceback__))
+
     def _stored(self, turn: TurnRecord) -> None:
         if turn.moved:  # another writer appended meanwhile: the turn was stored after it, rehashed
             self.system_commit = None
         self.head = turn.head or self.head
         self.keep_state()
 
-    async def _call_model(self, choice: ToolChoice, turn: TurnRecord) -> AssistantTurn:
-        request = await self.io(lambda: self._request(choice))
-        if self.trace is None:
-            reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
-            reply, usage = await self.io(lambda: self._record_reply(reply, turn))
-        else:
+    async def _call_model(self, request: ModelRequest, turn: TurnRecord) -> AssistantTurn:
+        if self.trace is not None:
             reply, usage = await self._traced_model_call(self.trace, request, turn)
-        await self.emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
+            await self.emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
+            return reply
+        emit = self.emit if self.on_event is not None else None
+        reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=emit)
+        # Staged in memory (the turn is written when it ends): no trip to the worker thread.
+        reply, usage = self._record_reply(reply, turn)
+        if emit is not None:
+            await emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
         return reply
 
     async def _traced_model_call(
@@ -779,7 +824,7 @@ class _Evaluation(Generic[OutputT]):
             with span.activated(), model_call_scope(span):
                 reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=self.emit)
             ids = span.ids()
-            reply, usage = await self.io(lambda: self._record_reply(reply, turn, trace_ids=ids))
+            reply, usage = self._record_reply(reply, turn, trace_ids=ids)  # staged in memory
         except BaseException as exc:
             span.fail(exc)
             raise
@@ -859,6 +904,10 @@ class _Evaluation(Generic[OutputT]):
                 while end < len(calls) and not self.dispatcher.runs_alone(calls[end]):
                     end += 1
             group = calls[index:end]
+            if len(group) == 1 and not self._awaits_handler(group[0]):
+                await self._run_with_store_work(group[0], turn)
+                index = end
+                continue
             if len(group) == 1:
                 outcomes: list[ToolExecution | VisibilityExpansionRequired | ToolCallPending] = []
                 try:
@@ -874,6 +923,40 @@ class _Evaluation(Generic[OutputT]):
                 await self._take_result(call, outcome, turn)
             index = end
 
+    def _awaits_handler(self, call: ToolCall) -> bool:
+        """Whether ``call``'s handler is awaited on the loop (an async one); a sync one runs off it."""
+        known = self.async_handlers.get(call.name)
+        if known is None:
+            tool = self.dispatcher.tools.get(call.name)
+            known = self.async_handlers[call.name] = tool is not None and is_async_handler(tool.handler)
+        return known
+
+    async def _run_with_store_work(self, call: ToolCall, turn: TurnRecord) -> None:
+        """A call that runs alone with a sync handler: the handler and its result's staging in one step.
+
+        Both are blocking work, so they take one trip off the event loop
+        instead of two (a thread of the loop's default executor, never a
+        shared store lane, since a handler may take its time; inline on a
+        loop the run has to itself, see ``_store_work``). A cancellation
+        meanwhile waits for the handler to return, so the rollback that
+        follows sees all it changed.
+        """
+
+        def work() -> tuple[str, bool] | ToolCallPending:
+            try:
+                outcome: ToolExecution | VisibilityExpansionRequired = self.dispatcher.execute(call)
+            except VisibilityExpansionRequired as request:
+                outcome = request
+            except ToolCallPending as pending:  # waits for a decision: nothing to stage
+                return pending
+            return self._stage_result(call, outcome, turn)
+
+        done = await self._io.settled(work, may_block=True)
+        if isinstance(done, ToolCallPending):
+            _hold(self, done)
+            return
+        await self._result_ready(call, *done)
+
     async def _take_result(
         self,
         call: ToolCall,
@@ -881,40 +964,63 @@ class _Evaluation(Generic[OutputT]):
         turn: TurnRecord,
         provenance: JSONObject | None = None,
     ) -> None:
-        # A traced call's span stays current while its result is processed, so summaries nest under it.
+        """Stage a call's result in ``turn`` off the loop, then report it.
+
+        Not on a shared lane: ``tool_result`` hooks (a summary by a model, say) may take their time.
+        """
+        staged = functools.partial(self._stage_result, call, outcome, turn, provenance)
+        content, failed = await self._io(staged, may_block=True)
+        await self._result_ready(call, content, failed)
+
+    def _stage_result(
+        self,
+        call: ToolCall,
+        outcome: ToolExecution | VisibilityExpansionRequired,
+        turn: TurnRecord,
+        provenance: JSONObject | None = None,
+    ) -> tuple[str, bool]:
+        """Stage a call's result in ``turn`` (through the output pipeline); the text and failure flag.
+
+        A traced call's span stays current meanwhile, so summaries of the result nest under it.
+        """
         span = self.open_tools.pop(id(call), None) if self.trace is not None else None
+        if span is None:
+            return self._stage_plain(call, outcome, turn, provenance, None)
+        try:
+            with span.activated():
+                content, failed = self._stage_plain(call, outcome, turn, provenance, span)
+        except BaseException as exc:
+            span.fail(exc)
+            raise
+        span.finish(content, is_error=failed)
+        return content, failed
+
+    def _stage_plain(
+        self,
+        call: ToolCall,
+        outcome: ToolExecution | VisibilityExpansionRequired,
+        turn: TurnRecord,
+        provenance: JSONObject | None,
+        span: ToolSpan | None,
+    ) -> tuple[str, bool]:
         ids = None if span is None else span.ids()
         trace_meta: JSONObject = {} if ids is None else {TRACE_KEY: ids}
-        if not isinstance(outcome, VisibilityExpansionRequired):
-            self.executions.append(outcome)
+        if isinstance(outcome, VisibilityExpansionRequired):
+            text, refused = self._expand(outcome)
+            return self._commit_result(call, text, refused, turn=turn, metadata=trace_meta or None)
+        self.executions.append(outcome)
+        failed = not outcome.result.success
+        processed = self.outputs.process(call, outcome.message, is_error=failed, turn=turn)
+        if span is not None and processed.oversize_reason is not None:
+            _report_handle(span, processed.metadata, processed.oversize_reason)
+        metadata = {**processed.metadata, **_extraction_metadata(outcome.result.value), **trace_meta}
+        if provenance is not None:  # how a person decided this call (specs/APPROVAL.md)
+            metadata["approval"] = provenance
+        return self._commit_result(call, processed.content, failed, turn=turn, metadata=metadata)
 
-        def commit() -> tuple[str, bool]:
-            with contextlib.nullcontext() if span is None else span.activated():
-                if isinstance(outcome, VisibilityExpansionRequired):
-                    text, refused = self._expand(outcome)
-                    return self._commit_result(call, text, refused, turn=turn, metadata=trace_meta or None)
-                failed = not outcome.result.success
-                processed = self.outputs.process(call, outcome.message, is_error=failed, turn=turn)
-                if span is not None and processed.oversize_reason is not None:
-                    _report_handle(span, processed.metadata, processed.oversize_reason)
-                metadata = {
-                    **processed.metadata,
-                    **_extraction_metadata(outcome.result.value),
-                    **trace_meta,
-                }
-                if provenance is not None:  # how a person decided this call (specs/APPROVAL.md)
-                    metadata["approval"] = provenance
-                return self._commit_result(call, processed.content, failed, turn=turn, metadata=metadata)
-
-        try:
-            content, failed = await self.io(commit)
-        except BaseException as exc:
-            if span is not None:
-                span.fail(exc)
-            raise
-        if span is not None:
-            span.finish(content, is_error=failed)
-        await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
+    async def _result_ready(self, call: ToolCall, content: str, failed: bool) -> None:
+        if self.on_event is not None:
+            await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
 
     def _commit_result(
         self,
@@ -1019,6 +1125,7 @@ class _Evaluation(Generic[OutputT]):
         """Make ``rendered`` the current render: event, dispatcher, active tool set."""
         self.prompt = prompt
         self.rendered = rendered
+        self.async_handlers = {}
         self.dispatcher = ToolDispatcher(
             rendered.tools + self.outputs.extra_tools(rendered.tool_names),
             session=self.session,
@@ -1152,6 +1259,18 @@ def _hold(evaluation: _Evaluation[Any], pending: ToolCallPending) -> None:
     evaluation.pending.append(_run_pause.pending_call(evaluation, pending))
 
 
+def _write_turn(
+    evaluation: _Evaluation[Any], staging: contextlib.AbstractContextManager[TurnRecord], turn: TurnRecord
+) -> None:
+    """Store the staged turn, with the run state it ends in (a pause, the journal), in one transaction."""
+    try:
+        _attach_run_state(evaluation, turn)
+    except BaseException as exc:
+        staging.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    staging.__exit__(None, None, None)
+
+
 def _attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
     from . import _run_pause
 
@@ -1178,3 +1297,19 @@ def _report_handle(span: ToolSpan, metadata: JSONObject, reason: str) -> None:
     stored = cast("JSONObject", metadata[STORED_OUTPUT_KEY])  # an oversized result is always stored
     size = stored.get("size_bytes")
     span.handle(str(stored["handle"]), reason, size if isinstance(size, int) else None)
+
+
+class _OpenTurn:
+    """A transcript turn already opened (its staging block entered) and the request compiled on it."""
+
+    __slots__ = ("record", "request", "staging")
+
+    def __init__(
+        self,
+        staging: contextlib.AbstractContextManager[TurnRecord],
+        record: TurnRecord,
+        request: ModelRequest,
+    ) -> None:
+        self.staging = staging
+        self.record = record
+        self.request = request

@@ -108,8 +108,13 @@ def _parse(url: str) -> URL:
         raise StoreError(f"not a database URL: {url!r} ({exc})") from exc
 
 
-def build_engine(url: str, *, read_only: bool = False) -> Engine:
-    """An engine for ``url``; ``read_only`` makes one that cannot write (the database must exist)."""
+def build_engine(
+    url: str, *, read_only: bool = False, creator: Callable[[], sqlite3.Connection] | None = None
+) -> Engine:
+    """An engine for ``url``; ``read_only`` makes one that cannot write (the database must exist).
+
+    ``creator`` makes the connection of an in-memory SQLite database (a copy of a template).
+    """
     parsed = _parse(url)
     backend = parsed.get_backend_name()
     if backend != "sqlite":
@@ -137,7 +142,10 @@ def build_engine(url: str, *, read_only: bool = False) -> Engine:
         return engine
     if _is_memory(parsed.database):
         # One shared connection, or every checkout would see a fresh empty database.
-        engine = create_engine(parsed, poolclass=StaticPool, connect_args={"check_same_thread": False})
+        if creator is not None:
+            engine = create_engine("sqlite://", poolclass=StaticPool, creator=creator)
+        else:
+            engine = create_engine(parsed, poolclass=StaticPool, connect_args={"check_same_thread": False})
     else:
         engine = create_engine(
             parsed, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_SECONDS}

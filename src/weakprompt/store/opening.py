@@ -27,6 +27,7 @@ from ..clock import Clock
 from ..errors import SchemaVersionError, StoreError
 from .engine import SQLITE_MAGIC, build_engine, enable_wal, sqlite_file, transaction_options, uses_wal
 from .locks import SCHEMA_LOCK, advisory_lock
+from .memory_template import MEMORY_URL, memory_engine
 from .migrations import LATEST_VERSION, check_not_newer, check_shape, migrate, read_version
 
 __all__ = ["open_engine"]
@@ -41,6 +42,13 @@ def open_engine(url: str, clock: Clock, *, read_only: bool) -> tuple[Engine, int
     path = sqlite_file(url)
     if read_only:
         return _open_read_only(url, path)
+    if url == MEMORY_URL:  # a new private database: a copy of the migrated template
+        return memory_engine(clock), LATEST_VERSION
+    return migrated_engine(url, clock, path)
+
+
+def migrated_engine(url: str, clock: Clock, path: Path | None) -> tuple[Engine, int]:
+    """An engine on ``url`` after judging the database (if it exists) and migrating it."""
     if path is not None and _has_content(path):
         _check_header(path)
         engine = build_engine(url, read_only=True)

@@ -1,0 +1,166 @@
+"""Where a run does its blocking work (store reads and writes, sync tool handlers): off the loop, or on it.
+
+An event loop that other tasks share must not wait on SQLite or on a sync
+handler, so by default a run hands that work to a worker thread: one of a
+few *lanes* the whole process shares. A run keeps its lane from start to
+end, so its steps run one after another on one thread and one held SQLite
+connection serves them all. Lanes are started once: starting a thread per
+run cost more than the run itself with a thousand sessions at once (each
+start waits for the new thread to be scheduled, on the event loop). A
+thread hop still costs tens of microseconds, so a run takes as few as it
+can (see the loop).
+
+:func:`evaluate` runs the loop on an event loop that exists for that one
+run (``asyncio.run`` in this thread, or on a thread of its own): there is
+no other task for the work to block, so the first run started on such a
+loop (:func:`on_private_loop`) does the work inline instead. Any other run,
+including one nested inside it, uses its worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+__all__ = ["LANES", "StoreWork", "claim_private_loop", "on_private_loop"]
+
+T = TypeVar("T")
+
+LANES = 4
+"""Worker threads shared by every run of the process (more would only contend for the GIL)."""
+
+mode: str = "lanes"
+"""How runs not on a private loop do blocking work: ``"lanes"`` (shared threads), ``"thread"`` (a
+thread of its own per run, the earlier design) or ``"inline"`` (on the event loop). Benchmarks
+compare them; nothing else changes it."""
+
+
+class _Lanes:
+    """The shared worker threads, and how many runs use each."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._threads: list[ThreadPoolExecutor] = []
+        self._users: list[int] = []
+
+    def take(self) -> tuple[int, ThreadPoolExecutor]:
+        """The least used lane, now used by one more run."""
+        with self._lock:
+            if self._pid != os.getpid():  # none yet, or inherited by a forked child without its threads
+                self._pid = os.getpid()
+                self._threads = [
+                    ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"weakprompt-store-{i}")
+                    for i in range(LANES)
+                ]
+                self._users = [0] * LANES
+            index = min(range(LANES), key=self._users.__getitem__)
+            self._users[index] += 1
+            return index, self._threads[index]
+
+    def give_back(self, index: int) -> None:
+        with self._lock:
+            if index < len(self._users) and self._users[index] > 0:
+                self._users[index] -= 1
+
+
+_LANES = _Lanes()
+
+
+class _Claim:
+    """A loop made for one run; the first run that starts on it takes it."""
+
+    __slots__ = ("loop", "taken")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.taken = False
+
+
+_PRIVATE: contextvars.ContextVar[_Claim | None] = contextvars.ContextVar(
+    "weakprompt_private_loop", default=None
+)
+
+
+async def on_private_loop(work: Awaitable[T]) -> T:
+    """Await ``work``, telling the first run it starts that the running loop serves it alone."""
+    _PRIVATE.set(_Claim(asyncio.get_running_loop()))
+    return await work
+
+
+def claim_private_loop() -> bool:
+    """Whether the running loop was made for this run (and no other run has claimed it yet)."""
+    claim = _PRIVATE.get()
+    if claim is None or claim.taken or claim.loop is not asyncio.get_running_loop():
+        return False
+    claim.taken = True
+    return True
+
+
+class StoreWork:
+    """Runs a run's blocking steps: inline, or on one worker thread, in the run's context."""
+
+    def __init__(self, *, inline: bool) -> None:
+        self.inline = inline or mode == "inline"
+        self._lane: int | None = None
+        self._own = False
+        self._thread: ThreadPoolExecutor | None = None
+        if self.inline:
+            return
+        if mode == "thread":
+            self._own = True
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
+        else:
+            self._lane, self._thread = _LANES.take()
+
+    async def __call__(self, work: Callable[[], T], *, may_block: bool = False) -> T:
+        """``work()``, off the loop unless inline; a cancellation meanwhile does not wait for it.
+
+        ``may_block``: as for :meth:`settled`.
+        """
+        if self._thread is None:
+            return work()
+        context = contextvars.copy_context()
+        executor = None if may_block and not self._own else self._thread
+        return await asyncio.get_running_loop().run_in_executor(executor, context.run, work)
+
+    async def settled(self, work: Callable[[], T], *, may_block: bool = False) -> T:
+        """``work()``, waited for to the end even through a cancellation, which is re-raised after.
+
+        For work that must not be left running behind the caller's back: a
+        turn's write, or a tool call whose changes a rollback must see.
+        Work that ``may_block`` for as long as it likes (a sync tool
+        handler) never holds up a shared lane: it runs on the event loop's
+        default executor instead, as ``asyncio.to_thread`` would run it.
+        """
+        if self._thread is None:
+            return work()  # no await point: nothing can interrupt it
+        context = contextvars.copy_context()
+        executor = None if may_block and not self._own else self._thread
+        future = asyncio.get_running_loop().run_in_executor(executor, context.run, work)
+        cancelled = False
+        while True:
+            try:
+                result = await asyncio.shield(future)
+            except asyncio.CancelledError:
+                if future.done():
+                    raise
+                cancelled = True
+                continue
+            break
+        if cancelled:
+            raise asyncio.CancelledError
+        return result
+
+    def close(self) -> None:
+        """Give the lane back (or let the run's own thread end); the work handed over is all done."""
+        if self._own and self._thread is not None:
+            self._thread.shutdown(wait=False)
+        if self._lane is not None:
+            _LANES.give_back(self._lane)
+            self._lane = None

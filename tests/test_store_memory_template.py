@@ -1,0 +1,42 @@
+"""New in-memory stores start as copies of one migrated template: private, complete, on their own clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+
+from weakprompt.clock import FakeClock
+from weakprompt.store import Store, tables
+from weakprompt.store.migrations import LATEST_VERSION, check_shape, read_version
+from weakprompt.transcript import Transcript
+
+
+def test_each_new_memory_store_is_a_private_database_at_the_latest_version() -> None:
+    first, second = Store.open("sqlite://"), Store.open("sqlite://")
+    Transcript(first, "s").user("only in the first store")
+    assert Transcript(first, "s").compile().messages[0].content == "only in the first store"
+    assert Transcript(second, "s").compile().messages == ()
+    assert second.session_ids() == []
+    # a store opened after a write to a copy is still empty: the template is never written
+    assert Store.open("sqlite://").session_ids() == []
+    for store in (first, second):
+        assert store.schema_version == LATEST_VERSION
+        with store.read() as conn:
+            assert read_version(conn) == LATEST_VERSION
+            check_shape(conn)
+
+
+def test_a_copied_store_records_its_versions_at_its_own_clock() -> None:
+    Store.open("sqlite://")  # the template exists already, made at another time
+    when = datetime(2031, 5, 6, 7, 8, 9, tzinfo=UTC)
+    store = Store.open("sqlite://", clock=FakeClock(when))
+    with store.read() as conn:
+        applied = conn.execute(select(tables.schema_versions.c.applied_at)).scalars().all()
+    assert applied and set(applied) == {when.isoformat()}
+
+
+def test_a_copied_store_keeps_foreign_keys_on() -> None:
+    store = Store.open("sqlite://")
+    with store.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1

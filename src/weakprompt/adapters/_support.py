@@ -12,7 +12,7 @@ import asyncio
 import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
 from ..canonical import canonical_json
 from ..errors import ConfigurationError
@@ -23,6 +23,7 @@ from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
     from ..tools import AnyTool
+    from .retries import Retrier, RetrySetting
 
 __all__ = [
     "OPENAI_FINISH_REASONS",
@@ -163,6 +164,19 @@ _S = TypeVar("_S")
 _A = TypeVar("_A")
 
 
+class RetryingClient(Protocol):
+    """What the SDK clients share that retries need: their own retry count, and a copy with another."""
+
+    @property
+    def max_retries(self) -> int: ...
+
+    def with_options(self, *, max_retries: int) -> Self: ...
+
+
+_SC = TypeVar("_SC", bound=RetryingClient)
+_AC = TypeVar("_AC", bound=RetryingClient)
+
+
 class AdapterIdentity:
     """The read-only facts a :class:`~weakprompt.model.ProviderAdapter` exposes.
 
@@ -246,3 +260,43 @@ class LoopBoundClient(Generic[_A]):
             self._client = self._rebuild()
         self._loop = weakref.ref(loop)
         return self._client
+
+
+def sdk_retries_and_clients(
+    adapter: str,
+    *,
+    provider: str,
+    model: str,
+    given: tuple[_SC | None, _AC | None],
+    ready: tuple[_SC | None, _AC | None],
+    rebuild_async: Callable[[], _AC],
+    retries: RetrySetting,
+    max_retries: int | None,
+) -> tuple[Retrier, _SC | None, LoopBoundClient[_AC]]:
+    """An SDK adapter's retrier, and its clients with the SDK's own retries turned off.
+
+    Ours are the only retries: the SDK's would multiply them and hide them
+    from the deadline and the events. A given client's ``max_retries``
+    becomes the policy (``adapter_retrier``). An async client built here is
+    built again for each event loop (a second ``evaluate()`` runs a new
+    one); a given one is the user's and is kept.
+    """
+    from .retries import adapter_retrier  # retries -> output_modes -> this module: not at the top
+
+    user_client = given[0] or given[1]
+    retrier = adapter_retrier(
+        adapter,
+        provider=provider,
+        model=model,
+        retries=retries,
+        max_retries=max_retries,
+        client_retries=user_client.max_retries if user_client is not None else None,
+    )
+    sync_client, async_client = ready
+    sync_client = sync_client.with_options(max_retries=0) if sync_client is not None else None
+    async_client = async_client.with_options(max_retries=0) if async_client is not None else None
+    return (
+        retrier,
+        sync_client,
+        LoopBoundClient(async_client, None if user_client is not None else rebuild_async),
+    )

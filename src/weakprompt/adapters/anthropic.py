@@ -35,13 +35,13 @@ from ..model import (
 )
 from ._support import (
     AdapterIdentity,
-    LoopBoundClient,
     check_tool_choice,
     clients_or_build,
     is_strict_schema,
     json_answer_instruction,
     missing_client,
     parameters_schema,
+    sdk_retries_and_clients,
 )
 from .error_mapping import from_anthropic_error
 from .output_modes import (
@@ -51,7 +51,7 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
-from .retries import RetrySetting, adapter_retrier
+from .retries import RetrySetting
 from .wire.anthropic import anthropic_params
 
 if TYPE_CHECKING:
@@ -144,25 +144,16 @@ class AnthropicAdapter(AdapterIdentity):
             base_url=base_url,
             timeout=timeout,
         )
-        given = client or async_client
-        self.retrier = adapter_retrier(
+        self.retrier, self._client, self._async_clients = sdk_retries_and_clients(
             "AnthropicAdapter",
             provider=name,
             model=model,
+            given=(client, async_client),
+            ready=(self._client, built_async),
+            rebuild_async=lambda: _build_clients(api_key=api_key, base_url=base_url, timeout=timeout)[1],
             retries=retries,
             max_retries=max_retries,
-            client_retries=given.max_retries if given is not None else None,
         )
-        # the SDK's own retries would multiply ours and hide them from the deadline and the events
-        self._client = self._client.with_options(max_retries=0) if self._client is not None else None
-        ready = built_async.with_options(max_retries=0) if built_async is not None else None
-        # a client built here is built again for each event loop (a second evaluate() runs a new one)
-        rebuild = (
-            None
-            if given is not None
-            else lambda: _build_clients(api_key=api_key, base_url=base_url, timeout=timeout)[1]
-        )
-        self._async_clients = LoopBoundClient(ready, rebuild)
 
     @property
     def client(self) -> anthropic.Anthropic:

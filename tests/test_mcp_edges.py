@@ -133,6 +133,7 @@ def _asking() -> MCPServer:
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:The sampling capability is deprecated")  # the test server's call
 @pytest.mark.parametrize(
     ("options", "tool", "expected"),
     [

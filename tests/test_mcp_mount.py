@@ -300,7 +300,7 @@ def _asking_server() -> MCPServer:
     return server
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:The sampling capability is deprecated")  # the test server's call
 def test_sampling_is_answered_by_a_weakprompt_adapter() -> None:
     sampler = ScriptedAdapter(["forty-two"])
 

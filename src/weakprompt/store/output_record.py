@@ -12,21 +12,18 @@ from datetime import datetime
 
 import attrs
 
-__all__ = ["ToolResultMetadata", "ToolResultReference"]
+__all__ = ["OutputFacts", "ToolResultMetadata", "ToolResultReference"]
 
 
 @attrs.frozen(kw_only=True)
-class ToolResultMetadata:
-    """One stored tool call, without its payload.
+class OutputFacts:
+    """What is known of one tool output before its row is written: the fields every stored call has.
 
     ``arguments`` is the call's arguments as the model sent them (verbatim
     JSON text). ``handle`` is the same for every call of the session that
     returned the same bytes; ``stored_hash`` is the sha256 of those bytes.
     ``oversized`` says the model was shown the handle message instead of
-    the output. ``seq`` orders the calls of a session. ``deduplicated`` is
-    only ever true on what ``store_result`` returns: the payload bytes were
-    already stored, so only the small per-call row was written (or nothing
-    at all, when the same call was stored before with the same output).
+    the output.
     """
 
     session_id: str
@@ -43,6 +40,23 @@ class ToolResultMetadata:
     summary: str
     preview: str
     created_at: datetime
+
+    def numbered(self, seq: int, *, deduplicated: bool = False) -> ToolResultMetadata:
+        """The record of this output stored as call number ``seq`` of its session."""
+        facts = {field.name: getattr(self, field.name) for field in attrs.fields(OutputFacts)}
+        return ToolResultMetadata(seq=seq, deduplicated=deduplicated, **facts)
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultMetadata(OutputFacts):
+    """One stored tool call, without its payload.
+
+    ``seq`` orders the calls of a session. ``deduplicated`` is only ever
+    true on what ``store_result`` returns: the payload bytes were already
+    stored, so only the small per-call row was written (or nothing at all,
+    when the same call was stored before with the same output).
+    """
+
     seq: int
     deduplicated: bool = False
 

@@ -13,7 +13,7 @@ needs (its own ``evaluate`` for the read-grep sub-agent).
 
 from __future__ import annotations
 
-from ...store.output_record import ToolResultMetadata, ToolResultReference
+from ...store.output_record import OutputFacts, ToolResultMetadata, ToolResultReference
 from ...transcript.shaped import GET_TOOL_RESULT_NAME, NEVER_STORED_TOOLS, TOOL_OUTPUT_NAME
 from .extraction import (
     ExtractionConfig,
@@ -68,6 +68,7 @@ __all__ = [
     "GetToolResultParams",
     "OversizeReason",
     "OversizedDecision",
+    "OutputFacts",
     "PreparedOutput",
     "ProcessedResult",
     "Retention",

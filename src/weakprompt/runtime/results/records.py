@@ -9,14 +9,12 @@ transcript commit keeps.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import attrs
 
 from ...errors import StoreError
 from ...jsontypes import JSONObject
 from ...store.output_payload import EncodedPayload
-from ...store.output_record import ToolResultMetadata
+from ...store.output_record import OutputFacts, ToolResultMetadata
 from ...transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
 from .extraction import DocumentStats, ExtractionSource
 from .extraction.source import decode_text
@@ -36,63 +34,32 @@ class ToolOutputStoreError(StoreError):
 
 
 @attrs.frozen(kw_only=True)
-class PreparedOutput:
+class PreparedOutput(OutputFacts):
     """A tool result ready to store: checked, measured, hashed, summarised, its row not yet written.
 
     Everything here is known before the database is touched, so it is what
     the transcript commit of the result records (:func:`commit_metadata`);
     the row's ``seq``, and whether the call or its payload was stored
     before, are settled when it is written (``ToolOutputStore.store_prepared``
-    or a turn's transaction, see ``ToolOutputStore.stage``). ``encoded``
-    is the payload already encoded for storing, when that was cheaper than
-    looking for a stored copy first.
+    or a turn's transaction, see ``ToolOutputStore.stage``), which makes
+    the record (:meth:`row`). ``encoded`` is the payload already encoded
+    for storing, when that was cheaper than looking for a stored copy first.
     """
 
-    session_id: str
-    tool_call_id: str
-    tool_name: str
-    arguments: str
-    handle: str
-    stored_hash: str
-    size_bytes: int
-    lines: int
-    tokens: int
-    is_error: bool
-    oversized: bool
-    summary: str
-    preview: str
-    created_at: datetime
     data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
     encoded: EncodedPayload | None = attrs.field(default=None, repr=False)
 
     def row(self, seq: int, *, deduplicated: bool = False) -> ToolResultMetadata:
         """The record of this output stored as call number ``seq`` of its session."""
-        return ToolResultMetadata(
-            session_id=self.session_id,
-            seq=seq,
-            tool_call_id=self.tool_call_id,
-            handle=self.handle,
-            stored_hash=self.stored_hash,
-            tool_name=self.tool_name,
-            arguments=self.arguments,
-            size_bytes=self.size_bytes,
-            lines=self.lines,
-            tokens=self.tokens,
-            is_error=self.is_error,
-            oversized=self.oversized,
-            summary=self.summary,
-            preview=self.preview,
-            created_at=self.created_at,
-            deduplicated=deduplicated,
-        )
+        return self.numbered(seq, deduplicated=deduplicated)
 
 
-def output_stats(meta: ToolResultMetadata | PreparedOutput) -> DocumentStats:
+def output_stats(meta: OutputFacts) -> DocumentStats:
     """The stored output's size figures, as the size policy and the handle message read them."""
     return DocumentStats(size_bytes=meta.size_bytes, lines=meta.lines, tokens=meta.tokens)
 
 
-def stored_output_ref(meta: ToolResultMetadata | PreparedOutput) -> StoredOutputRef:
+def stored_output_ref(meta: OutputFacts) -> StoredOutputRef:
     """The slim reference kept in the transcript commit of this result."""
     return StoredOutputRef(
         tool_call_id=meta.tool_call_id,
@@ -109,7 +76,7 @@ def stored_output_ref(meta: ToolResultMetadata | PreparedOutput) -> StoredOutput
     )
 
 
-def commit_metadata(meta: ToolResultMetadata | PreparedOutput) -> JSONObject:
+def commit_metadata(meta: OutputFacts) -> JSONObject:
     """``{"stored_output": {...}}``: what the transcript commit of this result records."""
     return {STORED_OUTPUT_KEY: stored_output_ref(meta).to_json()}
 

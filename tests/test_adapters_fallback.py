@@ -86,6 +86,25 @@ def test_three_500s_then_the_second_adapter_answers_and_the_transcript_records_i
     assert events.events.index(retried[-1]) < events.events.index(switched)
 
 
+def test_a_traced_turn_keeps_who_answered_beside_its_span_ids() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from weakprompt.otel import OTelTracing
+    from weakprompt.runtime.loop import TRACE_KEY
+
+    adapter = FallbackAdapter([ScriptedAdapter(["first"], name="a"), ScriptedAdapter(["unused"], name="b")])
+    session = Session()
+    store = Store.open("sqlite://")
+
+    evaluate(
+        plain_prompt(), adapter=adapter, session=session, store=store, tracing=OTelTracing(TracerProvider())
+    )
+
+    (assistant,) = [c for c in Transcript(store, session.session_id).log() if c.content.role == "assistant"]
+    assert assistant.content.metadata["adapter"]["name"] == "a"  # type: ignore[index]
+    assert set(assistant.content.metadata[TRACE_KEY]) == {"trace_id", "span_id"}  # type: ignore[arg-type]
+
+
 def test_the_first_adapter_answering_is_recorded_too() -> None:
     adapter = FallbackAdapter([ScriptedAdapter(["first"], name="a"), ScriptedAdapter(["unused"], name="b")])
 

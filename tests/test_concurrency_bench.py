@@ -108,7 +108,13 @@ def test_every_framework_runs_with_a_sync_and_an_async_tool(bench: ModuleType, t
             "pydantic-ai",
             "openai-agents",
         }
-        for name, (_framework, factory) in cases.items():
-            bench.time_sessions(name, factory(), 2, 0.0)  # raises unless every tool call ran
+        # the peers are the `bench` extra: run those that are installed (a plain `make test` has none)
+        installed = {
+            "pydantic-ai": importlib.util.find_spec("pydantic_ai") is not None,
+            "openai-agents": importlib.util.find_spec("agents") is not None,
+        }
+        for name, (framework, factory) in cases.items():
+            if installed.get(framework, True):
+                bench.time_sessions(name, factory(), 2, 0.0)  # raises unless every tool call ran
     finally:
         store.close()

@@ -1,9 +1,15 @@
-"""Where a run does blocking work: shared store lanes, the default executor, or inline on a private loop."""
+"""Where a run does blocking work: shared store lanes, the default executor, or inline.
+
+Inline: everything on a loop made for the run alone, store work for a store in memory.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -118,14 +124,15 @@ def test_a_run_nested_in_evaluate_does_not_take_the_private_loop() -> None:
     assert seen[0][0] == "sync handler" and seen[0][1] != threading.current_thread().name
 
 
-def test_runs_share_a_few_lanes_instead_of_a_thread_each() -> None:
+def test_runs_share_a_few_lanes_instead_of_a_thread_each(tmp_path: Path) -> None:
     seen: Seen = []
     sync_note, async_note = _recording_tools(seen)
+    store = Store.open(str(tmp_path / "runs.db"))
 
     async def main() -> None:
         await asyncio.gather(
             *(
-                run(tools_prompt([sync_note, async_note]), adapter=_adapter(), session=Session())
+                run(tools_prompt([sync_note, async_note]), adapter=_adapter(), session=Session(), store=store)
                 for _ in range(3 * _store_work.LANES)
             )
         )
@@ -133,6 +140,70 @@ def test_runs_share_a_few_lanes_instead_of_a_thread_each() -> None:
     asyncio.run(main())
     lanes = {t.name for t in threading.enumerate() if t.name.startswith("weakprompt-store-")}
     assert 0 < len(lanes) <= _store_work.LANES
+
+
+def _spy_writes(store: Store, threads: list[str]) -> None:
+    """Note the thread of every write transaction ``store`` opens."""
+    write = store.write
+
+    @contextmanager
+    def noted(*, lock: str | None = None) -> Iterator[object]:
+        threads.append(threading.current_thread().name)
+        with write(lock=lock) as conn:
+            yield conn
+
+    store.write = noted  # type: ignore[method-assign]
+
+
+def _async_run_threads(
+    store: Store, *, output: str = "fine", redact: Callable[[str], str] | None = None
+) -> list[str]:
+    """Run an async tool once on a shared loop; the threads ``store`` was written on."""
+
+    @tool
+    async def echo(text: str) -> ToolResult[None]:
+        """Answers with the text it was given, from the loop."""
+        return ToolResult.ok(None, message=text)
+
+    threads: list[str] = []
+    _spy_writes(store, threads)
+    adapter = ScriptedAdapter([tool_call_turn(tool_call("echo", {"text": output}, id="e1")), "done"])
+
+    async def main() -> str:
+        extra = {} if redact is None else {"redact": redact}
+        response = await run(tools_prompt([echo]), adapter=adapter, session=Session(), store=store, **extra)
+        return response.text
+
+    assert asyncio.run(main()) == "done"
+    return threads
+
+
+def test_a_store_in_memory_is_written_on_the_loop_itself() -> None:
+    """In-memory SQLite never waits on a disk or a lock: a thread hop would only cost time."""
+    store = Store.open("sqlite://")
+    assert store.in_memory
+    threads = _async_run_threads(store)
+    assert threads and set(threads) == {threading.current_thread().name}
+
+
+def test_a_store_in_a_file_is_written_on_a_shared_lane(tmp_path: Path) -> None:
+    store = Store.open(str(tmp_path / "file.db"))
+    assert not store.in_memory
+    threads = _async_run_threads(store)
+    assert threads and all(name.startswith("weakprompt-store-") for name in threads)
+
+
+@pytest.mark.parametrize(("size", "off_the_loop"), [(100, False), (200_000, True)])
+def test_a_large_result_is_staged_off_the_loop_even_in_memory(size: int, off_the_loop: bool) -> None:
+    staged_on: list[str] = []
+
+    def redact(text: str) -> str:  # runs while the result is staged
+        staged_on.append(threading.current_thread().name)
+        return text
+
+    _async_run_threads(Store.open("sqlite://"), output="x" * size, redact=redact)
+    here = threading.current_thread().name
+    assert staged_on and all((name != here) is off_the_loop for name in staged_on)
 
 
 @pytest.mark.parametrize("mode", ["thread", "inline", "lanes"])

@@ -10,11 +10,19 @@ start waits for the new thread to be scheduled, on the event loop). A
 thread hop still costs tens of microseconds, so a run takes as few as it
 can (see the loop).
 
+Store work on an in-memory database never waits: there is no disk to read
+and no other process's lock to wait for, only the CPU, which a worker thread
+would have to take from the loop's thread under the GIL anyway. So a run
+whose store is in memory (the default store, a private one) does its store
+work inline, and only work that may take its time (a sync handler, a
+``tool_result`` hook) goes to a thread. Measured with 100 concurrent
+sessions, that halves the wall time (``benchmarks/concurrency_bench.py``).
+
 :func:`evaluate` runs the loop on an event loop that exists for that one
 run (``asyncio.run`` in this thread, or on a thread of its own): there is
 no other task for the work to block, so the first run started on such a
-loop (:func:`on_private_loop`) does the work inline instead. Any other run,
-including one nested inside it, uses its worker thread.
+loop (:func:`on_private_loop`) does all of its work inline. Any other run,
+including one nested inside it, uses threads as above.
 """
 
 from __future__ import annotations
@@ -103,14 +111,20 @@ def claim_private_loop() -> bool:
 
 
 class StoreWork:
-    """Runs a run's blocking steps: inline, or on one worker thread, in the run's context."""
+    """Runs a run's blocking steps: inline, or on one worker thread, in the run's context.
 
-    def __init__(self, *, inline: bool) -> None:
+    ``inline``: everything inline (a loop made for this run alone).
+    ``store_inline``: store work inline, work that ``may_block`` on a thread
+    (a store in memory: see the module's docstring).
+    """
+
+    def __init__(self, *, inline: bool, store_inline: bool = False) -> None:
         self.inline = inline or mode == "inline"
         self._lane: int | None = None
         self._own = False
         self._thread: ThreadPoolExecutor | None = None
-        if self.inline:
+        self._store_inline = self.inline or store_inline
+        if self.inline or store_inline:
             return
         if mode == "thread":
             self._own = True
@@ -123,11 +137,14 @@ class StoreWork:
 
         ``may_block``: as for :meth:`settled`.
         """
-        if self._thread is None:
+        if self._inline_for(may_block):
             return work()
         context = contextvars.copy_context()
         executor = None if may_block and not self._own else self._thread
         return await asyncio.get_running_loop().run_in_executor(executor, context.run, work)
+
+    def _inline_for(self, may_block: bool) -> bool:
+        return self.inline or (self._store_inline and not may_block)
 
     async def settled(self, work: Callable[[], T], *, may_block: bool = False) -> T:
         """``work()``, waited for to the end even through a cancellation, which is re-raised after.
@@ -138,7 +155,7 @@ class StoreWork:
         handler) never holds up a shared lane: it runs on the event loop's
         default executor instead, as ``asyncio.to_thread`` would run it.
         """
-        if self._thread is None:
+        if self._inline_for(may_block):
             return work()  # no await point: nothing can interrupt it
         context = contextvars.copy_context()
         executor = None if may_block and not self._own else self._thread

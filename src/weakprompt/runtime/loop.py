@@ -254,8 +254,9 @@ async def run(
         _RUNNING.add(session)
     # One worker thread does all of this run's store work: off the event loop, and on one held
     # SQLite connection (a held connection belongs to the thread that holds it). Inline instead on
-    # a loop evaluate() made for this run alone: nothing else waits on it (see _store_work).
-    io = StoreWork(inline=claim_private_loop())
+    # a loop evaluate() made for this run alone, where nothing else waits on it, and for a store in
+    # memory, which never waits on anything (see _store_work).
+    io = StoreWork(inline=claim_private_loop(), store_inline=_store_in_memory(store, transcript))
     tracing = tracing if tracing is not None else installed_tracing()
     try:
         trace = (
@@ -301,6 +302,17 @@ async def run(
         io.close()
         with _RUNNING_LOCK:
             _RUNNING.discard(session)
+
+
+_QUICK_STAGING_CHARS = 1 << 16
+"""A result up to this size is measured, hashed and staged in well under a millisecond."""
+
+
+def _store_in_memory(store: Store | None, transcript: Transcript | None) -> bool:
+    """Whether the run's store is in memory: the private default, or one the caller opened so."""
+    if transcript is not None:
+        return transcript.store.in_memory
+    return store is None or store.in_memory
 
 
 async def _run_on(
@@ -966,11 +978,20 @@ class _Evaluation(Generic[OutputT]):
     ) -> None:
         """Stage a call's result in ``turn`` off the loop, then report it.
 
-        Not on a shared lane: ``tool_result`` hooks (a summary by a model, say) may take their time.
+        Not on a shared lane when it runs user code or handles a large output, which may take
+        their time (a ``tool_result`` hook asking a model for a summary, say).
         """
         staged = functools.partial(self._stage_result, call, outcome, turn, provenance)
-        content, failed = await self._io(staged, may_block=True)
+        content, failed = await self._io(staged, may_block=self._staging_may_block(outcome))
         await self._result_ready(call, content, failed)
+
+    def _staging_may_block(self, outcome: ToolExecution | VisibilityExpansionRequired) -> bool:
+        """Whether staging ``outcome`` runs user code (a hook, custom summaries) or a large output."""
+        return (
+            self.transcript.hooks.handler("tool_result") is not None
+            or self.outputs.settings.summaries is not None
+            or (isinstance(outcome, ToolExecution) and len(outcome.message) > _QUICK_STAGING_CHARS)
+        )
 
     def _stage_result(
         self,

@@ -41,6 +41,7 @@ __all__ = [
     "SQLITE_MAGIC",
     "build_engine",
     "enable_wal",
+    "is_memory_database",
     "normalize_url",
     "sqlite_file",
     "uses_wal",
@@ -83,14 +84,15 @@ def transaction_options(dialect: str, *, write: bool) -> dict[str, object]:
     return {}
 
 
-def _is_memory(database: str | None) -> bool:
+def is_memory_database(database: str | None) -> bool:
+    """Whether a SQLite URL's database part names an in-memory database (none, `:memory:`, a memory URI)."""
     return not database or database == ":memory:" or database.startswith("file::memory:")
 
 
 def sqlite_file(url: str) -> Path | None:
     """The file of a SQLite URL naming a plain path; None for memory, SQLite URIs and other backends."""
     parsed = _parse(url)
-    if parsed.get_backend_name() != "sqlite" or _is_memory(parsed.database) or "uri" in parsed.query:
+    if parsed.get_backend_name() != "sqlite" or is_memory_database(parsed.database) or "uri" in parsed.query:
         return None
     return Path(str(parsed.database))
 
@@ -98,7 +100,7 @@ def sqlite_file(url: str) -> Path | None:
 def uses_wal(url: str) -> bool:
     """True for a SQLite database kept in a file (given by path or as a URI), which WAL suits."""
     parsed = _parse(url)
-    return parsed.get_backend_name() == "sqlite" and not _is_memory(parsed.database)
+    return parsed.get_backend_name() == "sqlite" and not is_memory_database(parsed.database)
 
 
 def _parse(url: str) -> URL:
@@ -140,7 +142,7 @@ def build_engine(
         engine = create_engine("sqlite://", creator=_read_only_connect(path), poolclass=QueuePool)
         _configure_sqlite(engine, read_only=True)
         return engine
-    if _is_memory(parsed.database):
+    if is_memory_database(parsed.database):
         # One shared connection, or every checkout would see a fresh empty database.
         if creator is not None:
             engine = create_engine("sqlite://", poolclass=StaticPool, creator=creator)

@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import StoreError
 from . import tables
-from .engine import WRITE_OPTION, normalize_url, transaction_options
+from .engine import WRITE_OPTION, is_memory_database, normalize_url, transaction_options
 from .locks import advisory_lock
 from .opening import open_engine
 
@@ -77,6 +77,12 @@ class Store:
     @property
     def clock(self) -> Clock:
         return self._clock
+
+    @property
+    def in_memory(self) -> bool:
+        """True for an in-memory SQLite database: its reads and writes never wait on a disk or a lock."""
+        url = self._engine.url
+        return url.get_backend_name() == "sqlite" and is_memory_database(url.database)
 
     @property
     def schema_version(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 
 from async_support import Item, tools_prompt
 from weakprompt import run
@@ -147,10 +148,10 @@ def test_a_cancelled_lone_sync_call_finishes_publishes_its_result_then_the_turn_
     _only_the_system_prompt_is_stored(store, session)
 
 
-def test_cancelled_while_a_turn_is_written_the_turn_stays_and_the_next_one_is_dropped() -> None:
+def test_cancelled_while_a_turn_is_written_the_turn_stays_and_the_next_one_is_dropped(tmp_path: Path) -> None:
     from weakprompt.runtime import ModelTurnCompleted
 
-    store = Store.open("sqlite://")
+    store = Store.open(str(tmp_path / "runs.db"))  # a file store: the turn is written off the loop
     session = Session()
     written = threading.Event()
     proceed = threading.Event()

@@ -12,7 +12,7 @@ from test_async_cancellation import _consistent, note
 from weakprompt import run
 from weakprompt.adapters.testing import Reply, ScriptedAdapter, StreamScript, tool_call, tool_call_turn
 from weakprompt.errors import ProviderError
-from weakprompt.messages import ToolCall
+from weakprompt.messages import AssistantTurn, ToolCall
 from weakprompt.model import (
     ModelEvent,
     ModelRequest,
@@ -236,3 +236,48 @@ def test_a_stream_that_is_a_plain_async_iterator_is_read_to_its_end() -> None:
     assert asyncio.run(main()).text == "done"
     assert [i.text for i in session[Item].all()] == ["one"]
     assert [e.text for e in seen if isinstance(e, RunTextDelta)] == ["done"]
+
+
+class _CountingAdapter(ScriptedAdapter):
+    """Counts how each reply was asked for: whole, or as a stream."""
+
+    def __init__(self, script: list[Reply]) -> None:
+        super().__init__(script)
+        self.asked: list[str] = []
+
+    async def complete_async(self, request: ModelRequest) -> AssistantTurn:
+        self.asked.append("whole")
+        return await super().complete_async(request)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.asked.append("stream")
+        return super().stream(request)
+
+
+@pytest.mark.parametrize("listening", [False, True])
+def test_a_reply_is_asked_for_whole_unless_someone_listens_and_the_transcript_is_the_same(
+    listening: bool,
+) -> None:
+    script: list[Reply] = [tool_call_turn(tool_call("note", {"text": "one"}, id="a")), "done"]
+    adapter = _CountingAdapter(script)
+    store = Store.open("sqlite://")
+    session = Session()
+    seen: list[RunEvent[object]] = []
+
+    async def main() -> PromptResponse[None]:
+        return await run(
+            tools_prompt([note]),
+            adapter=adapter,
+            session=session,
+            store=store,
+            on_event=seen.append if listening else None,
+        )
+
+    assert asyncio.run(main()).text == "done"
+    assert adapter.asked == (["stream", "stream"] if listening else ["whole", "whole"])
+    messages = Transcript(store, session.session_id).compile().messages
+    assert [(m.role, m.content) for m in messages][1:] == [
+        ("assistant", ""),
+        ("tool", "one"),
+        ("assistant", "done"),
+    ]

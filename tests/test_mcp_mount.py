@@ -226,15 +226,14 @@ def test_list_changed_updates_the_offer_within_the_run_and_the_transcript_record
             prompt = mounted_prompt(toolset)
             before = prompt.render()
             task = asyncio.ensure_future(wait_for_change())
-            original_stream = adapter.stream
+            original_complete = adapter.complete_async
 
-            async def stream(request: Any) -> Any:  # the second model call waits for the re-listing
+            async def complete_async(request: Any) -> Any:  # the second model call waits for the re-listing
                 if len(adapter.requests) == 1:
                     await task
-                async for event in original_stream(request):
-                    yield event
+                return await original_complete(request)
 
-            adapter.stream = stream  # type: ignore[method-assign]
+            adapter.complete_async = complete_async  # type: ignore[method-assign]
             await run(prompt, adapter=adapter, session=session, store=store)
             offered = [tuple(t.name for t in request.tools) for request in adapter.requests]
             assert "newer" not in offered[0]

@@ -23,8 +23,10 @@ from weakprompt.model import (
     ToolCallReady,
     ToolCallStarted,
     UsageReported,
+    WholeReplyAdapter,
     assemble,
     complete_async,
+    drain,
     turn_events,
 )
 from weakprompt.tokens import TokenCounter
@@ -244,3 +246,31 @@ class _Iterator:
             return next(self._events)
         except StopIteration:
             raise StopAsyncIteration from None
+
+
+class _WholeAdapter(_EventsAdapter):
+    """Answers whole when asked so; its stream must then not be read."""
+
+    def __init__(self, reply: object) -> None:
+        super().__init__([])
+        self.reply = reply
+
+    async def complete_async(self, request: ModelRequest) -> object:
+        return self.reply
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        raise AssertionError("the stream of an adapter that answers whole was read")
+        yield  # pragma: no cover - makes this an async generator
+
+
+def test_complete_async_asks_an_adapter_that_answers_whole_for_the_whole_turn() -> None:
+    turn = AssistantTurn(text="whole", usage=Usage(output_tokens=1, model_calls=1))
+    adapter = _WholeAdapter(turn)
+    assert isinstance(adapter, WholeReplyAdapter)
+    assert asyncio.run(complete_async(adapter, REQUEST)) == turn
+    assert asyncio.run(drain(_EventsAdapter(list(turn_events(turn))), REQUEST)) == turn
+
+
+def test_complete_async_refuses_a_whole_reply_that_is_not_a_turn() -> None:
+    with pytest.raises(AdapterError, match="events: complete_async returned str, not an AssistantTurn"):
+        asyncio.run(complete_async(_WholeAdapter("not a turn"), REQUEST))

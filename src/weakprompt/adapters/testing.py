@@ -245,8 +245,10 @@ class _RecordingAdapter(AdapterIdentity):
     def _estimate(self, request: ModelRequest, turn: AssistantTurn) -> Usage:
         return estimate_usage(request, turn, self._token_counter or DEFAULT_TOKEN_COUNTER)
 
-    def _whole(self, request: ModelRequest, reply: AssistantTurn | StreamScript) -> AssistantTurn:
-        """The turn a script completes with, played as ``stream`` plays it."""
+    def _turn(self, request: ModelRequest, reply: AssistantTurn | StreamScript) -> AssistantTurn:
+        """The turn ``stream`` completes with for ``reply`` (a script is played as ``stream`` plays it)."""
+        if isinstance(reply, AssistantTurn):
+            return self._with_usage(request, reply)
         return assemble(self._events(request, reply), provider=self._name)
 
     def _events(self, request: ModelRequest, reply: AssistantTurn | StreamScript) -> Iterator[ModelEvent]:
@@ -290,10 +292,10 @@ class ScriptedAdapter(_RecordingAdapter):
             return len(self._turns) - len(self._requests)
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
-        reply = self._next(request)
-        if isinstance(reply, AssistantTurn):
-            return self._with_usage(request, reply)
-        return self._whole(request, reply)
+        return self._turn(request, self._next(request))
+
+    async def complete_async(self, request: ModelRequest) -> AssistantTurn:
+        return self.complete(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         for event in self._events(request, self._next(request)):
@@ -355,10 +357,13 @@ class FunctionAdapter(_RecordingAdapter):
         reply = self._call(request)
         if inspect.isawaitable(reply):
             reply = _wait(reply)
-        reply = _as_reply(reply)
-        if isinstance(reply, AssistantTurn):
-            return self._with_usage(request, reply)
-        return self._whole(request, reply)
+        return self._turn(request, _as_reply(reply))
+
+    async def complete_async(self, request: ModelRequest) -> AssistantTurn:
+        reply = self._call(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return self._turn(request, _as_reply(reply))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         reply = self._call(request)

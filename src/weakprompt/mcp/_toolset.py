@@ -180,6 +180,7 @@ class McpToolset:
         self._failure: BaseException | None = None
         self._changed: Any = None  # anyio.Event, replaced after each state change
         self._group: anyio.abc.TaskGroup | None = None
+        self._relisting: anyio.Event | None = None  # set when a re-listing the server asked for is done
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
         self._restarts = 0
@@ -315,8 +316,12 @@ class McpToolset:
         drop = anyio.Event()
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout) as scope:
-                async with client:
+                async with client, anyio.create_task_group() as inner:
                     await self._list_tools(client)
+                    if _modern(client) and _announces_changes(client):
+                        # Subscribed before the toolset is ready: a change that a first call
+                        # causes (a tool that adds tools) must not be missed.
+                        await inner.start(self._listen, client)
                     scope.deadline = math.inf
                     self._connection = _Connection(client, drop)
                     self._ever_connected_this_round = True
@@ -324,11 +329,8 @@ class McpToolset:
                     if task_status is not None:
                         task_status.started()
                         task_status = None
-                    async with anyio.create_task_group() as inner:
-                        if _modern(client) and _announces_changes(client):
-                            inner.start_soon(self._listen, client)
-                        await drop.wait()
-                        inner.cancel_scope.cancel()
+                    await drop.wait()
+                    inner.cancel_scope.cancel()
             if scope.cancelled_caught and not self._ever_connected_this_round:
                 return TimeoutError(f"no answer within {self.connect_timeout:g} s")
             return None
@@ -386,25 +388,53 @@ class McpToolset:
         kind = type(getattr(message, "root", message)).__name__
         if kind == "ToolListChangedNotification" and self._group is not None:
             # Re-list from another task: this handler runs in the connection's receive loop, which
-            # must keep reading for the listing's own reply to arrive.
+            # must keep reading for the listing's own reply to arrive. A call answered meanwhile
+            # waits for the new list (see _call).
+            import anyio
+
+            if self._relisting is None:
+                self._relisting = anyio.Event()
             self._group.start_soon(self._changed_tools)
 
-    async def _listen(self, client: Client) -> None:
+    async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Listen for tool changes; started once the server has acknowledged the subscription."""
+        started = False
         try:
             async with client.listen(tools_list_changed=True) as subscription:
+                task_status.started()
+                started = True
                 async for _event in subscription:
                     pass  # the notification also reaches _on_message, which re-lists
         except Exception as exc:  # pragma: no cover - listening is a convenience: calls work without it
             logger.info("MCP server %r: not listening for tool changes: %s", self.server.name, _describe(exc))
+            if not started:
+                task_status.started()
 
     async def _changed_tools(self) -> None:
-        connection = self._connection
-        if connection is None:
-            return
+        relisting, connection = self._relisting, self._connection
         try:
-            await self._list_tools(connection.client)
+            if connection is not None:
+                await self._list_tools(connection.client)
         except Exception as exc:
             logger.warning("MCP server %r: re-listing tools failed: %s", self.server.name, _describe(exc))
+        finally:
+            if relisting is not None and self._relisting is relisting:
+                self._relisting = None
+                relisting.set()
+
+    async def _tools_settled(self, timeout: float) -> None:
+        """Wait (up to ``timeout``) for a re-listing the server asked for while a call ran.
+
+        A tool that adds tools announces the change before it answers: the
+        call returns once the new list is read, so the model's next turn is
+        offered the new tools instead of racing the re-listing.
+        """
+        import anyio
+
+        relisting = self._relisting
+        if relisting is not None:
+            with anyio.move_on_after(timeout):
+                await relisting.wait()
 
     # -- calls -------------------------------------------------------------------------------------
 
@@ -471,17 +501,25 @@ class McpToolset:
                     f"MCP tool {info.name!r} did not answer within {timeout:g} s; the call was abandoned"
                 )
             if exc.code == _CONNECTION_CLOSED and connection is not None:
-                connection.drop.set()
+                self._drop(connection)
                 return ToolResult.error(self._lost_text(info, exc))
             return ToolResult.error(
                 f"the MCP server refused the call to {info.name!r}: {clip(exc.message, 500)}"
             )
         except Exception as exc:  # a dead transport, a malformed reply: the run goes on
             if connection is not None and _connection_error(exc):
-                connection.drop.set()
+                self._drop(connection)
                 return ToolResult.error(self._lost_text(info, exc))
             return ToolResult.error(f"the call to MCP tool {info.name!r} failed: {_describe(exc)}")
+        await self._tools_settled(self.call_timeout)
         return tool_result(info.name, result)
+
+    def _drop(self, connection: _Connection) -> None:
+        """Give up a connection that died: no later call is sent to it while it is being closed."""
+        connection.drop.set()
+        if self._connection is connection:
+            self._connection = None
+            self._signal()
 
     def _lost_text(self, info: McpToolInfo, exc: BaseException) -> str:
         again = (

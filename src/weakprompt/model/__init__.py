@@ -9,7 +9,7 @@ runtime or a provider SDK.
 
 from __future__ import annotations
 
-from .adapter import ProviderAdapter
+from .adapter import ProviderAdapter, WholeReplyAdapter
 from .context import CompiledContext
 from .output_mode import CONCRETE_OUTPUT_MODES, OUTPUT_MODES, ConcreteOutputMode, OutputMode
 from .request import ForceTool, ModelRequest, ToolChoice
@@ -24,6 +24,7 @@ from .stream import (
     UsageReported,
     assemble,
     complete_async,
+    drain,
     turn_events,
 )
 
@@ -45,7 +46,9 @@ __all__ = [
     "ToolCallStarted",
     "ToolChoice",
     "UsageReported",
+    "WholeReplyAdapter",
     "assemble",
     "complete_async",
+    "drain",
     "turn_events",
 ]

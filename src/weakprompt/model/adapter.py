@@ -19,7 +19,7 @@ from ..tokens import TokenCounter
 from .request import ModelRequest
 from .stream import ModelEvent
 
-__all__ = ["ProviderAdapter"]
+__all__ = ["ProviderAdapter", "WholeReplyAdapter"]
 
 
 @runtime_checkable
@@ -54,4 +54,19 @@ class ProviderAdapter(Protocol):
         Its turn equals what ``complete`` returns for the same reply; see
         :mod:`weakprompt.model.stream` for the rules.
         """
+        ...
+
+
+@runtime_checkable
+class WholeReplyAdapter(Protocol):
+    """An adapter that can also give a reply whole without blocking: ``complete``, awaited.
+
+    Optional. When nobody listens to a run's stream events, the loop asks
+    for the reply whole this way instead of folding a stream of events, as
+    the peers' non-streaming calls do. The turn must equal what ``stream``
+    completes with.
+    """
+
+    async def complete_async(self, request: ModelRequest) -> AssistantTurn:
+        """The whole reply, awaited."""
         ...

@@ -54,6 +54,7 @@ __all__ = [
     "UsageReported",
     "assemble",
     "complete_async",
+    "drain",
     "turn_events",
 ]
 
@@ -297,6 +298,20 @@ def turn_events(turn: AssistantTurn) -> tuple[ModelEvent, ...]:
 
 
 async def complete_async(adapter: ProviderAdapter, request: ModelRequest) -> AssistantTurn:
+    """The whole reply: the adapter's own ``complete_async`` when it has one, else its stream drained."""
+    whole = getattr(adapter, "complete_async", None)
+    if whole is not None:
+        turn = await whole(request)
+        if not isinstance(turn, AssistantTurn):
+            raise AdapterError(
+                f"{adapter.name}: complete_async returned {type(turn).__name__}, not an AssistantTurn",
+                provider=adapter.name,
+            )
+        return turn
+    return await drain(adapter, request)
+
+
+async def drain(adapter: ProviderAdapter, request: ModelRequest) -> AssistantTurn:
     """Drain ``adapter.stream(request)`` and return the completed turn."""
     assembler = ReplyAssembler(provider=adapter.name)
     events = adapter.stream(request)

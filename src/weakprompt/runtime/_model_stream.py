@@ -34,8 +34,11 @@ async def model_reply(
     A stream that breaks the contract, or ends without ``ReplyCompleted``,
     is an :class:`~weakprompt.errors.AdapterError`; a provider error raised
     mid-stream propagates as it is. The stream is closed either way. With
-    no ``emit`` (nobody listens), no run event is built.
+    no ``emit`` (nobody listens), no run event is built, and an adapter
+    that can give the reply whole (``complete_async``) is asked that way.
     """
+    if emit is None:
+        return await model.complete_async(adapter, request)
     assembler = model.ReplyAssembler(provider=adapter.name)
     events = adapter.stream(request)
     try:

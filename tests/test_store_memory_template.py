@@ -40,3 +40,35 @@ def test_a_copied_store_keeps_foreign_keys_on() -> None:
     store = Store.open("sqlite://")
     with store.read() as conn:
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_threads_sharing_one_in_memory_store_take_turns_with_its_one_connection() -> None:
+    """An in-memory database is one connection: transactions from several threads must not interleave."""
+    import threading
+
+    from weakprompt.transcript import Transcript
+
+    store = Store.open("sqlite://")
+    failures: list[BaseException] = []
+    start = threading.Barrier(6)
+
+    def writer(name: str) -> None:
+        try:
+            start.wait()
+            transcript = Transcript(store, name)
+            for i in range(30):
+                with transcript.turn():
+                    transcript.user(f"{name} {i}")
+                    transcript.assistant(f"reply {i}")
+        except BaseException as exc:  # reported below, with the thread's name
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(f"t{n}",)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    for n in range(6):
+        messages = Transcript(store, f"t{n}").compile().messages
+        assert [m.content for m in messages[::2]] == [f"t{n} {i}" for i in range(30)]

@@ -44,6 +44,7 @@ class Store:
         self._schema_version = schema_version
         self._read_only = read_only
         self._closed = False
+        self._memory_lock = threading.RLock() if self.in_memory else None
         self._held = threading.local()  # .conn / .write: this thread's held connection, see hold_connection()
 
     @classmethod
@@ -158,6 +159,16 @@ class Store:
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Generator[Connection, None, None]:
+        if self._memory_lock is None:
+            with self._transaction_on_connection(write=write) as conn:
+                yield conn
+            return
+        # An in-memory database is one connection shared by every thread: one transaction at a time.
+        with self._memory_lock, self._transaction_on_connection(write=write) as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction_on_connection(self, *, write: bool) -> Generator[Connection, None, None]:
         self._check_open()
         if write and self._read_only:
             raise StoreError(f"the store at {_redact(self._url)} was opened read-only: it cannot be written")

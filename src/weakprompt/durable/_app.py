@@ -1,0 +1,300 @@
+"""Configure DBOS for weakprompt, run evaluations durably, serve and feed queues."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import attrs
+from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
+
+from ..errors import ConfigurationError
+from ..jsontypes import JSONObject, JSONValue
+from ..runtime.approval import Decision, PausedRun, decisions_to_json
+from ._references import EvaluationJob
+from ._result import DurableResult
+from ._workflow import WORKFLOW_NAME, bind_store, evaluation_workflow
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["APPLICATION_VERSION", "DurableApp", "DurableClient", "QueueLimits", "system_database_url"]
+
+APPLICATION_VERSION = "weakprompt-durable-1"
+"""Every worker and client agrees on this DBOS application version, so any worker runs any job."""
+
+_APP_NAME = "weakprompt"
+
+
+def system_database_url(db: str) -> str:
+    """The DBOS system database that goes with the weakprompt store ``db``.
+
+    PostgreSQL: the same database (DBOS keeps its tables in its own schema,
+    ``dbos``). SQLite: a file beside the store's (``<file>.dbos``): one
+    writer at a time per SQLite file, so the two would wait on each other.
+    """
+    from ..store.engine import normalize_url
+
+    url = normalize_url(db)
+    if url.startswith("postgresql"):
+        return "postgresql://" + url.split("://", 1)[1]
+    if url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
+        return url + ".dbos"
+    raise ConfigurationError(
+        f"durable runs need a database both processes can reach, not {db!r}: "
+        "a SQLite file or a PostgreSQL URL"
+    )
+
+
+@attrs.frozen
+class QueueLimits:
+    """A queue and its limits: per worker, across all workers, a start rate (``limit`` per ``period`` s)."""
+
+    name: str
+    worker_concurrency: int | None = None
+    global_concurrency: int | None = None
+    rate_limit: tuple[int, float] | None = None
+    polling_interval: float = 0.2
+
+
+def _job(
+    prompt: str,
+    *,
+    adapter: str,
+    session_id: str,
+    params: JSONObject | None,
+    input: str | None,
+    max_turns: int,
+) -> EvaluationJob:
+    return EvaluationJob(
+        prompt=prompt,
+        adapter=adapter,
+        session_id=session_id,
+        params=dict[str, JSONValue]() if params is None else params,
+        input=input,
+        max_turns=max_turns,
+    )
+
+
+def _decision_job(
+    paused: DurableResult | PausedRun,
+    decisions: Sequence[Decision],
+    *,
+    prompt: str,
+    adapter: str,
+    params: JSONObject | None,
+    decided_by: str | None,
+    max_turns: int,
+) -> tuple[EvaluationJob, str]:
+    pause = paused.paused if isinstance(paused, DurableResult) else paused
+    if pause is None:
+        raise ConfigurationError("decide: the result given is not paused")
+    job = attrs.evolve(
+        _job(
+            prompt,
+            adapter=adapter,
+            session_id=pause.session_id,
+            params=params,
+            input=None,
+            max_turns=max_turns,
+        ),
+        decisions=decisions_to_json(decisions),
+        decided_by=decided_by,
+        pause_seq=pause.seq,
+    )
+    return job, f"{pause.session_id}:pause-{pause.seq}"
+
+
+class DurableClient:
+    """Submit evaluations to a queue and read their results, from any process (runs nothing itself)."""
+
+    def __init__(self, db: str, *, system_database: str | None = None) -> None:
+        self._client = DBOSClient(
+            system_database_url=system_database or system_database_url(db), application_name=_APP_NAME
+        )
+
+    def close(self) -> None:
+        self._client.destroy()
+
+    def submit(
+        self,
+        queue: str,
+        prompt: str,
+        *,
+        adapter: str,
+        session_id: str,
+        params: JSONObject | None = None,
+        input: str | None = None,
+        max_turns: int = 16,
+        workflow_id: str | None = None,
+    ) -> str:
+        """Queue one evaluation; its workflow id (``workflow_id``, default: ``session_id``)."""
+        job = _job(
+            prompt, adapter=adapter, session_id=session_id, params=params, input=input, max_turns=max_turns
+        )
+        return self._enqueue(queue, job, workflow_id or session_id)
+
+    def decide(
+        self,
+        queue: str,
+        paused: DurableResult | PausedRun,
+        decisions: Sequence[Decision],
+        *,
+        prompt: str,
+        adapter: str,
+        params: JSONObject | None = None,
+        decided_by: str | None = None,
+        max_turns: int = 16,
+    ) -> str:
+        """Queue the continuation of a paused run with ``decisions``; its workflow id.
+
+        The id is ``<session>:pause-<seq>``: deciding one pause twice queues it once.
+        """
+        job, workflow_id = _decision_job(
+            paused,
+            decisions,
+            prompt=prompt,
+            adapter=adapter,
+            params=params,
+            decided_by=decided_by,
+            max_turns=max_turns,
+        )
+        return self._enqueue(queue, job, workflow_id)
+
+    def _enqueue(self, queue: str, job: EvaluationJob, workflow_id: str) -> str:
+        self._client.enqueue(
+            {
+                "queue_name": queue,
+                "workflow_name": WORKFLOW_NAME,
+                "workflow_id": workflow_id,
+                "app_version": APPLICATION_VERSION,
+            },
+            job.to_json(),
+        )
+        return workflow_id
+
+    def result(self, workflow_id: str, *, timeout: float | None = None) -> DurableResult:
+        """The result of ``workflow_id``, waiting for it; a failed run raises its stored error."""
+        handle: Any = self._client.retrieve_workflow(workflow_id)  # pyright: ignore[reportUnknownVariableType]
+        return cast(
+            "DurableResult",
+            handle.get_result(polling_interval_sec=0.05) if timeout is None else _wait(handle, timeout),
+        )
+
+    def status(self, workflow_id: str) -> str:
+        """DBOS's status of ``workflow_id`` (``ENQUEUED``, ``PENDING``, ``SUCCESS``, ``ERROR``, ...)."""
+        return self._client.retrieve_workflow(workflow_id).get_status().status
+
+
+def _wait(handle: Any, timeout: float) -> object:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while handle.get_status().status in ("ENQUEUED", "PENDING", "DELAYED"):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"workflow {handle.get_workflow_id()!r} did not finish in {timeout} s")
+        time.sleep(0.05)
+    return handle.get_result()
+
+
+class DurableApp:
+    """This process's DBOS: runs durable evaluations here, and serves queues as a worker.
+
+    One per process (DBOS is a process-wide singleton). ``db`` is the
+    weakprompt store; the DBOS system database defaults to
+    :func:`system_database_url` of it. ``executor_id`` names this worker:
+    a worker restarted with the same id recovers the runs it had in hand.
+    """
+
+    def __init__(
+        self,
+        db: str,
+        *,
+        system_database: str | None = None,
+        executor_id: str | None = None,
+        queues: Sequence[QueueLimits] = (),
+        listen: bool = True,
+    ) -> None:
+        self.db = db
+        self.system_database = system_database or system_database_url(db)
+        self.executor_id = executor_id or f"{socket.gethostname()}-{os.getpid()}"
+        self.queues = tuple(queues)
+        self.listen = listen
+        self._store: Store | None = None
+
+    def launch(self) -> None:
+        """Open the store, start DBOS (recovering this executor's unfinished runs), register the queues."""
+        from ..store import Store
+
+        self._store = Store.open(self.db)
+        bind_store(self._store)
+        config: DBOSConfig = {
+            "name": _APP_NAME,
+            "system_database_url": self.system_database,
+            "executor_id": self.executor_id,
+            "application_version": APPLICATION_VERSION,
+            "log_level": os.environ.get("WEAKPROMPT_DBOS_LOG_LEVEL", "WARNING"),
+        }
+        DBOS(config=config)
+        DBOS.listen_queues([q.name for q in self.queues] if self.listen else [])
+        DBOS.launch()
+        for queue in self.queues:
+            DBOS.register_queue(
+                queue.name,
+                worker_concurrency=queue.worker_concurrency,
+                global_concurrency=queue.global_concurrency,
+                limiter=None
+                if queue.rate_limit is None
+                else {"limit": queue.rate_limit[0], "period": queue.rate_limit[1]},
+                polling_interval_sec=queue.polling_interval,
+                on_conflict="always_update",
+            )
+
+    def shutdown(self, *, timeout: int = 10) -> None:
+        """Stop DBOS; runs still going after ``timeout`` s stay pending for this executor's next start."""
+        DBOS.destroy(workflow_completion_timeout_sec=timeout)
+        bind_store(None)
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def evaluate(
+        self,
+        prompt: str,
+        *,
+        adapter: str,
+        session_id: str,
+        params: JSONObject | None = None,
+        input: str | None = None,
+        max_turns: int = 16,
+        workflow_id: str | None = None,
+    ) -> DurableResult:
+        """Run one evaluation durably in this process and wait for it (from synchronous code)."""
+        job = _job(
+            prompt, adapter=adapter, session_id=session_id, params=params, input=input, max_turns=max_turns
+        )
+        with SetWorkflowID(workflow_id or session_id):
+            handle: Any = DBOS.start_workflow(evaluation_workflow, job.to_json())
+        # DBOS runs an async workflow on its own event loop; the sync handle gives its value
+        return cast("DurableResult", handle.get_result())
+
+    async def evaluate_async(
+        self,
+        prompt: str,
+        *,
+        adapter: str,
+        session_id: str,
+        params: JSONObject | None = None,
+        input: str | None = None,
+        max_turns: int = 16,
+        workflow_id: str | None = None,
+    ) -> DurableResult:
+        """:meth:`evaluate` for the event loop."""
+        job = _job(
+            prompt, adapter=adapter, session_id=session_id, params=params, input=input, max_turns=max_turns
+        )
+        with SetWorkflowID(workflow_id or session_id):
+            handle = await DBOS.start_workflow_async(evaluation_workflow, job.to_json())
+        return await handle.get_result()

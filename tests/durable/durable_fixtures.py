@@ -1,0 +1,127 @@
+"""Prompts and adapters the durable tests queue by reference (``durable_fixtures:...``).
+
+A worker subprocess imports them by name, so this module is importable on
+its own. The model and the tools count what they do in files named by
+``WEAKPROMPT_DURABLE_COUNTS`` (a directory): one line per finished model
+call and per tool side effect, so a test can tell a replayed call from a
+repeated one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from weakprompt.adapters.testing import FunctionAdapter, text_turn, tool_call, tool_call_turn
+from weakprompt.messages import AssistantTurn
+from weakprompt.model import ModelRequest
+from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
+from weakprompt.tools import ToolContext, ToolResult, tool
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A STATE slice the tool changes: a replayed call must leave it as the first run did."""
+
+    total: int
+
+
+@dataclass(frozen=True)
+class BumpParams:
+    step: int
+
+
+def _counts() -> Path | None:
+    where = os.environ.get("WEAKPROMPT_DURABLE_COUNTS")
+    return Path(where) if where else None
+
+
+def _note(name: str, line: str) -> None:
+    folder = _counts()
+    if folder is not None:
+        with (folder / name).open("a") as out:
+            out.write(line + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+
+def _pause() -> None:
+    delay = float(os.environ.get("WEAKPROMPT_DURABLE_DELAY", "0"))
+    if delay:
+        time.sleep(delay)
+
+
+@tool(name="bump", description="Add one to the tally.")
+def bump(params: BumpParams, *, context: ToolContext) -> ToolResult[Tally]:
+    _pause()
+    before = context.session[Tally].latest()
+    total = (before.total if before is not None else 0) + 1
+    context.session[Tally].seed((Tally(total),))
+    _note("tools", f"{context.session.session_id} {params.step}")
+    return ToolResult(message=f"tally {total} after step {params.step}", value=Tally(total))
+
+
+@tool(name="delete_everything", description="Needs a person's approval.", requires_approval=True)
+def delete_everything(params: BumpParams, *, context: ToolContext) -> ToolResult[None]:
+    _note("deletes", f"{context.session.session_id} {params.step}")
+    return ToolResult(message=f"deleted (step {params.step})")
+
+
+def counter_prompt(rounds: int = 3) -> Prompt[None]:
+    """The model calls ``bump`` ``rounds`` times, one call per turn, then answers."""
+    del rounds  # the model reads it from the input; the prompt is the same
+    return Prompt(
+        PromptTemplate(
+            ns="tests/durable",
+            key="counter",
+            sections=[MarkdownSection(title="Count", key="count", template="Count up.", tools=[bump])],
+        )
+    )
+
+
+def approval_prompt() -> Prompt[None]:
+    return Prompt(
+        PromptTemplate(
+            ns="tests/durable",
+            key="approval",
+            sections=[
+                MarkdownSection(title="Admin", key="admin", template="Tidy.", tools=[bump, delete_everything])
+            ],
+        )
+    )
+
+
+def broken_prompt() -> Prompt[None]:
+    raise RuntimeError("this factory is broken on purpose")
+
+
+def _reply(request: ModelRequest) -> AssistantTurn:
+    _pause()
+    messages = request.context.messages
+    done = sum(1 for m in messages if m.role == "tool")
+    user = next((m.content for m in messages if m.role == "user"), "rounds=3")
+    rounds = int(user.split("=", 1)[1]) if "=" in user else 3
+    session = request.context.commit_hashes[0][:8] if request.context.commit_hashes else "?"
+    _note("model", f"{session} {done}")
+    if done < rounds:
+        return tool_call_turn(tool_call("bump", {"step": done}, id=f"call-{done}"))
+    return text_turn(f"counted {done}")
+
+
+def counter_adapter() -> FunctionAdapter:
+    return FunctionAdapter(_reply, name="counter")
+
+
+def _approval_reply(request: ModelRequest) -> AssistantTurn:
+    messages = request.context.messages
+    done = sum(1 for m in messages if m.role == "tool")
+    _note("model", f"approval {done}")
+    if done == 0:
+        return tool_call_turn(tool_call("delete_everything", {"step": 0}, id="call-del"))
+    return text_turn("all tidy")
+
+
+def approval_adapter() -> FunctionAdapter:
+    return FunctionAdapter(_approval_reply, name="approval")

@@ -59,13 +59,13 @@ def bump(params: BumpParams, *, context: ToolContext) -> ToolResult[Tally]:
     before = context.session[Tally].latest()
     total = (before.total if before is not None else 0) + 1
     context.session[Tally].seed((Tally(total),))
-    _note("tools", f"{context.session.session_id} {params.step}")
+    _note("tools", f"{context.session.session_id} {params.step} {time.time():.4f}")
     return ToolResult(message=f"tally {total} after step {params.step}", value=Tally(total))
 
 
 @tool(name="delete_everything", description="Needs a person's approval.", requires_approval=True)
 def delete_everything(params: BumpParams, *, context: ToolContext) -> ToolResult[None]:
-    _note("deletes", f"{context.session.session_id} {params.step}")
+    _note("deletes", f"{context.session.session_id} {params.step} {time.time():.4f}")
     return ToolResult(message=f"deleted (step {params.step})")
 
 
@@ -101,10 +101,10 @@ def _reply(request: ModelRequest) -> AssistantTurn:
     _pause()
     messages = request.context.messages
     done = sum(1 for m in messages if m.role == "tool")
-    user = next((m.content for m in messages if m.role == "user"), "rounds=3")
-    rounds = int(user.split("=", 1)[1]) if "=" in user else 3
-    session = request.context.commit_hashes[0][:8] if request.context.commit_hashes else "?"
-    _note("model", f"{session} {done}")
+    user = next((m.content for m in messages if m.role == "user"), "")
+    words = dict(word.split("=", 1) for word in user.split() if "=" in word)
+    rounds = int(words.get("rounds", "3"))
+    _note("model", f"{words.get('id', '?')} {done} {time.time():.4f}")
     if done < rounds:
         return tool_call_turn(tool_call("bump", {"step": done}, id=f"call-{done}"))
     return text_turn(f"counted {done}")

@@ -42,7 +42,7 @@ def _note(name: str, line: str) -> None:
     folder = _counts()
     if folder is not None:
         with (folder / name).open("a") as out:
-            out.write(line + "\n")
+            out.write(f"{line} {os.getpid()}\n")
             out.flush()
             os.fsync(out.fileno())
 

@@ -54,13 +54,19 @@ def start_worker(
 
 
 def notes(counts: Path, name: str) -> list[tuple[str, str, float]]:
+    """``(who, step, time)`` of each line the fixtures wrote to ``name``."""
+    return [(who, step, when) for who, step, when, _ in noted_by(counts, name)]
+
+
+def noted_by(counts: Path, name: str) -> list[tuple[str, str, float, int]]:
+    """``(who, step, time, pid)`` of each line the fixtures wrote to ``name``."""
     path = counts / name
     if not path.exists():
         return []
-    rows: list[tuple[str, str, float]] = []
+    rows: list[tuple[str, str, float, int]] = []
     for line in path.read_text().splitlines():
-        who, step, when = line.split()
-        rows.append((who, step, float(when)))
+        who, step, when, pid = line.split()
+        rows.append((who, step, float(when), int(pid)))
     return rows
 
 

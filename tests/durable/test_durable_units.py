@@ -73,7 +73,7 @@ def test_prompt_and_adapter_references_are_checked() -> None:
         _job("durable_fixtures:broken_prompt").load_prompt()
     with pytest.raises(DurableJobError, match="not a Prompt"):
         _job("durable_fixtures:Tally", total=1).load_prompt()
-    with pytest.raises(DurableJobError, match="adapter factory .* failed"):
+    with pytest.raises(DurableJobError, match=r"adapter factory .* failed"):
         _job("durable_fixtures:counter_prompt", "durable_fixtures:Tally").load_adapter()
     with pytest.raises(DurableJobError, match="not a ProviderAdapter"):
         _job("durable_fixtures:counter_prompt", "durable_fixtures:counter_prompt").load_adapter()

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
-from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
+from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID, WorkflowStatus
 
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
 from ..runtime.approval import Decision, PausedRun, decisions_to_json
+from ._liveness import Liveness
 from ._references import EvaluationJob
 from ._result import DurableResult
 from ._workflow import WORKFLOW_NAME, bind_store, evaluation_workflow
@@ -26,6 +29,8 @@ APPLICATION_VERSION = "weakprompt-durable-1"
 """Every worker and client agrees on this DBOS application version, so any worker runs any job."""
 
 _APP_NAME = "weakprompt"
+
+logger = logging.getLogger(__name__)
 
 
 def system_database_url(db: str) -> str:
@@ -185,7 +190,11 @@ class DurableClient:
 
     def status(self, workflow_id: str) -> str:
         """DBOS's status of ``workflow_id`` (``ENQUEUED``, ``PENDING``, ``SUCCESS``, ``ERROR``, ...)."""
-        return self._client.retrieve_workflow(workflow_id).get_status().status
+        return self.workflow(workflow_id).status
+
+    def workflow(self, workflow_id: str) -> WorkflowStatus:
+        """DBOS's record of ``workflow_id``: status, executor, times, error."""
+        return self._client.retrieve_workflow(workflow_id).get_status()
 
 
 def _wait(handle: Any, timeout: float) -> object:
@@ -216,13 +225,18 @@ class DurableApp:
         executor_id: str | None = None,
         queues: Sequence[QueueLimits] = (),
         listen: bool = True,
+        recovery_interval: float | None = 2.0,
     ) -> None:
         self.db = db
         self.system_database = system_database or system_database_url(db)
         self.executor_id = executor_id or f"{socket.gethostname()}-{os.getpid()}"
         self.queues = tuple(queues)
         self.listen = listen
+        self.recovery_interval = recovery_interval
         self._store: Store | None = None
+        self._liveness: Liveness | None = None
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
 
     def launch(self) -> None:
         """Open the store, start DBOS (recovering this executor's unfinished runs), register the queues."""
@@ -230,6 +244,8 @@ class DurableApp:
 
         self._store = Store.open(self.db)
         bind_store(self._store)
+        self._liveness = Liveness(self._store.url)
+        self._liveness.hold(self.executor_id)
         config: DBOSConfig = {
             "name": _APP_NAME,
             "system_database_url": self.system_database,
@@ -251,11 +267,47 @@ class DurableApp:
                 polling_interval_sec=queue.polling_interval,
                 on_conflict="always_update",
             )
+        if self.recovery_interval is not None and self.queues and self.listen:
+            self._stop.clear()
+            self._watcher = threading.Thread(target=self._watch, name="weakprompt-recovery", daemon=True)
+            self._watcher.start()
+
+    def recover_dead_workers(self) -> list[str]:
+        """Hand the runs of every worker that died back to the queue; the ids of those workers."""
+        assert self._liveness is not None, "launch() first"
+        pending = DBOS.list_workflows(
+            status="PENDING", name=WORKFLOW_NAME, load_input=False, load_output=False
+        )
+        owners = sorted(
+            {w.executor_id for w in pending if w.executor_id and w.executor_id != self.executor_id}
+        )
+        recovered: list[str] = []
+        for owner in owners:
+            with self._liveness.if_dead(owner) as dead:
+                if dead:
+                    DBOS._recover_pending_workflows([owner])  # pyright: ignore[reportPrivateUsage]
+                    recovered.append(owner)
+        return recovered
+
+    def _watch(self) -> None:
+        interval = self.recovery_interval or 2.0
+        while not self._stop.wait(interval):
+            try:
+                self.recover_dead_workers()
+            except Exception:  # pragma: no cover - a database hiccup: try again next round
+                logger.warning("recovering the runs of dead workers failed", exc_info=True)
 
     def shutdown(self, *, timeout: int = 10) -> None:
         """Stop DBOS; runs still going after ``timeout`` s stay pending for this executor's next start."""
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join()
+            self._watcher = None
         DBOS.destroy(workflow_completion_timeout_sec=timeout)
         bind_store(None)
+        if self._liveness is not None:
+            self._liveness.release()
+            self._liveness = None
         if self._store is not None:
             self._store.close()
             self._store = None

@@ -125,3 +125,73 @@ def _approval_reply(request: ModelRequest) -> AssistantTurn:
 
 def approval_adapter() -> FunctionAdapter:
     return FunctionAdapter(_approval_reply, name="approval")
+
+
+class Unpicklable(Exception):
+    """An exception that cannot be stored as it is (it holds a lock)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        import threading
+
+        self.lock = threading.Lock()
+
+
+@tool(name="flaky", description="Fails in a way that cannot be pickled.")
+def flaky(params: BumpParams) -> ToolResult[None]:
+    raise Unpicklable(f"flaky step {params.step}")
+
+
+@tool(name="cancel_me", description="Cancels its own workflow the first time (a stand-in for a crash).")
+async def cancel_me(params: BumpParams, *, context: ToolContext) -> ToolResult[Tally]:
+    from dbos import DBOS
+
+    _note("tools", f"{context.session.session_id} {params.step} {time.time():.4f}")
+    before = context.session[Tally].latest()
+    total = (before.total if before is not None else 0) + 1
+    context.session[Tally].seed((Tally(total),))
+    folder = _counts()
+    flag = None if folder is None else folder / f"cancelled-{params.step}"
+    if flag is not None and params.step == 1 and not flag.exists():
+        flag.write_text("once")
+        workflow = DBOS.workflow_id
+        assert workflow is not None
+        await DBOS.cancel_workflow_async(workflow)
+    return ToolResult(message=f"tally {total}", value=Tally(total))
+
+
+def tools_prompt(tool_name: str) -> Prompt[None]:
+    tools = {"flaky": flaky, "cancel_me": cancel_me}
+    return Prompt(
+        PromptTemplate(
+            ns="tests/durable",
+            key=f"tools-{tool_name}",
+            sections=[MarkdownSection(title="Go", key="go", template="Go.", tools=[tools[tool_name]])],
+        )
+    )
+
+
+def _tool_reply(request: ModelRequest) -> AssistantTurn:
+    messages = request.context.messages
+    done = sum(1 for m in messages if m.role == "tool")
+    user = next((m.content for m in messages if m.role == "user"), "")
+    words = dict(word.split("=", 1) for word in user.split() if "=" in word)
+    _note("model", f"{words.get('id', '?')} {done} {time.time():.4f}")
+    if done < int(words.get("rounds", "1")):
+        return tool_call_turn(tool_call(words.get("tool", "flaky"), {"step": done}, id=f"call-{done}"))
+    last = next(m.content for m in reversed(messages) if m.role == "tool")
+    return text_turn(f"done: {last}")
+
+
+def tool_adapter() -> FunctionAdapter:
+    return FunctionAdapter(_tool_reply, name="tools")
+
+
+def _failing_reply(request: ModelRequest) -> AssistantTurn:
+    from weakprompt.errors import ProviderError
+
+    raise ProviderError("the provider is down")
+
+
+def failing_adapter() -> FunctionAdapter:
+    return FunctionAdapter(_failing_reply, name="failing")

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CallLog", "DurableAdapter", "Envelope"]
 
-Kind = Literal["begin", "model", "tool", "end"]
+Kind = Literal["model", "tool", "end"]
 
 
 class DurableCallError(Exception):
@@ -84,9 +84,10 @@ async def _recorded_call(work: Callable[[], Awaitable[Envelope]]) -> Envelope:
 class CallLog:
     """The calls one workflow attempt has recorded, and the recording of new ones."""
 
-    def __init__(self, recorded: list[Envelope]) -> None:
+    def __init__(self, recorded: list[Envelope], start: str | None) -> None:
         self._by_key = {e.key: e for e in recorded if e.kind in ("model", "tool")}
-        self.begin = next((e for e in recorded if e.kind == "begin"), None)
+        self.start = start
+        """The transcript head when the workflow's first attempt began."""
         models = [e.key for e in recorded if e.kind == "model"]
         tools = [e for e in recorded if e.kind == "tool" and e.state is not None]
         self.last_state: PersistedState | None = tools[-1].state if tools else None
@@ -99,27 +100,27 @@ class CallLog:
         self.made = 0
 
     @classmethod
-    async def replay(cls) -> CallLog:
-        """Read this workflow's log back: step after step, until one runs fresh (and records ``end``)."""
+    async def replay(cls, head: str | None) -> CallLog:
+        """Read this workflow's log back: step after step, until one runs fresh (and records ``end``).
+
+        Each attempt's ``end`` mark keeps the transcript ``head`` it found;
+        the first attempt's is where the run started.
+        """
         recorded: list[Envelope] = []
+        starts: list[str | None] = []
         token = uuid.uuid4().hex
 
         async def end() -> Envelope:
-            return Envelope("end", token)
+            return Envelope("end", token, head)
 
         while True:
             envelope = await _recorded_call(end)
-            if envelope.kind == "end" and envelope.key == token:  # this one ran now: the log ends here
-                return cls(recorded)
-            if envelope.kind != "end":  # an earlier attempt's end marks are skipped
+            if envelope.kind == "end":
+                starts.append(cast("str | None", envelope.value))
+                if envelope.key == token:  # this one ran now: the log ends here
+                    return cls(recorded, starts[0])
+            else:
                 recorded.append(envelope)
-
-    async def record_begin(self, head: str | None) -> str | None:
-        async def work() -> Envelope:
-            return Envelope("begin", "begin", head)
-
-        self.begin = await _recorded_call(work)
-        return cast("str | None", self.begin.value)
 
     async def _call(self, key: str, work: Callable[[], Awaitable[Envelope]]) -> Envelope:
         found = self._by_key.pop(key, None)

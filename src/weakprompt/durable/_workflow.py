@@ -3,7 +3,8 @@
 How a workflow attempt proceeds (``specs/DURABLE.md``):
 
 1. read its call log back (``_calls.CallLog.replay``);
-2. the first attempt records the transcript head it starts from (``begin``);
+2. the first attempt's mark at the end of the log keeps the transcript
+   head it started from;
 3. if the head is still there, nothing was stored yet: :func:`run` the
    evaluation; otherwise an earlier attempt stored turns: continue from the
    last stored turn with :func:`resume_async` (crash recovery), whose calls
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS
 
-from ..runtime.approval import ResumeError, decisions_from_json
+from ..runtime.approval import PausedRun, ResumeError, decisions_from_json
 from ..runtime.loop import run
 from ..runtime.resume import paused_run, resume_async
 from ..serde import dump
@@ -59,10 +60,11 @@ async def evaluation_workflow(job_json: str) -> DurableResult:
     return await run_job(EvaluationJob.from_json(job_json), _store())
 
 
-def _head(store: Store, session_id: str) -> str | None:
+def _where(store: Store, session_id: str) -> tuple[str | None, PausedRun | None]:
+    """The session's transcript head and the pause it waits in, if any."""
     from ..transcript import Transcript
 
-    return Transcript(store, session_id).head
+    return Transcript(store, session_id).head, paused_run(store, session_id)
 
 
 def _final_text(store: Store, session_id: str) -> str | None:
@@ -79,13 +81,12 @@ def _final_text(store: Store, session_id: str) -> str | None:
 async def run_job(job: EvaluationJob, store: Store) -> DurableResult:
     prompt = job.load_prompt()
     adapter = job.load_adapter()
-    log = await CallLog.replay()
+    head, waiting = await asyncio.to_thread(_where, store, job.session_id)
+    log = await CallLog.replay(head)
     session = Session(session_id=job.session_id)
     if log.last_state is not None:
         restore_state(session, log.last_state)
-    head = await asyncio.to_thread(_head, store, job.session_id)
-    start = log.begin.value if log.begin is not None else await log.record_begin(head)
-    waiting = await asyncio.to_thread(paused_run, store, job.session_id)
+    start = log.start
     durable = log.adapter(adapter)
     common: dict[str, Any] = {
         "adapter": durable,
@@ -123,7 +124,7 @@ async def run_job(job: EvaluationJob, store: Store) -> DurableResult:
     return DurableResult.from_response(response)
 
 
-def _paused_result(job: EvaluationJob, waiting: Any, head: str | None) -> DurableResult:
+def _paused_result(job: EvaluationJob, waiting: PausedRun, head: str | None) -> DurableResult:
     return DurableResult(session_id=job.session_id, text="", output=None, head=head, turns=0, paused=waiting)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -149,6 +150,7 @@ def throughput(db: str, workers: int, runs: int, concurrency: int) -> float:
     from weakprompt.durable import DurableClient
 
     queue = f"bench-{uuid.uuid4().hex[:6]}"
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     procs = [_start_worker(db, queue, f"{queue}-{i}", concurrency) for i in range(workers)]
     client = DurableClient(db)
     try:
@@ -173,9 +175,13 @@ def throughput(db: str, workers: int, runs: int, concurrency: int) -> float:
             proc.terminate()
         for proc in procs:
             proc.wait(60)
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
     rate = runs / elapsed
     print(
-        f"PostgreSQL, {workers} worker(s) x {concurrency}: {runs} runs in {elapsed:.1f} s = {rate:.1f} runs/s"
+        f"PostgreSQL, {workers} worker(s) x {concurrency}: {runs} runs in {elapsed:.1f} s "
+        f"= {rate:.1f} runs/s "
+        f"(workers' CPU {cpu:.1f} s, start-up included; load average {os.getloadavg()[0]:.1f})"
     )
     return rate
 
@@ -185,17 +191,22 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="runs per overhead measurement")
     parser.add_argument("--queued", type=int, default=160, help="runs per throughput measurement")
     parser.add_argument("--concurrency", type=int, default=8, help="runs each worker takes at once")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to measure")
+    parser.add_argument("--skip-overhead", action="store_true", help="measure throughput only")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    with tempfile.TemporaryDirectory() as folder:
-        overhead(str(Path(folder) / "bench.db"), args.runs, "SQLite")
+    if not args.skip_overhead:
+        with tempfile.TemporaryDirectory() as folder:
+            overhead(str(Path(folder) / "bench.db"), args.runs, "SQLite")
     pg = os.environ.get("WEAKPROMPT_PG_URL")
     if not pg:
         print("WEAKPROMPT_PG_URL is not set: PostgreSQL cases skipped")
         return
-    overhead(pg, args.runs, "PostgreSQL")
-    rates = {n: throughput(pg, n, args.queued, args.concurrency) for n in (1, 2, 4)}
-    print(f"4 workers / 1 worker: {rates[4] / rates[1]:.2f}x; 2 / 1: {rates[2] / rates[1]:.2f}x")
+    if not args.skip_overhead:
+        overhead(pg, args.runs, "PostgreSQL")
+    rates = {n: throughput(pg, n, args.queued, args.concurrency) for n in args.workers}
+    for n in args.workers[1:]:
+        print(f"{n} workers / {args.workers[0]}: {rates[n] / rates[args.workers[0]]:.2f}x")
 
 
 if __name__ == "__main__":

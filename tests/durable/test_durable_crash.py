@@ -36,7 +36,7 @@ def test_killed_worker_runs_are_finished_without_repeating_calls(tmp_path: Path)
     db = str(tmp_path / "store.db")
     counts = tmp_path / "counts"
     counts.mkdir()
-    first = start_worker(db, "crash", counts, executor="w", delay=0.01)
+    worker = start_worker(db, "crash", counts, executor="w", delay=0.01)
     client = None
     kill_times: list[float] = []
     try:
@@ -52,7 +52,6 @@ def test_killed_worker_runs_are_finished_without_repeating_calls(tmp_path: Path)
             )
             for i in range(RUNS)
         ]
-        worker = first
         for _ in range(KILLS):
             time.sleep(rng.uniform(0.6, 1.6))  # start-up takes most of the first second
             kill_times.append(time.time())
@@ -60,9 +59,9 @@ def test_killed_worker_runs_are_finished_without_repeating_calls(tmp_path: Path)
             worker.wait()
             worker = start_worker(db, "crash", counts, executor="w", delay=0.01)
         results = [client.result(i, timeout=120) for i in ids]
-        worker.terminate()
-        worker.wait(30)  # graceful shutdown is tested on its own
     finally:
+        worker.kill()
+        worker.wait(30)
         if client is not None:
             client.close()
     assert [r.text for r in results] == [f"counted {ROUNDS}"] * RUNS

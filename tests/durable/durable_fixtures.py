@@ -117,9 +117,10 @@ def counter_adapter() -> FunctionAdapter:
 def _approval_reply(request: ModelRequest) -> AssistantTurn:
     messages = request.context.messages
     done = sum(1 for m in messages if m.role == "tool")
-    _note("model", f"approval {done}")
-    if done == 0:
-        return tool_call_turn(tool_call("delete_everything", {"step": 0}, id="call-del"))
+    wanted = 2 if any(m.role == "user" and "twice" in m.content for m in messages) else 1
+    _note("model", f"approval {done} {time.time():.4f}")
+    if done < wanted:
+        return tool_call_turn(tool_call("delete_everything", {"step": done}, id=f"call-del-{done}"))
     return text_turn("all tidy")
 
 
@@ -152,7 +153,11 @@ async def cancel_me(params: BumpParams, *, context: ToolContext) -> ToolResult[T
     context.session[Tally].seed((Tally(total),))
     folder = _counts()
     flag = None if folder is None else folder / f"cancelled-{params.step}"
-    if flag is not None and params.step == 1 and not flag.exists():
+    if (
+        flag is not None
+        and params.step == int(os.environ.get("WEAKPROMPT_DURABLE_CANCEL_AT", "1"))
+        and not flag.exists()
+    ):
         flag.write_text("once")
         workflow = DBOS.workflow_id
         assert workflow is not None
@@ -195,3 +200,28 @@ def _failing_reply(request: ModelRequest) -> AssistantTurn:
 
 def failing_adapter() -> FunctionAdapter:
     return FunctionAdapter(_failing_reply, name="failing")
+
+
+def _pair_reply(request: ModelRequest) -> AssistantTurn:
+    """Two ``cancel_me`` calls per turn, for ``rounds`` turns."""
+    messages = request.context.messages
+    done = sum(1 for m in messages if m.role == "tool")
+    user = next((m.content for m in messages if m.role == "user"), "")
+    words = dict(word.split("=", 1) for word in user.split() if "=" in word)
+    _note("model", f"{words.get('id', '?')} {done} {time.time():.4f}")
+    if done < 2 * int(words.get("rounds", "1")):
+        return tool_call_turn(
+            tool_call("cancel_me", {"step": done}, id=f"call-{done}"),
+            tool_call("cancel_me", {"step": done + 1}, id=f"call-{done + 1}"),
+        )
+    last = next(m.content for m in reversed(messages) if m.role == "tool")
+    return text_turn(f"done: {last}")
+
+
+def pair_adapter() -> FunctionAdapter:
+    return FunctionAdapter(_pair_reply, name="pairs")
+
+
+COUNTER_PROMPT = counter_prompt()
+COUNTER_ADAPTER = counter_adapter()
+NOT_A_FACTORY = 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,3 +182,135 @@ def test_liveness_tells_a_held_lock_from_a_released_one(tmp_path: Path) -> None:
     owner.release()
     with peer.if_dead("w") as dead:
         assert dead
+
+
+def test_a_finished_call_of_an_unstored_turn_is_served_from_its_record(
+    app: DurableApp, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped in the second call of a turn: the first call's record serves the resumed turn."""
+    monkeypatch.setenv("WEAKPROMPT_DURABLE_CANCEL_AT", "3")
+    job = {
+        "adapter": "durable_fixtures:pair_adapter",
+        "params": {"tool_name": "cancel_me"},
+        "session_id": "pair-1",
+        "input": "rounds=2 id=pair-1",
+    }
+    with pytest.raises(Exception, match="cancel"):
+        app.evaluate("durable_fixtures:tools_prompt", **job)  # type: ignore[arg-type]
+    result = DBOS.resume_workflow("pair-1").get_result()
+    assert result.text == 'done: {"total":4}'
+    steps = sorted(step for who, step, _ in notes(folder / "counts", "tools") if who == "pair-1")
+    assert steps == ["0", "1", "2", "3", "3"]  # 2 served from its record; 3 was cut short
+    assert not repeated([n for n in notes(folder / "counts", "model") if n[0] == "pair-1"])
+
+
+def test_a_continuation_found_finished_or_paused_again_gives_what_is_stored(
+    app: DurableApp, folder: Path
+) -> None:
+    approval = {"adapter": "durable_fixtures:approval_adapter"}
+    first = app.evaluate("durable_fixtures:approval_prompt", session_id="twice-1", input="twice", **approval)
+    assert first.paused is not None
+    client = DurableClient(str(folder / "store.db"))
+    try:
+        pending = first.paused.pending[0]
+        decided = client.decide(
+            "local",
+            first,
+            [Approve(pending.call_id, pending.token)],
+            prompt="durable_fixtures:approval_prompt",
+            **approval,
+        )
+        second = client.result(decided, timeout=60)
+        assert second.paused is not None and second.paused.seq == 2
+        again = DBOS.fork_workflow(decided, 3).get_result()  # the attempt finds pause 2 waiting
+        assert again.paused == second.paused
+        pending = second.paused.pending[0]
+        last = client.decide(
+            "local",
+            second,
+            [Approve(pending.call_id, pending.token)],
+            prompt="durable_fixtures:approval_prompt",
+            **approval,
+        )
+        assert client.result(last, timeout=60).text == "all tidy"
+        replayed = DBOS.fork_workflow(last, 3).get_result()  # found finished: the stored answer
+        assert replayed.text == "all tidy"
+        with pytest.raises(TimeoutError, match="did not finish"):
+            client.result(
+                client.submit(
+                    "nobody-listens", "durable_fixtures:counter_prompt", session_id="never-1", **COUNTER
+                ),
+                timeout=0.2,
+            )
+    finally:
+        client.close()
+
+
+def test_a_dead_workers_runs_go_back_to_their_queue(app: DurableApp, folder: Path) -> None:
+    import signal
+
+    from durable_support import start_worker
+
+    db = str(folder / "store.db")
+    ghost = start_worker(db, "ghostly", folder / "counts", executor="ghost", delay=5.0)
+    client = DurableClient(db)
+    try:
+        workflow = client.submit(
+            "ghostly",
+            "durable_fixtures:counter_prompt",
+            session_id="ghost-1",
+            input="rounds=1 id=ghost-1",
+            **COUNTER,
+        )
+        deadline = time.monotonic() + 60
+        while client.workflow(workflow).executor_id != "ghost" or client.status(workflow) != "PENDING":
+            assert time.monotonic() < deadline, "the ghost worker never took the run"
+            time.sleep(0.1)
+        assert app.recover_dead_workers() == []  # alive: its runs stay with it
+        ghost.send_signal(signal.SIGKILL)
+        ghost.wait()
+        assert app.recover_dead_workers() == ["ghost"]
+        assert client.status(workflow) == "ENQUEUED"  # back on its queue, for a worker of "ghostly"
+    finally:
+        ghost.kill()
+        ghost.wait()
+        client.close()
+
+
+def test_the_call_log_works_outside_a_workflow(app: DurableApp) -> None:
+    """Outside a workflow the step is a plain call: a sync handler that returns a coroutine is awaited."""
+    from durable_fixtures import BumpParams, Tally, counter_adapter
+
+    from weakprompt.durable import CallLog
+    from weakprompt.session import Session
+    from weakprompt.tools import ToolContext, ToolResult
+
+    async def later(total: int) -> ToolResult[Tally]:
+        return ToolResult(message="later", value=Tally(total))
+
+    def handler(params: BumpParams, *, context: ToolContext) -> object:
+        context.session[Tally].seed((Tally(params.step),))
+        return later(params.step)
+
+    log = CallLog([], None)
+    session = Session()
+    context = ToolContext(
+        session=session,
+        prompt=None,
+        rendered_prompt=None,
+        adapter=None,
+        deadline=None,
+        budget_tracker=None,
+        resources=None,
+    )
+    from durable_fixtures import bump
+
+    result = asyncio.run(log.tool_call(bump, handler, BumpParams(7), context))
+    assert isinstance(result, ToolResult) and result.value == Tally(7)
+    assert session[Tally].latest() == Tally(7)
+    from weakprompt.messages import Message
+    from weakprompt.model import CompiledContext, ModelRequest
+
+    durable = log.adapter(counter_adapter())
+    request = ModelRequest(context=CompiledContext(messages=(Message(role="user", content="rounds=0"),)))
+    assert durable.name == "counter" and durable.complete(request).text == "counted 0"  # not recorded

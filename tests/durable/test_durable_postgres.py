@@ -154,3 +154,22 @@ def test_four_workers_drain_a_queue_and_recover_a_killed_one(pg_database: str, t
     for pid, pid_spans in per_pid.items():
         assert _most_at_once(pid_spans) <= PER_WORKER, pid
     assert _most_at_once([s for group in per_pid.values() for s in group]) <= GLOBAL
+
+
+def test_liveness_on_postgresql_follows_the_advisory_lock(pg_database: str) -> None:
+    from weakprompt.durable._liveness import Liveness
+
+    url = normalize_url(pg_database)
+    owner, peer = Liveness(url), Liveness(url)
+    try:
+        owner.hold("pg-worker")
+        with peer.if_dead("pg-worker") as dead:
+            assert not dead
+        owner.release()
+        with peer.if_dead("pg-worker") as dead:
+            assert dead
+        with peer.if_dead("pg-worker") as dead:  # the peer let go of it again
+            assert dead
+    finally:
+        owner.release()
+        peer.release()

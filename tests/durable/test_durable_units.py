@@ -67,12 +67,21 @@ def _job(prompt: str, adapter: str = "durable_fixtures:counter_adapter", **param
 def test_prompt_and_adapter_references_are_checked() -> None:
     assert _job("durable_fixtures:counter_prompt", rounds=2).load_prompt().template.key == "counter"
     assert _job("durable_fixtures:counter_prompt").load_adapter().name == "counter"
+    assert (
+        _job("durable_fixtures:counter_prompt", "durable_fixtures:COUNTER_ADAPTER").load_adapter().name
+        == "counter"
+    )
     with pytest.raises(DurableJobError, match="failed with params"):
         _job("durable_fixtures:counter_prompt", wrong=1).load_prompt()
     with pytest.raises(DurableJobError, match="broken on purpose"):
         _job("durable_fixtures:broken_prompt").load_prompt()
     with pytest.raises(DurableJobError, match="not a Prompt"):
         _job("durable_fixtures:Tally", total=1).load_prompt()
+    assert _job("durable_fixtures:COUNTER_PROMPT").load_prompt().template.key == "counter"
+    with pytest.raises(DurableJobError, match="names a Prompt, which takes no params"):
+        _job("durable_fixtures:COUNTER_PROMPT", rounds=1).load_prompt()
+    with pytest.raises(DurableJobError, match="neither a Prompt nor a factory"):
+        _job("durable_fixtures:NOT_A_FACTORY").load_prompt()
     with pytest.raises(DurableJobError, match=r"adapter factory .* failed"):
         _job("durable_fixtures:counter_prompt", "durable_fixtures:Tally").load_adapter()
     with pytest.raises(DurableJobError, match="not a ProviderAdapter"):
@@ -84,3 +93,11 @@ def test_the_system_database_sits_beside_or_inside_the_store(tmp_path: Path) -> 
     assert system_database_url("postgresql+psycopg://u:p@h/db") == "postgresql://u:p@h/db"
     with pytest.raises(ConfigurationError, match="SQLite file or a PostgreSQL URL"):
         system_database_url("sqlite://")
+
+
+def test_a_workflow_needs_a_store_configured_in_its_process() -> None:
+    from weakprompt.durable import _workflow
+
+    _workflow.bind_store(None)
+    with pytest.raises(DurableJobError, match="no weakprompt store is configured"):
+        _workflow._store()  # pyright: ignore[reportPrivateUsage]

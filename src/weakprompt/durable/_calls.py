@@ -170,8 +170,8 @@ class CallLog:
             return Envelope("tool", key, outcome, state=persist_state(context.session))
 
         envelope = await self._call(key, work)
-        if envelope.state is not None:
-            restore_state(context.session, envelope.state)
+        assert envelope.state is not None, "a tool call's record keeps the session state"
+        restore_state(context.session, envelope.state)
         return envelope.unwrap()
 
     def wrap_tool(self, tool: AnyTool) -> AnyTool:

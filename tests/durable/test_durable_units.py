@@ -101,3 +101,15 @@ def test_a_workflow_needs_a_store_configured_in_its_process() -> None:
     _workflow.bind_store(None)
     with pytest.raises(DurableJobError, match="no weakprompt store is configured"):
         _workflow._store()  # pyright: ignore[reportPrivateUsage]
+
+
+def test_arguments_serde_cannot_dump_are_keyed_by_their_repr() -> None:
+    from weakprompt.durable import _calls
+
+    class Odd:
+        def __repr__(self) -> str:
+            return "Odd()"
+
+    key = _calls._arguments_hash(Odd())  # pyright: ignore[reportPrivateUsage]
+    assert key == _calls._arguments_hash(Odd())  # pyright: ignore[reportPrivateUsage]
+    assert len(key) == 64

@@ -81,6 +81,14 @@ async def _recorded_call(work: Callable[[], Awaitable[Envelope]]) -> Envelope:
     return await work()
 
 
+def _arguments_hash(params: object) -> str:
+    """A hash of a call's validated arguments (their repr for a params type serde cannot dump)."""
+    try:
+        return content_hash(dump(params))
+    except Exception:
+        return content_hash(repr(params))
+
+
 class CallLog:
     """The calls one workflow attempt has recorded, and the recording of new ones."""
 
@@ -155,7 +163,7 @@ class CallLog:
     ) -> object:
         index = self._tool_index
         self._tool_index += 1
-        key = f"tool:{self._anchor}:{index}:{tool.name}:{content_hash(dump(params))}"
+        key = f"tool:{self._anchor}:{index}:{tool.name}:{_arguments_hash(params)}"
 
         async def work() -> Envelope:
             try:

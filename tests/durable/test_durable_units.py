@@ -113,3 +113,25 @@ def test_arguments_serde_cannot_dump_are_keyed_by_their_repr() -> None:
     key = _calls._arguments_hash(Odd())  # pyright: ignore[reportPrivateUsage]
     assert key == _calls._arguments_hash(Odd())  # pyright: ignore[reportPrivateUsage]
     assert len(key) == 64
+
+
+def test_a_run_has_begun_once_more_than_its_system_prompt_is_stored(tmp_path: Path) -> None:
+    from weakprompt.durable import _workflow
+    from weakprompt.store import Store
+    from weakprompt.transcript import Transcript
+
+    begun = _workflow._begun  # pyright: ignore[reportPrivateUsage]
+    store = Store.open(str(tmp_path / "s.db"))
+    try:
+        transcript = Transcript(store, "s")
+        assert not begun(store, "s", None)  # nothing at all
+        transcript.system("Be brief.")
+        assert not begun(store, "s", None)  # the crash came between the system prompt and the input
+        start = transcript.user("first question").hash
+        assert begun(store, "s", None)
+        transcript.system("Be briefer.")
+        assert not begun(store, "s", start)  # a later run stored only its system prompt
+        transcript.user("second question")
+        assert begun(store, "s", start)
+    finally:
+        store.close()

@@ -5,10 +5,10 @@ How a workflow attempt proceeds (``specs/DURABLE.md``):
 1. read its call log back (``_calls.CallLog.replay``);
 2. the first attempt's mark at the end of the log keeps the transcript
    head it started from;
-3. if the head is still there, nothing was stored yet: :func:`run` the
-   evaluation; otherwise an earlier attempt stored turns: continue from the
-   last stored turn with :func:`resume_async` (crash recovery), whose calls
-   are served from the log where they finished before;
+3. if nothing but the system prompt was stored since, :func:`run` the
+   evaluation; otherwise an earlier attempt stored its input or turns:
+   continue from the last stored turn with :func:`resume_async` (crash
+   recovery), whose calls are served from the log where they finished before;
 4. the session starts from the state the last recorded tool call left.
 
 The transcript stays the one record of the conversation; the log only
@@ -67,6 +67,21 @@ def _where(store: Store, session_id: str) -> tuple[str | None, PausedRun | None]
     return Transcript(store, session_id).head, paused_run(store, session_id)
 
 
+def _begun(store: Store, session_id: str, start: str | None) -> bool:
+    """Whether the run stored anything after ``start`` but its system prompt (its input, a turn).
+
+    A crash between the system prompt's commit and the input's leaves only
+    the former: the run starts over (``run`` leaves an equal system prompt
+    as it is), since a resume would go on without the input.
+    """
+    from ..transcript import Transcript
+
+    log = Transcript(store, session_id).log()
+    hashes = [commit.hash for commit in log]
+    after = hashes.index(start) + 1 if start in hashes else 0
+    return any(commit.content.role != "system" for commit in log[after:])
+
+
 def _final_text(store: Store, session_id: str) -> str | None:
     """The final answer the session's last run stored, if it ended with one."""
     from ..transcript import Transcript
@@ -110,7 +125,8 @@ async def run_job(job: EvaluationJob, store: Store) -> DurableResult:
                 return _paused_result(job, waiting, head)
             else:
                 response = await resume_async(store, job.session_id, prompt=prompt, **common)
-        elif head == start:  # nothing of this run is stored yet
+        elif head == start or not await asyncio.to_thread(_begun, store, job.session_id, start):
+            # nothing of this run is stored yet (at most its system prompt)
             response = await run(prompt, input=job.input, store=store, **common)
         elif waiting is not None:  # the run paused before this attempt ended
             return _paused_result(job, waiting, head)

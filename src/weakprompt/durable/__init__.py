@@ -9,7 +9,7 @@ DBOS's records instead of making them again. See ``specs/DURABLE.md``.
 from __future__ import annotations
 
 from ._app import APPLICATION_VERSION, DurableApp, DurableClient, QueueLimits, system_database_url
-from ._calls import CallLog, DurableAdapter, Envelope
+from ._calls import CallLog, DurableAdapter, DurableCallError, Envelope
 from ._references import DurableJobError, EvaluationJob, load_reference
 from ._result import DurableResult
 from ._workflow import WORKFLOW_NAME, evaluation_workflow, run_job
@@ -20,6 +20,7 @@ __all__ = [
     "CallLog",
     "DurableAdapter",
     "DurableApp",
+    "DurableCallError",
     "DurableClient",
     "DurableJobError",
     "DurableResult",

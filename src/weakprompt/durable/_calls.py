@@ -29,6 +29,7 @@ import attrs
 from dbos import DBOS
 
 from ..canonical import content_hash
+from ..errors import WeakpromptError
 from ..messages import AssistantTurn
 from ..model import ModelEvent, ModelRequest, complete_async, turn_events
 from ..serde import dump
@@ -40,12 +41,12 @@ if TYPE_CHECKING:
     from ..tokens import TokenCounter
     from ..tools import AnyTool, ToolContext
 
-__all__ = ["CallLog", "DurableAdapter", "Envelope"]
+__all__ = ["CallLog", "DurableAdapter", "DurableCallError", "Envelope"]
 
 Kind = Literal["model", "tool", "end"]
 
 
-class DurableCallError(Exception):
+class DurableCallError(WeakpromptError):
     """Stands in for a call's exception that cannot be stored as it is (it does not pickle)."""
 
 

@@ -114,7 +114,17 @@ def test_four_workers_drain_a_queue_and_recover_a_killed_one(pg_database: str, t
         ]
         while len({pid for *_, pid in noted_by(counts, "model")}) < WORKERS:  # every worker is busy
             time.sleep(0.05)
-        killed = workers[1]
+        by_pid = {worker.pid: (index, worker) for index, worker in enumerate(workers)}
+        in_hand: list[tuple[tuple[float, int], str]] = []
+        while not in_hand:  # a run between its first and its last model call, and whose worker has it
+            started: dict[str, set[str]] = defaultdict(set)
+            owner: dict[str, tuple[float, int]] = {}
+            for who, step, when, pid in noted_by(counts, "model"):
+                started[who].add(step)
+                owner[who] = (when, pid)
+            in_hand = sorted((owner[who], who) for who, steps in started.items() if steps == {"0"})
+        (_, victim_pid), _ = in_hand[-1]  # the latest to start: the least likely to end before the kill
+        index, killed = by_pid[victim_pid]
         killed.send_signal(signal.SIGKILL)
         killed_at = time.time()
         killed.wait()
@@ -141,9 +151,10 @@ def test_four_workers_drain_a_queue_and_recover_a_killed_one(pg_database: str, t
     for who, _, _, pid in model:
         by_run[who].add(pid)
     finished_by = {r.workflow_id: r.executor_id for r in records}
-    taken_over = [who for who, pids in by_run.items() if killed.pid in pids and finished_by[who] != "w1"]
-    assert taken_over, "the killed worker had no run in hand"
-    assert "w1" not in {finished_by[who] for who in taken_over}
+    dead = f"w{index}"
+    taken_over = [who for who, pids in by_run.items() if killed.pid in pids and finished_by[who] != dead]
+    assert taken_over, f"worker {dead} had no run in hand when it was killed"
+    assert dead not in {finished_by[who] for who in taken_over}
     # the limits held: per worker and across workers (spans from first to last model call of a run)
     spans: dict[tuple[str, int], list[float]] = defaultdict(list)
     for who, _, when, pid in model:

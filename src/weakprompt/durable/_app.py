@@ -290,6 +290,15 @@ class DurableApp:
         self._engine = _sqlite_engine(self.system_database)
         if self._engine is not None:
             config["system_database_engine"] = self._engine
+        else:
+            # PostgreSQL: this process's records are committed without waiting for the WAL flush
+            # (the same trade as SQLite's above; a client's submits still wait for it)
+            config["db_engine_kwargs"] = {
+                "connect_args": {
+                    "application_name": "weakprompt-worker",
+                    "options": "-c synchronous_commit=off",
+                }
+            }
         DBOS(config=config)
         DBOS.listen_queues([q.name for q in self.queues] if self.listen else [])
         DBOS.launch()

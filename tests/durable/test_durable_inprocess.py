@@ -164,6 +164,18 @@ def test_pauses_wait_and_resume_through_the_queue(app: DurableApp, folder: Path)
             **COUNTER,
         )
         assert client.result(submitted).text == "counted 1"
+
+        async def from_a_loop() -> str:
+            queued = await client.submit_async(
+                "local",
+                "durable_fixtures:counter_prompt",
+                session_id="queued-2",
+                input="rounds=1 id=queued-2",
+                **COUNTER,
+            )
+            return (await client.result_async(queued, timeout=60)).text
+
+        assert asyncio.run(from_a_loop()) == "counted 1"
         with pytest.raises(ConfigurationError, match="not paused"):
             client.decide("local", client.result(submitted), [], prompt="x:y", **approval)
     finally:

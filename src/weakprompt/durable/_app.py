@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -220,6 +222,37 @@ class DurableClient:
             "DurableResult",
             handle.get_result(polling_interval_sec=0.05) if timeout is None else _wait(handle, timeout),
         )
+
+    async def submit_async(
+        self,
+        queue: str,
+        prompt: str,
+        *,
+        adapter: str,
+        session_id: str,
+        params: JSONObject | None = None,
+        input: str | None = None,
+        max_turns: int = 16,
+        workflow_id: str | None = None,
+    ) -> str:
+        """:meth:`submit` for the event loop (the database work runs on a thread)."""
+        return await asyncio.to_thread(
+            functools.partial(
+                self.submit,
+                queue,
+                prompt,
+                adapter=adapter,
+                session_id=session_id,
+                params=params,
+                input=input,
+                max_turns=max_turns,
+                workflow_id=workflow_id,
+            )
+        )
+
+    async def result_async(self, workflow_id: str, *, timeout: float | None = None) -> DurableResult:
+        """:meth:`result` for the event loop."""
+        return await asyncio.to_thread(functools.partial(self.result, workflow_id, timeout=timeout))
 
     def status(self, workflow_id: str) -> str:
         """DBOS's status of ``workflow_id`` (``ENQUEUED``, ``PENDING``, ``SUCCESS``, ``ERROR``, ...)."""

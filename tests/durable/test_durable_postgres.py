@@ -25,6 +25,8 @@ from sqlalchemy.engine import make_url
 from weakprompt.durable import DurableClient
 from weakprompt.store.engine import normalize_url
 
+pytestmark = pytest.mark.postgres
+
 PG_URL_ENV = "WEAKPROMPT_PG_URL"
 RUNS = 200
 WORKERS = 4

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -49,3 +51,11 @@ def test_approval_example_pauses_then_a_second_command_approves_and_finishes(tmp
     out = _run(str(EXAMPLES / "approval_delete_file.py"), "approve", "--db", db, "--by", "alice")
     assert "approved by alice; final answer: notes.txt is gone." in out
     assert not (files / "notes.txt").exists()
+
+
+def test_durable_queue_example_finishes_all_runs_after_its_worker_is_killed() -> None:
+    pytest.importorskip("dbos")
+    out = _run(str(EXAMPLES / "durable_queue.py"))
+    assert "queued 20 runs" in out
+    assert "killed worker-a with" in out
+    assert "20 of 20 runs finished: 'counted three steps'" in out

@@ -24,6 +24,7 @@ from .loading import load_prompt, load_redactor
 from .mcp_commands import mcp, run_with_servers
 from .pauses import cli_decisions, print_paused
 from .views import print_commits, print_sessions, print_tools, tools_document
+from .worker import worker
 
 if TYPE_CHECKING:
     from ..prompt import Prompt
@@ -451,6 +452,7 @@ def _run_decision(default: str, options: dict[str, object]) -> None:
 
 
 cli.add_command(mcp)
+cli.add_command(worker)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,7 +20,15 @@ from .approval import (
     approval_token,
 )
 from .dispatcher import ToolDispatcher, ToolExecution
-from .loop import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, Approver, EventCallback, evaluate, run
+from .loop import (
+    DEFAULT_MAX_EXPANSIONS,
+    DEFAULT_MAX_TURNS,
+    Approver,
+    EventCallback,
+    ToolWrapper,
+    evaluate,
+    run,
+)
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .pause_events import RunPaused, RunResumed, ToolCallDecided
 from .redaction import Redactor, default_redact
@@ -64,6 +72,7 @@ __all__ = [
     "ToolChoice",
     "ToolDispatcher",
     "ToolExecution",
+    "ToolWrapper",
     "default_redact",
     "DEFAULT_MAX_EXPANSIONS",
     "DEFAULT_MAX_TURNS",

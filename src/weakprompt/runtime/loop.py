@@ -77,6 +77,7 @@ __all__ = [
     "PROMPT_KEY",
     "Approver",
     "EventCallback",
+    "ToolWrapper",
     "evaluate",
     "run",
 ]
@@ -97,6 +98,15 @@ EventCallback = Callable[[RunEvent[Any]], object]
 
 Approver = Callable[[PausedRun], Sequence[Decision] | Awaitable[Sequence[Decision]]]
 """``approve=``: decides the calls a run would pause on, inline (``specs/APPROVAL.md``)."""
+
+ToolWrapper = Callable[["AnyTool"], "AnyTool"]
+"""``tool_wrapper=``: gives the tool the dispatcher runs in place of each offered tool.
+
+An integration that must see every handler call (a durable engine that
+records each call, ``weakprompt.durable``) wraps the handler here; the
+wrapper keeps the tool's name and schema, so approvals and stored
+definitions do not change.
+"""
 
 # Sessions with a run in progress: a second run on one of them is refused.
 _RUNNING: weakref.WeakSet[Session] = weakref.WeakSet()
@@ -223,6 +233,7 @@ async def run(
     tracing: Tracing | None = None,
     approve: Approver | None = None,
     resumption: Resumption | None = None,
+    tool_wrapper: ToolWrapper | None = None,
 ) -> PromptResponse[OutputT]:
     """The evaluation loop: :func:`evaluate`'s parameters, plus ``concurrent_tools`` and ``on_event``.
 
@@ -231,7 +242,8 @@ async def run(
     pause is stored with the turn. With ``approve``, the run asks it for the
     decisions instead and goes on. ``resumption`` is how
     :func:`~weakprompt.runtime.resume` continues a stored run
-    (``specs/APPROVAL.md``).
+    (``specs/APPROVAL.md``). ``tool_wrapper`` replaces each offered tool
+    with the tool it returns (see :data:`ToolWrapper`).
 
     ``concurrent_tools`` (default on) runs the tool calls of one reply at
     the same time where the concurrency rule allows (``specs/TOOLS.md``);
@@ -296,6 +308,7 @@ async def run(
             trace=trace,
             approve=approve,
             resumption=resumption,
+            tool_wrapper=tool_wrapper,
         )
         return await (work if trace is None else _traced(trace, work))
     finally:
@@ -342,6 +355,7 @@ async def _run_on(
     trace: RunSpan | None,
     approve: Approver | None,
     resumption: Resumption | None,
+    tool_wrapper: ToolWrapper | None,
 ) -> PromptResponse[OutputT]:
     def open_transcript() -> Transcript:
         if transcript is not None:
@@ -398,6 +412,7 @@ async def _run_on(
     )
     evaluation.approver = approve
     evaluation.resumption = resumption
+    evaluation.tool_wrapper = tool_wrapper
     scope = contextlib.ExitStack()
 
     def begin() -> None:
@@ -590,8 +605,10 @@ class _Evaluation(Generic[OutputT]):
         self.pending: list[PendingCall] = []
         self.approver: Approver | None = None
         self.resumption: Resumption | None = None
+        self.tool_wrapper: ToolWrapper | None = None
         self.paused: PausedRun | None = None
-        self.journal = not _in_memory(transcript.store.url)
+        # A store in memory dies with the process: no crash to resume, no journal to keep.
+        self.journal = not transcript.store.in_memory
         # A journal row may be there for the turn in progress; at first, one a failed run left
         # behind: this run's first stored turn removes it (it supersedes that run).
         self.journaled = self.journal
@@ -1147,8 +1164,11 @@ class _Evaluation(Generic[OutputT]):
         self.prompt = prompt
         self.rendered = rendered
         self.async_handlers = {}
+        tools = rendered.tools + self.outputs.extra_tools(rendered.tool_names)
+        if self.tool_wrapper is not None:
+            tools = tuple(self.tool_wrapper(tool) for tool in tools)
         self.dispatcher = ToolDispatcher(
-            rendered.tools + self.outputs.extra_tools(rendered.tool_names),
+            tools,
             session=self.session,
             prompt=prompt,
             rendered_prompt=rendered,
@@ -1248,11 +1268,6 @@ class _Evaluation(Generic[OutputT]):
             output_retries_used=self.retries_used,
             paused=None if executed else self.paused,
         )
-
-
-def _in_memory(url: str) -> bool:
-    """A private in-memory store dies with the process: no crash to resume, no journal to keep."""
-    return url in ("sqlite://", "sqlite:///:memory:")
 
 
 def _journal(evaluation: _Evaluation[Any], reply: AssistantTurn) -> None:

@@ -20,7 +20,7 @@ from .approval import (
     decisions_to_json,
     pending_from_json,
 )
-from .loop import DEFAULT_MAX_TURNS, Approver, EventCallback, run
+from .loop import DEFAULT_MAX_TURNS, Approver, EventCallback, ToolWrapper, run
 from .pause_events import RunResumed
 from .redaction import Redactor, default_redact
 
@@ -122,6 +122,8 @@ async def resume_async(
     redact: Redactor = default_redact,
     approve: Approver | None = None,
     on_event: EventCallback | None = None,
+    concurrent_tools: bool = True,
+    tool_wrapper: ToolWrapper | None = None,
 ) -> PromptResponse[OutputT]:
     """Continue the run of ``session_id`` in ``store``.
 
@@ -138,6 +140,8 @@ async def resume_async(
     stored runs again only if its tool is ``idempotent`` (otherwise the
     model reads that it was interrupted). A run that ended with its final
     answer has nothing to resume (:class:`ResumeError`).
+
+    ``concurrent_tools`` and ``tool_wrapper`` are :func:`run`'s.
     """
     import asyncio
 
@@ -174,6 +178,8 @@ async def resume_async(
         approve=approve,
         on_event=on_event,
         resumption=resumption,
+        concurrent_tools=concurrent_tools,
+        tool_wrapper=tool_wrapper,
     )
 
 

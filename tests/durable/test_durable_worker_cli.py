@@ -1,0 +1,94 @@
+"""``weakprompt worker``: serves until SIGTERM, and lets the run in hand finish before it exits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("dbos")
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from click.testing import CliRunner
+from durable_support import start_worker, wait_for_system_database
+
+from weakprompt.cli import cli
+from weakprompt.durable import DurableClient
+
+COUNTER = {"adapter": "durable_fixtures:counter_adapter"}
+
+
+def test_sigterm_lets_the_run_in_hand_finish(tmp_path: Path) -> None:
+    db = str(tmp_path / "store.db")
+    counts = tmp_path / "counts"
+    counts.mkdir()
+    worker = start_worker(db, "calm", counts, executor="calm", delay=0.3)
+    client = None
+    try:
+        wait_for_system_database(db)
+        client = DurableClient(db)
+        workflow = client.submit(
+            "calm",
+            "durable_fixtures:counter_prompt",
+            session_id="calm-1",
+            input="rounds=2 id=calm-1",
+            **COUNTER,
+        )
+        deadline = time.monotonic() + 60
+        while client.status(workflow) != "PENDING":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(60) == 0
+        assert client.status(workflow) == "SUCCESS"
+        assert client.result(workflow).text == "counted 2"
+    finally:
+        worker.kill()
+        worker.wait()
+        if client is not None:
+            client.close()
+
+
+def test_the_worker_command_serves_in_this_process_until_a_signal(tmp_path: Path) -> None:
+    db = str(tmp_path / "store.db")
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def stop_soon() -> None:
+        wait_for_system_database(db)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=stop_soon, daemon=True).start()
+    try:
+        result = CliRunner().invoke(
+            cli,
+            [
+                "worker",
+                "--db",
+                db,
+                "--queue",
+                "cli",
+                "--concurrency",
+                "2",
+                "--global-concurrency",
+                "4",
+                "--rate",
+                "10",
+                "1",
+                "--executor-id",
+                "cli-1",
+                "--path",
+                str(Path(__file__).parent),
+            ],
+        )
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    assert result.exit_code == 0, result.output
+    assert "weakprompt worker cli-1: serving queue 'cli'" in result.output
+    assert "weakprompt worker cli-1: stopping" in result.output

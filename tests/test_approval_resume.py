@@ -224,3 +224,25 @@ def test_version_4_adds_the_pause_tables_and_keeps_old_data(tmp_path: Path) -> N
             assert conn.execute(text("SELECT content FROM blobs WHERE hash = 'h'")).scalar_one() == "x"
         pause(store)
         assert paused_run(store, "s1") is not None
+
+
+def test_max_turns_caps_the_whole_run_not_each_resumption_of_it(tmp_path: Path) -> None:
+    from weakprompt.errors import MaxTurnsExceededError
+
+    store = Store.open(str(tmp_path / "runs.db"))
+    paused = pause(store)  # one model call made before the pause
+    with pytest.raises(MaxTurnsExceededError):
+        resume(store, "s1", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause(), max_turns=1)
+    # the decided calls ran and their turn is stored; the answer still needs a second model call
+    assert [m[0] for m in messages(store, "s1")][-3:] == ["tool", "tool", "tool"]
+    response = resume(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause(), max_turns=2)
+    assert response.text == "Done." and response.turns == 1
+
+
+def test_a_pause_stored_before_turns_were_kept_counts_none() -> None:
+    from weakprompt.runtime._pausing import RunContext  # pyright: ignore[reportPrivateUsage]
+
+    assert RunContext.from_json({"turn_start": None, "expanded": []}).turns == 0
+    for hostile in (True, -3, "2", 1.5):
+        assert RunContext.from_json({"turns": hostile}).turns == 0
+    assert RunContext.from_json(RunContext(turns=4).to_json()) == RunContext(turns=4)

@@ -35,13 +35,20 @@ __all__ = [
 
 @attrs.frozen
 class RunContext:
-    """What a resumed run needs besides the session: where this run's input began, sections opened."""
+    """What a resumed run needs besides the session: where this run's input began, sections opened.
+
+    ``turns``: the model calls the run made before it stopped (over every
+    earlier attempt), so that ``max_turns`` caps the whole run, not each
+    resumption of it.
+    """
 
     turn_start: str | None = None
     expanded: tuple[str, ...] = ()
+    turns: int = 0
 
     def to_json(self) -> JSONObject:
-        return {"turn_start": self.turn_start, "expanded": list[JSONValue](self.expanded)}
+        expanded = list[JSONValue](self.expanded)
+        return {"turn_start": self.turn_start, "expanded": expanded, "turns": self.turns}
 
     @classmethod
     def from_json(cls, data: JSONValue) -> RunContext:
@@ -50,7 +57,9 @@ class RunContext:
         start = data.get("turn_start")
         expanded = data.get("expanded")
         keys = tuple(str(k) for k in expanded) if isinstance(expanded, list) else ()
-        return cls(turn_start=start if isinstance(start, str) else None, expanded=keys)
+        turns = data.get("turns")  # absent in pauses stored before it was kept
+        made = turns if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0 else 0
+        return cls(turn_start=start if isinstance(start, str) else None, expanded=keys, turns=made)
 
 
 @attrs.frozen

@@ -76,7 +76,11 @@ def pending_call(evaluation: _Evaluation[Any], pending: ToolCallPending) -> Pend
 
 
 def run_context(evaluation: _Evaluation[Any]) -> RunContext:
-    return RunContext(turn_start=evaluation.outputs.turn_start, expanded=tuple(evaluation.expanded))
+    return RunContext(
+        turn_start=evaluation.outputs.turn_start,
+        expanded=tuple(evaluation.expanded),
+        turns=evaluation.turns_before + evaluation.turns,
+    )
 
 
 def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:

@@ -594,6 +594,7 @@ class _Evaluation(Generic[OutputT]):
         self.offered: tuple[str, ...] = ()
         self.usage = Usage()
         self.turns = 0
+        self.turns_before = 0  # model calls of the run before this resumption of it
         self.retries_used = 0
         self.head: str | None = None
         self.system_commit: str | None = None
@@ -665,6 +666,7 @@ class _Evaluation(Generic[OutputT]):
         ahead: _OpenTurn | None = None  # the next turn, opened with the write of the last one
         reply: AssistantTurn | None = None
         if self.resumption is not None:
+            self.turns_before = self.resumption.context.turns
             await self._staged_turn(lambda turn: _resuming(self, turn))
         while True:
             if self.pending:  # the last turn ended on calls waiting for decisions (none opened ahead)
@@ -673,7 +675,7 @@ class _Evaluation(Generic[OutputT]):
                 await _decide_inline(self)
                 continue
             try:
-                if self.turns >= max_turns:
+                if not self._turns_left(max_turns):
                     raise MaxTurnsExceededError(max_turns)
                 if self.deadline is not None:
                     self.deadline.check()
@@ -692,9 +694,8 @@ class _Evaluation(Generic[OutputT]):
             try:
                 output = self.rendered.parse_output(reply.text)
             except OutputParseError as exc:
-                await self.io(
-                    functools.partial(self._reject_output, reply.text, exc, turns_left=self.turns < max_turns)
-                )
+                left = self._turns_left(max_turns)
+                await self.io(functools.partial(self._reject_output, reply.text, exc, turns_left=left))
                 continue
             return await self._finish(reply, output)
 
@@ -713,6 +714,10 @@ class _Evaluation(Generic[OutputT]):
             self.outputs.turn_start = self.resumption.context.turn_start
             return
         self.outputs.turn_start = self.head
+
+    def _turns_left(self, max_turns: int) -> bool:
+        """Whether ``max_turns`` allows another model call, counting those before a pause or crash."""
+        return self.turns_before + self.turns < max_turns
 
     async def _model_turn(
         self, choice: ToolChoice, ahead: _OpenTurn | None, *, max_turns: int
@@ -762,7 +767,7 @@ class _Evaluation(Generic[OutputT]):
         # No turn ahead when calls wait for a decision: the run pauses (or decides) first.
         following = (
             self.transcript.turn(refresh=False)
-            if reply.tool_calls and self.turns < max_turns and not self.pending
+            if reply.tool_calls and self._turns_left(max_turns) and not self.pending
             else None
         )
         opened: list[TurnRecord] = []

@@ -141,7 +141,10 @@ async def resume_async(
     model reads that it was interrupted). A run that ended with its final
     answer has nothing to resume (:class:`ResumeError`).
 
-    ``concurrent_tools`` and ``tool_wrapper`` are :func:`run`'s.
+    ``max_turns`` caps the model calls of the whole run: those made before
+    the pause or the crash count (a run paused after 3 calls and resumed
+    with ``max_turns=5`` has 2 left). ``concurrent_tools`` and
+    ``tool_wrapper`` are :func:`run`'s.
     """
     import asyncio
 

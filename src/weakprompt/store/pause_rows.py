@@ -13,9 +13,10 @@ calls that may have run without their results being stored.
 from __future__ import annotations
 
 import attrs
-from sqlalchemy import Connection, RowMapping, and_, delete, func, select, update
+from sqlalchemy import Connection, RowMapping, and_, bindparam, delete, func, select, update
 
 from . import tables
+from .prepared import PreparedStatement
 
 __all__ = [
     "JournalRow",
@@ -103,10 +104,18 @@ def claim_pause(
     return result.rowcount == 1
 
 
+# The journal is written before every tool turn of a run on a file or server store, and cleared
+# with the turn: prepared, as the transcript's own hot statements are (see prepared.py).
+_DELETE_JOURNAL = PreparedStatement(delete(_JOURNAL).where(_JOURNAL.c.session_id == bindparam("session_id")))
+_INSERT_JOURNAL = PreparedStatement(
+    _JOURNAL.insert(), columns=tuple(field.name for field in attrs.fields(JournalRow))
+)
+
+
 def write_journal(conn: Connection, row: JournalRow) -> None:
     """Record the turn whose calls are about to run (replacing the session's previous row)."""
-    conn.execute(delete(_JOURNAL).where(_JOURNAL.c.session_id == row.session_id))
-    conn.execute(_JOURNAL.insert().values(**attrs.asdict(row)))
+    _DELETE_JOURNAL.executemany(conn, [{"session_id": row.session_id}])
+    _INSERT_JOURNAL.executemany(conn, [attrs.asdict(row)])
 
 
 def read_journal(conn: Connection, session_id: str) -> JournalRow | None:
@@ -117,4 +126,4 @@ def read_journal(conn: Connection, session_id: str) -> JournalRow | None:
 
 
 def clear_journal(conn: Connection, session_id: str) -> None:
-    conn.execute(delete(_JOURNAL).where(_JOURNAL.c.session_id == session_id))
+    _DELETE_JOURNAL.executemany(conn, [{"session_id": session_id}])

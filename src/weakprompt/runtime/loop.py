@@ -375,11 +375,14 @@ async def _run_on(
         return Transcript(opened, session.session_id, token_counter=adapter.token_counter)
 
     record = await io(open_transcript)
+    # A private store this run just made is empty: nothing there needs reading to be known.
+    empty = store is None and transcript is None
     # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.
     from .results import EvaluationOutputs
 
     outputs = EvaluationOutputs(
         transcript=record,
+        empty=empty,
         session=session,
         adapter=adapter,
         tracker=tracker,
@@ -413,6 +416,7 @@ async def _run_on(
     evaluation.approver = approve
     evaluation.resumption = resumption
     evaluation.tool_wrapper = tool_wrapper
+    evaluation.empty_transcript = empty
     scope = contextlib.ExitStack()
 
     def begin() -> None:
@@ -533,8 +537,17 @@ def _check_limits(max_turns: int, output_retries: int, max_expansions: int) -> N
             raise ConfigurationError(f"evaluate: {name} must be an int >= {least}, got {value!r}")
 
 
-def _check_choice(choice: ToolChoice, names: tuple[str, ...]) -> None:
+def _check_choice(
+    choice: ToolChoice, names: tuple[str, ...], more_names: Callable[[], tuple[str, ...]] = tuple
+) -> None:
+    """Refuse a tool choice the prompt cannot honour; ``more_names`` (pipeline tools) is asked only if needed.
+
+    Working out whether a pipeline tool is on offer reads the store, so a
+    choice the prompt's own tools settle never asks.
+    """
     if isinstance(choice, ForceTool):
+        if choice.name not in names:
+            names = names + more_names()
         if choice.name not in names:
             raise ConfigurationError(
                 f"evaluate: tool_choice forces tool {choice.name!r}, which the prompt does not offer "
@@ -544,7 +557,7 @@ def _check_choice(choice: ToolChoice, names: tuple[str, ...]) -> None:
         raise ConfigurationError(
             f"evaluate: tool_choice must be 'auto', 'required', 'none' or ForceTool(name), got {choice!r}"
         )
-    elif choice == "required" and not names:
+    elif choice == "required" and not names and not more_names():
         raise ConfigurationError("evaluate: tool_choice='required' but the prompt offers no tools")
 
 
@@ -595,6 +608,7 @@ class _Evaluation(Generic[OutputT]):
         self.usage = Usage()
         self.turns = 0
         self.turns_before = 0  # model calls of the run before this resumption of it
+        self.empty_transcript = False  # a private store made for this run: no system message yet
         self.retries_used = 0
         self.head: str | None = None
         self.system_commit: str | None = None
@@ -704,7 +718,8 @@ class _Evaluation(Generic[OutputT]):
             self.prompt = self.prompt.with_expanded(self.resumption.context.expanded)
             self.expanded.extend(self.resumption.context.expanded)
         rendered = self.prompt.render(self.session)
-        _check_choice(first_choice, rendered.tool_names + self.outputs.available_names(rendered.tool_names))
+        names = rendered.tool_names
+        _check_choice(first_choice, names, lambda: self.outputs.available_names(names))
         self._adopt(self.prompt, rendered)
         self._commit_system(rendered.text)
         if input is not None:
@@ -1212,7 +1227,7 @@ class _Evaluation(Generic[OutputT]):
     def _commit_system(self, text: str) -> None:
         """Put ``text`` first in the conversation: append it, or edit the existing system message."""
         target = self.system_commit
-        if target is None:
+        if target is None and not self.empty_transcript:
             context = self.transcript.compile()
             if context.messages and context.messages[0].role == "system":
                 target = context.commit_hashes[0]
@@ -1220,6 +1235,7 @@ class _Evaluation(Generic[OutputT]):
                     self.system_commit = target
                     return
         commit = self.transcript.system(text, edit=target, metadata={PROMPT_KEY: self.name})
+        self.empty_transcript = False
         self.system_commit = commit.edit_target or commit.hash
         self.head = commit.hash
 

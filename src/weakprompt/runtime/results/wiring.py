@@ -108,6 +108,7 @@ class EvaluationOutputs:
         self,
         *,
         transcript: Transcript,
+        empty: bool = False,
         session: Session,
         adapter: ProviderAdapter,
         tracker: BudgetTracker | None,
@@ -155,7 +156,8 @@ class EvaluationOutputs:
         self._lock = threading.Lock()
         self._listening = False
         self._start_seq = -1
-        self._oversized: bool | None = None  # see session_has_oversized()
+        self._empty = empty  # a store made for this evaluation: no output stored before it
+        self._oversized: bool | None = False if empty else None  # see session_has_oversized()
         self._transform: LazyToolResults | None = None
         self._compiled: tuple[CompiledContext | None, bool] = (None, False)  # see compile()
 
@@ -282,7 +284,7 @@ class EvaluationOutputs:
 
     def open(self) -> None:
         """Start counting side usage (the loop calls this before the first model call)."""
-        self._start_seq = self.store.next_seq() - 1
+        self._start_seq = -1 if self._empty else self.store.next_seq() - 1
         if not self._listening:
             dispatcher = self.session.dispatcher
             dispatcher.subscribe(ToolOutputExtracted, self._on_extracted, name="evaluation side usage")

@@ -385,3 +385,16 @@ def test_init_false_fields_are_not_properties() -> None:
         props = schema(cls)["properties"]
         assert isinstance(props, dict)
         assert list(props) == ["a"]
+
+
+def test_equal_literals_written_in_another_order_keep_their_own_enum_order() -> None:
+    """``Literal["b", "a"] == Literal["a", "b"]``: a cache keyed by the type alone mixed them up."""
+    from typing import Literal
+
+    from weakprompt.serde import parse
+
+    assert schema(Literal["b", "a"])["enum"] == ["b", "a"]
+    assert schema(Literal["a", "b"])["enum"] == ["a", "b"]
+    assert schema(list[Literal["y", "x"]])["items"] == {"type": "string", "enum": ["y", "x"]}
+    assert schema(list[Literal["x", "y"]])["items"] == {"type": "string", "enum": ["x", "y"]}
+    assert parse(Literal["a", "b"], "b") == "b"

@@ -67,15 +67,26 @@ def is_model_class(tp: object) -> bool:
 def type_model(tp: object) -> TypeModel:
     """Normalise ``tp``; raises ``SerdeTypeError`` for anything unsupported."""
     try:
-        return _cached_type_model(tp)
+        return _cached_type_model(cache_key(tp), tp)
     except TypeError as exc:
         if isinstance(exc, SerdeTypeError):
             raise
         return _build_type_model(tp)  # unhashable annotation (rare): build every time
 
 
+def cache_key(tp: object) -> object:
+    """What a per-type cache keys ``tp`` by.
+
+    A class is its own key. An annotation is keyed with its spelling too:
+    ``Literal["a", "b"]`` equals ``Literal["b", "a"]`` and hashes alike (so
+    does anything holding one, ``list[Literal[...]]``), but each one's enum
+    keeps the order it was written in, which a schema shows the model.
+    """
+    return tp if isinstance(tp, type) else (tp, repr(tp))
+
+
 @functools.cache
-def _cached_type_model(tp: object) -> TypeModel:
+def _cached_type_model(key: object, tp: object) -> TypeModel:
     return _build_type_model(tp)
 
 

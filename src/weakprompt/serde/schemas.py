@@ -13,7 +13,7 @@ import threading
 from weakprompt.jsontypes import JSONObject, JSONValue
 from weakprompt.serde.dumping import dump
 from weakprompt.serde.errors import SerdeTypeError, StrictSchemaError
-from weakprompt.serde.introspect import type_model
+from weakprompt.serde.introspect import cache_key, type_model
 from weakprompt.serde.nodes import (
     NULL,
     AnyNode,
@@ -47,8 +47,8 @@ _LOCK = threading.Lock()
 
 def schema(tp: object, *, strict: bool = False) -> JSONObject:
     """The JSON Schema for ``tp``; built once per ``(tp, strict)`` and copied on return."""
-    key = (tp, strict)
     try:
+        key = (cache_key(tp), strict)
         cached = _CACHE.get(key)
     except TypeError:  # unhashable annotation: no caching
         return _build(tp, strict)

@@ -58,7 +58,7 @@ def write_transactions(store: Store) -> Iterator[list[list[str]]]:
     transactions: list[list[str]] = []
 
     def trace(sql: str) -> None:
-        if sql.startswith("BEGIN IMMEDIATE"):
+        if sql.startswith("BEGIN"):  # a file store says BEGIN IMMEDIATE, an in-memory one BEGIN
             transactions.append([])
         elif transactions and not sql.startswith(("COMMIT", "ROLLBACK")):
             transactions[-1].append(sql)

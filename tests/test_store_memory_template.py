@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy import select
 
 from weakprompt.clock import FakeClock
@@ -72,3 +73,27 @@ def test_threads_sharing_one_in_memory_store_take_turns_with_its_one_connection(
     for n in range(6):
         messages = Transcript(store, f"t{n}").compile().messages
         assert [m.content for m in messages[::2]] == [f"t{n} {i}" for i in range(30)]
+
+
+def test_private_stores_share_one_dialect_but_not_their_data_or_transactions() -> None:
+    """A private store's engine is light (the template's dialect, its own pool); rollback still works."""
+    first, second = Store.open("sqlite://"), Store.open("sqlite://")
+    assert first.engine.dialect is second.engine.dialect
+    assert first.engine.pool is not second.engine.pool
+
+    class Refused(Exception):
+        pass
+
+    transcript = Transcript(first, "s")
+    transcript.user("kept")
+    with pytest.raises(Refused), transcript.turn():
+        transcript.user("rolled back")
+        transcript.assistant("rolled back too")
+        raise Refused
+    with pytest.raises(Refused), first.write() as conn:
+        conn.exec_driver_sql("DELETE FROM commits")
+        raise Refused  # nothing of a write transaction that fails is stored
+    assert [m.content for m in Transcript(first, "s").compile().messages] == ["kept"]
+    assert second.session_ids() == []
+    first.close()
+    assert Transcript(second, "t").user("still open") is not None

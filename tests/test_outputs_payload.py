@@ -75,10 +75,17 @@ def test_compression_is_given_up_once_it_stops_paying(small_pieces: None) -> Non
     assert encode_payload(LOG + random.Random(3).randbytes(500)).encoding == ZLIB_ENCODING
 
 
-@pytest.mark.parametrize("data", [b"", b"x", b"ok\n", b"payload"])
+@pytest.mark.parametrize("data", [b"", b"x", b"ok\n", b"payload", b"a" * 63])
 def test_tiny_payloads_are_kept_raw(data: bytes) -> None:
+    """Even a repetitive one: under 64 bytes compressing is not even tried."""
     encoded = encode_payload(data)
-    assert encoded.encoding == RAW_ENCODING and encoded.data == data and encoded.size_bytes == len(data)
+    assert encoded.encoding == RAW_ENCODING and encoded.data is data and encoded.size_bytes == len(data)
+
+
+def test_a_repetitive_payload_just_past_the_tiny_size_is_compressed() -> None:
+    data = b"a" * 64
+    encoded = encode_payload(data)
+    assert encoded.encoding == ZLIB_ENCODING and zlib.decompress(encoded.data) == data
 
 
 @given(st.binary(max_size=3000))

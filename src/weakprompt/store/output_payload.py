@@ -47,6 +47,10 @@ _PIECE = 1 << 20
 """Bytes compressed, written or hashed at a time."""
 _WORTH_IT = 0.9
 """Compressed data is kept only when it is at most this fraction of the payload."""
+_TOO_SMALL = 64
+"""Payloads shorter than this are kept raw without trying: zlib's header, checksum and flush
+markers take about a fifth of that, so compressing could save a few dozen bytes at most, and
+most tool results of this size (a status line, a number) would not compress at all."""
 _STREAMED = 1 << 16
 """On SQLite, payloads larger than this are read through blob I/O."""
 
@@ -83,6 +87,8 @@ class EncodedPayload:
 def encode_payload(data: bytes) -> EncodedPayload:
     """``data`` compressed a piece at a time, or kept raw once compressing it is seen not to pay."""
     size = len(data)
+    if size < _TOO_SMALL:
+        return EncodedPayload(RAW_ENCODING, size, data)
     view = memoryview(data)
     compressor = zlib.compressobj(_LEVEL)
     out = bytearray()

@@ -229,6 +229,9 @@ def test_dispatch_reaches_exactly_the_current_subscribers(ops: list[str]) -> Non
         calls.clear()
         d.dispatch(Base(0))
         assert sorted(calls) == sorted(expected)
+        # a publisher asking first learns exactly whether anyone would get it
+        assert d.wants(Base) == bool(expected) == d.wants(Child)
+        assert d.wants(Other) == ("all" in expected)
 
 
 def test_concurrent_subscribe_and_dispatch_lose_no_subscription() -> None:

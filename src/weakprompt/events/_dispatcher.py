@@ -144,6 +144,15 @@ class Dispatcher:
             return len(self._subscriptions)
         return len(self._route(event_type))
 
+    def wants(self, event_type: type[object]) -> bool:
+        """Whether an event of ``event_type`` would reach any handler now.
+
+        A publisher whose event costs something to build (a record per
+        turn, a timestamp, an id) asks first and builds nothing when no one
+        listens.
+        """
+        return bool(self._route(event_type))
+
     def dispatch(self, event: object) -> DispatchResult:
         """Deliver ``event`` to every matching handler and report the outcome."""
         subs = self._route(type(event))

@@ -922,6 +922,8 @@ class _Evaluation(Generic[OutputT]):
             metadata={**reply.metadata, **({} if trace_ids is None else {TRACE_KEY: trace_ids})} or None,
         )
         self.head = commit.hash
+        if not self.session.dispatcher.wants(ModelTurnCompleted):
+            return reply, usage
         event = ModelTurnCompleted(
             prompt_name=self.name,
             adapter=self.adapter_name,
@@ -1101,6 +1103,8 @@ class _Evaluation(Generic[OutputT]):
 
             commit = commit_withheld(self.transcript, rejection)
         self.head = commit.hash
+        if not self.session.dispatcher.wants(ToolResultCommitted):
+            return commit.content.content, commit.content.is_error
         event = ToolResultCommitted(
             prompt_name=self.name,
             turn=self.turns,

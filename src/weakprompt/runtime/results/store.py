@@ -296,7 +296,7 @@ class ToolOutputStore:
         return row
 
     def _publish(self, reference: ToolResultReference) -> None:
-        if self._dispatcher is None:
+        if self._dispatcher is None or not self._dispatcher.wants(ToolResultStored):
             return
         event = ToolResultStored(
             session_id=reference.session_id,

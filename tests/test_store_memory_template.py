@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -97,3 +98,22 @@ def test_private_stores_share_one_dialect_but_not_their_data_or_transactions() -
     assert second.session_ids() == []
     first.close()
     assert Transcript(second, "t").user("still open") is not None
+
+
+def test_only_a_private_memory_store_counts_its_changes(tmp_path: Path) -> None:
+    """One connection sees every write only there; a file or a shared-cache memory database says None."""
+    private = Store.open("sqlite://")
+    with private.read() as conn:
+        before = private.change_count(conn)
+    assert before is not None
+    Transcript(private, "s").user("one row more")
+    with private.read() as conn:
+        after = private.change_count(conn)
+    assert after is not None and after > before
+    for other in (
+        Store.open(tmp_path / "file.db"),
+        Store.open("sqlite:///file::memory:?cache=shared&uri=true"),
+    ):
+        with other.read() as conn:
+            assert other.change_count(conn) is None
+        other.close()

@@ -40,12 +40,15 @@ class SameSessionWriters(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.folder = Path(tempfile.mkdtemp(prefix="wp-same-session-"))
-        self.store = Store.open(self.folder / "s.db")
+        self.store = self._open()
         self.writers = [Transcript(self.store, "s") for _ in range(WRITERS)]
         for i, t in enumerate(self.writers):
             t.set_tools([_tool(i)])
         self.texts = 0
         self.turns_moved = 0
+
+    def _open(self) -> Store:
+        return Store.open(self.folder / "s.db")
 
     def teardown(self) -> None:
         self.store.close()
@@ -159,8 +162,19 @@ class SameSessionWriters(RuleBasedStateMachine):
             assert t.head == fresh.head
 
 
-SameSessionWriters.TestCase.settings = settings(max_examples=40, stateful_step_count=12, deadline=None)
+class SameSessionWritersInMemory(SameSessionWriters):
+    """The same writers on a private in-memory store, where a writer skips reading back the head it
+    stored while the database's change count says nothing was written since (Store.change_count)."""
+
+    def _open(self) -> Store:
+        return Store.open("sqlite://")
+
+
+_MACHINE = settings(max_examples=40, stateful_step_count=12, deadline=None)
+SameSessionWriters.TestCase.settings = _MACHINE
 test_same_session_writers_keep_views_equal_to_a_fresh_transcript = SameSessionWriters.TestCase
+SameSessionWritersInMemory.TestCase.settings = _MACHINE
+test_same_session_in_memory_writers_keep_views_equal_to_a_fresh_one = SameSessionWritersInMemory.TestCase
 
 
 def test_a_moved_turn_reads_only_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,6 +6,7 @@ transcript. A transcript is opened on a store (``Transcript(store, session_id)``
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -45,6 +46,9 @@ class Store:
         self._read_only = read_only
         self._closed = False
         self._memory_lock = threading.RLock() if self.in_memory else None
+        # One connection sees every write to a private in-memory database (see change_count).
+        database = engine.url.database
+        self._sole_connection = self._memory_lock is not None and (not database or database == ":memory:")
         self._held = threading.local()  # .conn / .write: this thread's held connection, see hold_connection()
 
     @classmethod
@@ -192,6 +196,22 @@ class Store:
                     yield conn
         except SQLAlchemyError as exc:
             raise StoreError(f"database error on {_redact(self._url)}: {_reason(exc)}") from exc
+
+    def change_count(self, conn: Connection) -> int | None:
+        """How many rows have been changed in this database so far, when one connection sees them all.
+
+        That is a private in-memory database (``"sqlite://"``): its one
+        connection carries every write, so a writer that noted the count at
+        the end of its own transaction knows, while the count is still the
+        same, that nothing else has been written since, and can skip reading
+        back what it wrote (a session's head, its next output number).
+        Elsewhere (files, servers, shared-cache memory) it is None: ask the
+        database.
+        """
+        if not self._sole_connection:
+            return None
+        driver = conn.connection.driver_connection
+        return driver.total_changes if isinstance(driver, sqlite3.Connection) else None
 
     def session_ids(self) -> list[str]:
         """Every transcript session id in the store, in first-commit order."""

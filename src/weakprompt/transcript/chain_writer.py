@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Container
 
+from sqlalchemy import Connection
+
 from ..errors import TranscriptError
 from ..store.commit_rows import session_head
 from ..store.store import Store
@@ -28,6 +30,9 @@ class ChainWriter:
         self._session_id = session_id
         # Tool sets are immutable and shared store-wide, so once seen stored they stay stored.
         self._stored_sets: set[str] = set()
+        # The head this writer stored last (hash, seq) and the store's change count right after
+        # its transaction (see Store.change_count): while the count holds, that is still the head.
+        self._last_write: tuple[str, int, int] | None = None
 
     @property
     def _lock_name(self) -> str:
@@ -38,7 +43,7 @@ class ChainWriter:
     def write_now(self, draft: Draft) -> Placed:
         """Append one commit to the stored head, in its own transaction."""
         with self._store.write(lock=self._lock_name) as conn:
-            head = session_head(conn, self._session_id)
+            head = self._head(conn)
             parent, seq = (None, 0) if head is None else (head[0], head[1] + 1)
             target = None
             if draft.edit is not None:
@@ -50,7 +55,9 @@ class ChainWriter:
                 )
             placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
             new_sets = store_commits(conn, [placed], self._stored_sets)
+            last_write = self._noted(conn, placed)
         self._stored_sets |= new_sets
+        self._last_write = last_write
         return placed
 
     def stage(self, turn: StagedTurn, draft: Draft, *, shown: Container[str]) -> Placed:
@@ -97,14 +104,30 @@ class ChainWriter:
             return [], False
         moved = False
         new_sets: set[str] = set()
+        last_write = self._last_write
         with self._store.write(lock=self._lock_name) as conn:
             if chain:
-                head = session_head(conn, self._session_id)
+                head = self._head(conn)
                 if (None if head is None else head[0]) != turn.base:
                     chain = replace_chain(chain, session_id=self._session_id, head=head)
                     moved = True
                 new_sets = store_commits(conn, chain, self._stored_sets)
             for write in writes:
                 write.write(conn)
+            if chain:
+                last_write = self._noted(conn, chain[-1])
         self._stored_sets |= new_sets
+        self._last_write = last_write
         return chain, moved
+
+    def _head(self, conn: Connection) -> tuple[str, int] | None:
+        """The session's stored head: known without asking when nothing was written since this writer."""
+        last = self._last_write
+        if last is not None and self._store.change_count(conn) == last[2]:
+            return last[0], last[1]
+        return session_head(conn, self._session_id)
+
+    def _noted(self, conn: Connection, head: Placed) -> tuple[str, int, int] | None:
+        """``head`` with the change count at the end of the transaction that stores it (None: not kept)."""
+        count = self._store.change_count(conn)
+        return None if count is None else (head.info.hash, head.info.seq, count)

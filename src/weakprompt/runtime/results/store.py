@@ -41,6 +41,7 @@ from ...tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from ...transcript.shaped import NEVER_STORED_TOOLS
 from .extraction import DocumentStats, ExtractionSource, document_stats
 from .handles import handle_for, payload_hash
+from .ledger import OutputLedger
 from .preview import make_preview
 from .records import PreparedOutput, StoredToolResult, ToolOutputStoreError
 from .summaries import DEFAULT_SUMMARIES, SummaryInput, SummaryRegistry
@@ -121,7 +122,11 @@ class ToolOutputStore:
         clock: Clock | None = None,
         summaries: SummaryRegistry | None = None,
         dispatcher: Dispatcher | None = None,
+        sole_writer: bool = False,
     ) -> None:
+        """``sole_writer``: this object is the only writer of a session with no outputs yet (a private
+        store an evaluation made): it keeps count itself instead of reading (see :mod:`.ledger`)."""
+        self._ledger = OutputLedger() if sole_writer else None
         self._store = store
         self._session_id = _check_id("session_id", session_id)
         self._counter = token_counter or DEFAULT_TOKEN_COUNTER
@@ -238,6 +243,7 @@ class ToolOutputStore:
         prepared = self._encoded_if_new(prepared)
         with self._store.write(lock=self._lock_name) as conn:
             reference = self._write(conn, prepared)
+        self._confirm()
         self._publish(reference)
         return reference
 
@@ -276,7 +282,12 @@ class ToolOutputStore:
     def _write(self, conn: Connection, prepared: PreparedOutput) -> ToolResultReference:
         """The row (and the payload, when new) of ``prepared``, inside ``conn``'s write transaction."""
         digest = prepared.stored_hash
-        existing = find_by_call(conn, self._session_id, prepared.tool_call_id)
+        ledger = self._ledger
+        if ledger is not None and not ledger.joins(conn.get_transaction()):
+            ledger = self._ledger = None  # an earlier transaction never confirmed: ask the database
+        call_id = prepared.tool_call_id
+        known = ledger is None or ledger.has_call(call_id)
+        existing = find_by_call(conn, self._session_id, call_id) if known else None
         if existing is not None and (existing.stored_hash, existing.tool_name, existing.is_error) == (
             digest,
             prepared.tool_name,
@@ -287,13 +298,21 @@ class ToolOutputStore:
                 existing = attrs.evolve(existing, oversized=True)
             return attrs.evolve(existing, deduplicated=True)
         lock_output_blob(conn, digest)  # a concurrent purge must not delete it under us
-        already = blob_exists(conn, digest)
+        already = blob_exists(conn, digest) if ledger is None else ledger.has_blob(digest)
         if not already:
             encoded = prepared.encoded or encode_payload(prepared.data)
             put_output_blob(conn, digest, encoded, prepared.created_at)
-        row = prepared.row(next_output_seq(conn, self._session_id), deduplicated=already)
+        seq = next_output_seq(conn, self._session_id) if ledger is None else ledger.next_seq()
+        row = prepared.row(seq, deduplicated=already)
         insert_output(conn, row)
+        if ledger is not None:
+            ledger.add(call_id, digest)
         return row
+
+    def _confirm(self) -> None:
+        """The transaction of the last writes committed (the ledger counts them now)."""
+        if self._ledger is not None:
+            self._ledger.confirm()
 
     def _publish(self, reference: ToolResultReference) -> None:
         if self._dispatcher is None or not self._dispatcher.wants(ToolResultStored):
@@ -391,6 +410,7 @@ class ToolOutputStore:
         return self._delete(self._session_id, seqs)
 
     def _delete(self, session_id: str, seqs: list[int] | None) -> int:
+        self._ledger = None  # payloads may go that the ledger counts as stored
         with self._store.write() as conn:
             removed, hashes = delete_outputs(conn, session_id, seqs)
             delete_orphan_blobs(conn, hashes)
@@ -427,6 +447,7 @@ class StagedOutput:
         if reference is None:  # pragma: no cover - the turn calls write before committed
             return
         self.reference = reference
+        self._outputs._confirm()  # pyright: ignore[reportPrivateUsage]
         self._outputs._publish(reference)  # pyright: ignore[reportPrivateUsage]
         if self._on_stored is not None:
             self._on_stored(reference)

@@ -140,6 +140,7 @@ class EvaluationOutputs:
             clock=session.clock,
             summaries=self.settings.summaries,
             dispatcher=session.dispatcher,
+            sole_writer=empty,
         )
         self.pipeline = ToolResultPipeline(
             self.store,

@@ -84,8 +84,8 @@ def test_each_model_turn_is_stored_in_one_transaction(store: Store) -> None:
         for t in transactions
         if any("INSERT INTO commits" in sql for sql in t)
     ]
-    # system, user, then [assistant + both results], then [final answer]
-    assert commit_batches == [1, 1, 3, 1]
+    # [system + user], then [assistant + both results], then [final answer]
+    assert commit_batches == [2, 3, 1]
     roles = [c.role for c in Transcript(store, session.session_id).log()]
     assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
 
@@ -162,3 +162,25 @@ def test_a_commit_from_another_writer_during_a_turn_is_kept_and_shown_next(store
     assert all(b.parent == a.hash for a, b in itertools.pairwise(log))
     assert seen == [["go"], ["go", "note 1"]]  # the next model call saw it
     assert response.head == log[-1].hash
+
+
+def test_the_opening_messages_move_over_a_commit_another_writer_made_meanwhile(store: Store) -> None:
+    """The system message and the input are one transaction; stored after a stranger's commit, the
+    run goes on from the hashes they were stored under."""
+    session = Session()
+    mine = Transcript(store, session.session_id)
+    mine.user("earlier")  # this object's own write: its view is at the head, so it will not look again
+    Transcript(store, session.session_id).assistant("a stranger's reply")
+    adapter = ScriptedAdapter(
+        [AssistantTurn(text="", tool_calls=(tool_call("step", {"n": 1}, id="c1"),)), "done"]
+    )
+    response = evaluate(PROMPT, adapter=adapter, session=session, input="go", transcript=mine)
+    stored = Transcript(store, session.session_id).log()
+    assert [c.content.content for c in stored][:4] == [
+        "earlier",
+        "a stranger's reply",
+        PROMPT.render().text,
+        "go",
+    ]
+    assert [c.parent for c in stored[1:]] == [c.hash for c in stored[:-1]]  # one unbroken chain
+    assert response.head == stored[-1].hash and response.text == "done"

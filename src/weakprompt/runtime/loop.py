@@ -721,9 +721,15 @@ class _Evaluation(Generic[OutputT]):
         names = rendered.tool_names
         _check_choice(first_choice, names, lambda: self.outputs.available_names(names))
         self._adopt(self.prompt, rendered)
-        self._commit_system(rendered.text)
-        if input is not None:
-            self.head = self.transcript.user(input).hash
+        # The system message and the input are stored together: one transaction, never one alone.
+        with self.transcript.turn(refresh=False) as opening:
+            self._commit_system(rendered.text)
+            if input is not None:
+                self.head = self.transcript.user(input).hash
+        if opening.moved:  # another writer appended meanwhile: the commits were stored under new hashes
+            assert self.head is not None and self.system_commit is not None  # both set by a stored commit
+            self.head = opening.stored_hash(self.head)
+            self.system_commit = opening.stored_hash(self.system_commit)
         if self.resumption is not None:
             self.head = self.transcript.head
             self.outputs.turn_start = self.resumption.context.turn_start

@@ -27,13 +27,15 @@ including one nested inside it, uses threads as above.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import os
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["LANES", "StoreWork", "claim_private_loop", "on_private_loop"]
 
@@ -97,12 +99,16 @@ _PRIVATE: contextvars.ContextVar[_Claim | None] = contextvars.ContextVar(
 
 async def on_private_loop(work: Awaitable[T]) -> T:
     """Await ``work``, telling the first run it starts that the running loop serves it alone."""
+    import asyncio  # here, on first use: importing this module stays cheap
+
     _PRIVATE.set(_Claim(asyncio.get_running_loop()))
     return await work
 
 
 def claim_private_loop() -> bool:
     """Whether the running loop was made for this run (and no other run has claimed it yet)."""
+    import asyncio  # here, on first use: importing this module stays cheap
+
     claim = _PRIVATE.get()
     if claim is None or claim.taken or claim.loop is not asyncio.get_running_loop():
         return False
@@ -139,6 +145,8 @@ class StoreWork:
         """
         if self._inline_for(may_block):
             return work()
+        import asyncio  # here, on first use: importing this module stays cheap
+
         context = contextvars.copy_context()
         executor = None if may_block and not self._own else self._thread
         return await asyncio.get_running_loop().run_in_executor(executor, context.run, work)
@@ -157,6 +165,8 @@ class StoreWork:
         """
         if self._inline_for(may_block):
             return work()  # no await point: nothing can interrupt it
+        import asyncio  # here, on first use: importing this module stays cheap
+
         context = contextvars.copy_context()
         executor = None if may_block and not self._own else self._thread
         future = asyncio.get_running_loop().run_in_executor(executor, context.run, work)

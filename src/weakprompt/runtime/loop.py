@@ -18,13 +18,12 @@ after it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
@@ -47,9 +46,9 @@ from . import loop_messages
 from ._model_stream import model_reply
 from ._store_work import StoreWork, claim_private_loop, on_private_loop
 from ._sync import run_sync
-from .approval import Decision, PausedRun, ToolCallPending
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .pause_errors import ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
 from .run_events import RunEvent, RunFinished, ToolResultReady, TurnCommitted, UsageReported
@@ -68,14 +67,13 @@ if TYPE_CHECKING:
     from ..transcript.transcript import Transcript
     from ..transcript.turns import TurnRecord
     from ._pausing import Resumption
-    from .approval import PendingCall
+    from .approval import Approver, PausedRun, PendingCall
     from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
 
 __all__ = [
     "DEFAULT_MAX_EXPANSIONS",
     "DEFAULT_MAX_TURNS",
     "PROMPT_KEY",
-    "Approver",
     "EventCallback",
     "ToolWrapper",
     "evaluate",
@@ -95,9 +93,6 @@ DEFAULT_MAX_EXPANSIONS = 4
 
 EventCallback = Callable[[RunEvent[Any]], object]
 """``on_event=``: called with every run event; an awaitable it returns is awaited."""
-
-Approver = Callable[[PausedRun], Sequence[Decision] | Awaitable[Sequence[Decision]]]
-"""``approve=``: decides the calls a run would pause on, inline (``specs/APPROVAL.md``)."""
 
 ToolWrapper = Callable[["AnyTool"], "AnyTool"]
 """``tool_wrapper=``: gives the tool the dispatcher runs in place of each offered tool.
@@ -481,6 +476,8 @@ async def _deadline_scope(deadline: Deadline | None):
         yield
         return
     try:
+        import asyncio  # here, on first use: importing this module stays cheap
+
         async with asyncio.timeout(max(deadline.remaining().total_seconds(), 0.0)):
             yield
     except TimeoutError as exc:

@@ -8,7 +8,6 @@ change afterwards, so every subscriber sees the same record.
 from __future__ import annotations
 
 from datetime import datetime
-from random import getrandbits
 from typing import TYPE_CHECKING
 
 import attrs
@@ -40,6 +39,8 @@ def new_event_id() -> str:
     than ``uuid.uuid4()``: ids must be unique, not secret, and this runs for
     every tool call.
     """
+    from random import getrandbits  # here, on first use: importing the events stays cheap
+
     h = f"{getrandbits(128) & _VERSION_MASK | _VERSION_4:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 

@@ -256,7 +256,7 @@ class LoopBoundClient(Generic[_A]):
         """The client to use in the running event loop."""
         if self._client is None or self._rebuild is None:
             return self._client
-        import asyncio  # here, on first use: importing this module stays cheap
+        import asyncio  # on first use: keeps importing this module cheap
 
         loop = asyncio.get_running_loop()
         if self._loop is not None and self._loop() is not loop:  # used before, on another (maybe gone) loop

@@ -23,17 +23,22 @@ from ._types import (
     PromptExecuted,
     PromptRendered,
     ToolInvoked,
-    ToolOutputExtracted,
     ToolResultStored,
-    ToolResultSummarized,
     new_event_id,
 )
 
 if TYPE_CHECKING:
+    from ._output_events import ToolOutputExtracted, ToolResultSummarized
     from ._provider import AdapterFellBack, ModelCallRetried
 
-# The provider events (retries, fallbacks) resolve on first access: only those adapters publish them.
-_LAZY: dict[str, str] = {"AdapterFellBack": "._provider", "ModelCallRetried": "._provider"}
+# Events that only some parts publish resolve on first access: provider retries and fallbacks
+# (those adapters), extraction answers and summaries (the tool-output pipeline, the transcript).
+_LAZY: dict[str, str] = {
+    "AdapterFellBack": "._provider",
+    "ModelCallRetried": "._provider",
+    "ToolOutputExtracted": "._output_events",
+    "ToolResultSummarized": "._output_events",
+}
 
 __all__ = [
     "AdapterFellBack",

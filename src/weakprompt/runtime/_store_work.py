@@ -31,11 +31,11 @@ import contextvars
 import os
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["LANES", "StoreWork", "claim_private_loop", "on_private_loop"]
 
@@ -63,6 +63,8 @@ class _Lanes:
         """The least used lane, now used by one more run."""
         with self._lock:
             if self._pid != os.getpid():  # none yet, or inherited by a forked child without its threads
+                from concurrent.futures import ThreadPoolExecutor  # on first use: a cheap import
+
                 self._pid = os.getpid()
                 self._threads = [
                     ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"weakprompt-store-{i}")
@@ -99,7 +101,7 @@ _PRIVATE: contextvars.ContextVar[_Claim | None] = contextvars.ContextVar(
 
 async def on_private_loop(work: Awaitable[T]) -> T:
     """Await ``work``, telling the first run it starts that the running loop serves it alone."""
-    import asyncio  # here, on first use: importing this module stays cheap
+    import asyncio  # on first use: keeps importing this module cheap
 
     _PRIVATE.set(_Claim(asyncio.get_running_loop()))
     return await work
@@ -107,7 +109,7 @@ async def on_private_loop(work: Awaitable[T]) -> T:
 
 def claim_private_loop() -> bool:
     """Whether the running loop was made for this run (and no other run has claimed it yet)."""
-    import asyncio  # here, on first use: importing this module stays cheap
+    import asyncio  # on first use: keeps importing this module cheap
 
     claim = _PRIVATE.get()
     if claim is None or claim.taken or claim.loop is not asyncio.get_running_loop():
@@ -133,6 +135,8 @@ class StoreWork:
         if self.inline or store_inline:
             return
         if mode == "thread":
+            from concurrent.futures import ThreadPoolExecutor  # on first use: a cheap import
+
             self._own = True
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
         else:
@@ -145,7 +149,7 @@ class StoreWork:
         """
         if self._inline_for(may_block):
             return work()
-        import asyncio  # here, on first use: importing this module stays cheap
+        import asyncio  # on first use: keeps importing this module cheap
 
         context = contextvars.copy_context()
         executor = None if may_block and not self._own else self._thread
@@ -165,7 +169,7 @@ class StoreWork:
         """
         if self._inline_for(may_block):
             return work()  # no await point: nothing can interrupt it
-        import asyncio  # here, on first use: importing this module stays cheap
+        import asyncio  # on first use: keeps importing this module cheap
 
         context = contextvars.copy_context()
         executor = None if may_block and not self._own else self._thread

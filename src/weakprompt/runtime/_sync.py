@@ -21,7 +21,7 @@ T = TypeVar("T")
 
 def in_running_loop() -> bool:
     """Whether this thread is running an event loop right now."""
-    import asyncio  # here, on first use: importing this module stays cheap
+    import asyncio  # on first use: keeps importing this module cheap
 
     try:
         asyncio.get_running_loop()
@@ -51,7 +51,7 @@ async def _boxed(work: Coroutine[Any, Any, T]) -> _Boxed[T]:
 
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run the coroutine ``make()`` builds and return its result (or raise its exception)."""
-    import asyncio  # here, on first use: importing this module stays cheap
+    import asyncio  # on first use: keeps importing this module cheap
 
     if not in_running_loop():
         return asyncio.run(_boxed(make())).value

@@ -222,7 +222,7 @@ class ToolDispatcher:
         call order wins). On cancellation the calls still running are
         cancelled and nothing is merged.
         """
-        import asyncio  # here, on first use: importing this module stays cheap
+        import asyncio  # on first use: keeps importing this module cheap
 
         forks = [self._session.fork() for _ in calls]
         tasks = [
@@ -532,7 +532,7 @@ async def _call_async(ready: _Ready, *, drain: bool) -> tuple[object, BaseExcept
     before it is reported, so the rollback that follows sees the handler's
     last write (the thread cannot be stopped, and it writes to the real session).
     """
-    import asyncio  # here, on first use: importing this module stays cheap
+    import asyncio  # on first use: keeps importing this module cheap
 
     handler = cast("Callable[..., object]", ready.tool.handler)
     try:
@@ -559,7 +559,7 @@ async def _call_async(ready: _Ready, *, drain: bool) -> tuple[object, BaseExcept
 
 async def _wait_out(worker: asyncio.Future[object]) -> None:
     """Wait for ``worker`` to finish, whatever cancellations arrive meanwhile."""
-    import asyncio  # here, on first use: importing this module stays cheap
+    import asyncio  # on first use: keeps importing this module cheap
 
     while not worker.done():
         try:

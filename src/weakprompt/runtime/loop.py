@@ -476,7 +476,7 @@ async def _deadline_scope(deadline: Deadline | None):
         yield
         return
     try:
-        import asyncio  # here, on first use: importing this module stays cheap
+        import asyncio  # on first use: keeps importing this module cheap
 
         async with asyncio.timeout(max(deadline.remaining().total_seconds(), 0.0)):
             yield

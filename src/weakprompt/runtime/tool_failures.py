@@ -14,7 +14,6 @@ unconfigured program.
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import logging
 import os
@@ -66,6 +65,7 @@ _logger.addHandler(_WhenUnconfigured())
 def _machinery() -> tuple[str, ...]:
     """Where the machinery that ran a handler lives: this package, the event loop, the worker threads."""
     import asyncio  # loaded by then: a handler only raises inside a run
+    import concurrent.futures
 
     return tuple(
         os.path.dirname(path) + os.sep for path in (__file__, asyncio.__file__, concurrent.futures.__file__)

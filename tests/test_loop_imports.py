@@ -118,8 +118,8 @@ def test_lazy_packages_still_refuse_unknown_names_and_list_their_own() -> None:
 
 
 # What the agent imports leave for first use: the event loop, OpenSSL's hashes, the worker pool, and
-# the modules of features a plain run never uses (pausing and deciding, streaming, provider retries,
-# extraction and summary events, persisted session state, the in-memory filesystem).
+# the modules of features a plain run never uses (pausing and deciding, streaming and run events,
+# provider retries, extraction and summary events, persisted session state, the in-memory filesystem).
 LOADED_ON_FIRST_USE = (
     "asyncio",
     "hashlib",
@@ -131,6 +131,7 @@ LOADED_ON_FIRST_USE = (
     "weakprompt.runtime._pausing",
     "weakprompt.runtime._run_pause",
     "weakprompt.runtime.streaming",
+    "weakprompt.runtime.run_events",
     "weakprompt.events._provider",
     "weakprompt.events._output_events",
     "weakprompt.session._persist",
@@ -162,7 +163,7 @@ def test_each_of_those_loads_when_its_feature_is_used() -> None:
     """The probe above can see them: using the features loads every one."""
     code = (
         "\n".join(f"import {m}" for m in AGENT_IMPORTS)
-        + "\nfrom weakprompt.runtime import Approve, RunPaused, stream, resume"
+        + "\nfrom weakprompt.runtime import Approve, RunPaused, TextDelta, stream, resume"
         + "\nfrom weakprompt.runtime import _run_pause"
         + "\nfrom weakprompt.events import ModelCallRetried, ToolOutputExtracted"
         + "\nfrom weakprompt.session import persist_state"

@@ -3,8 +3,8 @@
 The model contract (``ProviderAdapter``, ``ModelRequest``, ...) lives in
 ``weakprompt.model`` and is re-exported here for convenience. Importing this
 package loads neither the transcript nor the store, nor the pause records,
-decisions and streaming, which a plain run never uses: their names resolve
-on first access.
+decisions, run events and streaming, which a plain run never uses (run
+events are built only for a listener): their names resolve on first access.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from .dispatcher import ToolDispatcher, ToolExecution
 from .loop import (
     DEFAULT_MAX_EXPANSIONS,
     DEFAULT_MAX_TURNS,
-    EventCallback,
     ToolWrapper,
     evaluate,
     run,
@@ -27,17 +26,6 @@ from .pause_errors import ResumeError, ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
 from .resume import paused_run, paused_runs, resume, resume_async
-from .run_events import (
-    RunEvent,
-    RunFinished,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-    ToolResultReady,
-    TurnCommitted,
-    UsageReported,
-)
 
 if TYPE_CHECKING:
     from .approval import (
@@ -51,10 +39,22 @@ if TYPE_CHECKING:
         approval_token,
     )
     from .pause_events import RunPaused, RunResumed, ToolCallDecided
+    from .run_events import (
+        EventCallback,
+        RunEvent,
+        RunFinished,
+        TextDelta,
+        ToolCallArgumentsDelta,
+        ToolCallCompleted,
+        ToolCallStarted,
+        ToolResultReady,
+        TurnCommitted,
+        UsageReported,
+    )
     from .streaming import stream, stream_sync
 
-# Pause records, decisions and streaming: loaded on first access (name -> the module of this package that
-# defines it), so that importing the loop does not build the classes of what a plain run never uses.
+# Pause records, decisions, run events and streaming load on first access (name -> the module of
+# this package that defines it): importing the loop builds no class that a plain run never uses.
 _LAZY: dict[str, str] = {
     "Approve": ".approval",
     "Approver": ".approval",
@@ -67,6 +67,16 @@ _LAZY: dict[str, str] = {
     "RunPaused": ".pause_events",
     "RunResumed": ".pause_events",
     "ToolCallDecided": ".pause_events",
+    "EventCallback": ".run_events",
+    "RunEvent": ".run_events",
+    "RunFinished": ".run_events",
+    "TextDelta": ".run_events",
+    "ToolCallArgumentsDelta": ".run_events",
+    "ToolCallCompleted": ".run_events",
+    "ToolCallStarted": ".run_events",
+    "ToolResultReady": ".run_events",
+    "TurnCommitted": ".run_events",
+    "UsageReported": ".run_events",
     "stream": ".streaming",
     "stream_sync": ".streaming",
 }

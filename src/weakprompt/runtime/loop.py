@@ -51,7 +51,6 @@ from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, T
 from .pause_errors import ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
-from .run_events import RunEvent, RunFinished, ToolResultReady, TurnCommitted, UsageReported
 from .tracing import RunSpan, ToolSpan, Tracing, installed_tracing, model_call_scope
 
 if TYPE_CHECKING:
@@ -69,12 +68,12 @@ if TYPE_CHECKING:
     from ._pausing import Resumption
     from .approval import Approver, PausedRun, PendingCall
     from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
+    from .run_events import EventCallback, RunEvent
 
 __all__ = [
     "DEFAULT_MAX_EXPANSIONS",
     "DEFAULT_MAX_TURNS",
     "PROMPT_KEY",
-    "EventCallback",
     "ToolWrapper",
     "evaluate",
     "run",
@@ -90,9 +89,6 @@ T = TypeVar("T")
 
 DEFAULT_MAX_TURNS = 16
 DEFAULT_MAX_EXPANSIONS = 4
-
-EventCallback = Callable[[RunEvent[Any]], object]
-"""``on_event=``: called with every run event; an awaitable it returns is awaited."""
 
 ToolWrapper = Callable[["AnyTool"], "AnyTool"]
 """``tool_wrapper=``: gives the tool the dispatcher runs in place of each offered tool.
@@ -803,8 +799,10 @@ class _Evaluation(Generic[OutputT]):
             raise
         self._stored(turn)
         if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
             await self.emit(
-                TurnCommitted(
+                run_events.TurnCommitted(
                     turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits)
                 )
             )
@@ -832,9 +830,14 @@ class _Evaluation(Generic[OutputT]):
             self._stored(turn)  # cancelled while writing, but the write went through
             raise
         self._stored(turn)
-        await self.emit(
-            TurnCommitted(turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits))
-        )
+        if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(
+                run_events.TurnCommitted(
+                    turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits)
+                )
+            )
         return outcome
 
     async def _drop_ahead(
@@ -852,15 +855,20 @@ class _Evaluation(Generic[OutputT]):
     async def _call_model(self, request: ModelRequest, turn: TurnRecord) -> AssistantTurn:
         if self.trace is not None:
             reply, usage = await self._traced_model_call(self.trace, request, turn)
-            await self.emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
+            await self._usage_reported(usage)
             return reply
         emit = self.emit if self.on_event is not None else None
         reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=emit)
         # Staged in memory (the turn is written when it ends): no trip to the worker thread.
         reply, usage = self._record_reply(reply, turn)
-        if emit is not None:
-            await emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
+        await self._usage_reported(usage)
         return reply
+
+    async def _usage_reported(self, usage: Usage) -> None:
+        if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(run_events.UsageReported(turn=self.turns, usage=usage, total=self.usage))
 
     async def _traced_model_call(
         self, trace: RunSpan, request: ModelRequest, turn: TurnRecord
@@ -1075,7 +1083,11 @@ class _Evaluation(Generic[OutputT]):
 
     async def _result_ready(self, call: ToolCall, content: str, failed: bool) -> None:
         if self.on_event is not None:
-            await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(
+                run_events.ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed)
+            )
 
     def _commit_result(
         self,
@@ -1245,14 +1257,20 @@ class _Evaluation(Generic[OutputT]):
 
     async def _finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
         response = self._response(reply, output)
-        await self.emit(RunFinished(response))
+        await self._run_finished(response)
         return response
 
     async def _finish_paused(self, reply: AssistantTurn | None) -> PromptResponse[OutputT]:
         """End the run on its pause: no output (``paused`` says why), no ``PromptExecuted``."""
         response = self._response(reply or AssistantTurn(), cast("OutputT", None), executed=False)
-        await self.emit(RunFinished(response))
+        await self._run_finished(response)
         return response
+
+    async def _run_finished(self, response: PromptResponse[OutputT]) -> None:
+        if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(run_events.RunFinished(response))
 
     def _response(
         self, reply: AssistantTurn, output: OutputT, *, executed: bool = True

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..canonical import parse_canonical_json
 from ._sync import run_sync
-from .loop import DEFAULT_MAX_TURNS, EventCallback, ToolWrapper, run
+from .loop import DEFAULT_MAX_TURNS, ToolWrapper, run
 from .pause_errors import ResumeError
 from .redaction import Redactor, default_redact
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .approval import Approver, Decision, PausedRun
     from .response import PromptResponse
     from .results import ToolOutputSettings
+    from .run_events import EventCallback
 
 __all__ = ["paused_run", "paused_runs", "resume", "resume_async"]
 

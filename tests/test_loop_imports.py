@@ -119,7 +119,8 @@ def test_lazy_packages_still_refuse_unknown_names_and_list_their_own() -> None:
 
 # What the agent imports leave for first use: the event loop, OpenSSL's hashes, the worker pool, and
 # the modules of features a plain run never uses (pausing and deciding, streaming and run events,
-# provider retries, extraction and summary events, persisted session state, the in-memory filesystem).
+# provider retries, extraction and summary events, prompt overrides, persisted session state, the
+# in-memory filesystem).
 LOADED_ON_FIRST_USE = (
     "asyncio",
     "hashlib",
@@ -134,6 +135,7 @@ LOADED_ON_FIRST_USE = (
     "weakprompt.runtime.run_events",
     "weakprompt.events._provider",
     "weakprompt.events._output_events",
+    "weakprompt.prompt.overrides",
     "weakprompt.session._persist",
     "weakprompt.resources._memory_fs",
 )
@@ -141,6 +143,7 @@ LOADED_ON_FIRST_USE = (
 LAZY_PACKAGES = (
     "weakprompt.adapters",
     "weakprompt.events",
+    "weakprompt.prompt",
     "weakprompt.resources",
     "weakprompt.runtime",
     "weakprompt.session",
@@ -167,6 +170,7 @@ def test_each_of_those_loads_when_its_feature_is_used() -> None:
         + "\nfrom weakprompt.runtime import _run_pause"
         + "\nfrom weakprompt.events import ModelCallRetried, ToolOutputExtracted"
         + "\nfrom weakprompt.session import persist_state"
+        + "\nfrom weakprompt.prompt import PromptOverrides"
         + "\nfrom weakprompt.resources import InMemoryFilesystem"
         + "\nfrom weakprompt.canonical import content_hash; content_hash({})"
         + "\nfrom weakprompt.events import new_event_id; new_event_id()"

@@ -218,3 +218,10 @@ def test_lazy_names_survive_their_modules_being_imported_first() -> None:
     )
     code = "import importlib\nimport weakprompt.runtime.resume, weakprompt.runtime.streaming\n" + checks
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_lazy_packages_refuse_names_they_do_not_have(package: str) -> None:
+    module = importlib.import_module(package)
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'NoSuchThing'"):
+        getattr(module, "NoSuchThing")

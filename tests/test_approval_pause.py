@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,14 +19,19 @@ from weakprompt.runtime import (
     Deny,
     PausedRun,
     ResumeError,
+    RunEvent,
+    RunFinished,
     RunPaused,
     RunResumed,
     Supply,
     ToolCallDecided,
+    ToolResultReady,
+    TurnCommitted,
     approval_token,
     evaluate,
     paused_run,
     resume,
+    resume_async,
 )
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -125,6 +132,30 @@ def test_resume_in_this_process_runs_the_approved_and_tells_the_model_of_the_den
     meta = approval_metadata(store, "s1")
     assert meta["c2"] == {"decision": "approved", "decided_by": "alice"}
     assert paused_run(store, "s1") is None
+
+
+def test_a_resume_with_a_listener_reports_the_decided_turn_before_the_models_next(store: Store) -> None:
+    """The decided calls' results, then their turn as committed (already stored), then the rest of the run."""
+    first, second = pause(store).pending
+    events: list[RunEvent[Any]] = []
+    response = asyncio.run(
+        resume_async(
+            store,
+            "s1",
+            [Approve("c2", first.token), Deny("c3", second.token)],
+            prompt=make_prompt(),
+            adapter=adapter_after_pause(),
+            on_event=events.append,
+        )
+    )
+    ready = [e for e in events if isinstance(e, ToolResultReady)]
+    assert [(e.call.id, e.is_error) for e in ready] == [("c2", False), ("c3", True)]
+    committed = [e for e in events if isinstance(e, TurnCommitted)]
+    assert len(committed) == 2
+    assert events.index(committed[0]) == len(ready)  # right after the decided calls' results
+    stored = {commit.hash for commit in Transcript(store, "s1").log()}
+    assert all(set(e.commit_hashes) <= stored and e.commit_hashes for e in committed)
+    assert events[-1] == RunFinished(response)
 
 
 def test_edited_arguments_are_validated_run_and_recorded(store: Store) -> None:

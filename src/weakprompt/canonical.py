@@ -16,7 +16,6 @@ because canonical JSON never escapes a real character outside the BMP.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 
@@ -58,6 +57,8 @@ def canonical_json(value: JSONLike) -> str:
 
 def content_hash(value: JSONLike) -> str:
     """sha256 hex digest of :func:`canonical_json`."""
+    import hashlib  # here, on first use: OpenSSL's module costs milliseconds to import
+
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 

@@ -8,7 +8,6 @@ checks run (and fail clearly) before a network call or a model load.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +21,8 @@ from ..model import ForceTool, ModelRequest
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ..tools import AnyTool
     from .retries import Retrier, RetrySetting
 
@@ -255,6 +256,8 @@ class LoopBoundClient(Generic[_A]):
         """The client to use in the running event loop."""
         if self._client is None or self._rebuild is None:
             return self._client
+        import asyncio  # on first use: keeps importing this module cheap
+
         loop = asyncio.get_running_loop()
         if self._loop is not None and self._loop() is not loop:  # used before, on another (maybe gone) loop
             self._client = self._rebuild()

@@ -14,8 +14,6 @@ without a finish reason or a provider failing half-way.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import inspect
 import itertools
 import json
@@ -319,6 +317,9 @@ _R = TypeVar("_R")
 
 def _wait(awaitable: Awaitable[_R]) -> _R:
     """The result of ``awaitable`` from synchronous code, with or without a running event loop."""
+
+    import asyncio  # on first use: keeps importing this module cheap
+    import concurrent.futures
 
     async def result() -> _R:
         return await awaitable

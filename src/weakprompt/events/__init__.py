@@ -8,6 +8,9 @@ any subscriber that raised.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from ._dispatcher import (
     Dispatcher,
     DispatchResult,
@@ -15,17 +18,27 @@ from ._dispatcher import (
     EventHandlerError,
     HandlerFailure,
 )
-from ._provider import AdapterFellBack, ModelCallRetried
 from ._publish import publish
 from ._types import (
     PromptExecuted,
     PromptRendered,
     ToolInvoked,
-    ToolOutputExtracted,
     ToolResultStored,
-    ToolResultSummarized,
     new_event_id,
 )
+
+if TYPE_CHECKING:
+    from ._output_events import ToolOutputExtracted, ToolResultSummarized
+    from ._provider import AdapterFellBack, ModelCallRetried
+
+# Events that only some parts publish resolve on first access: provider retries and fallbacks
+# (those adapters), extraction answers and summaries (the tool-output pipeline, the transcript).
+_LAZY: dict[str, str] = {
+    "AdapterFellBack": "._provider",
+    "ModelCallRetried": "._provider",
+    "ToolOutputExtracted": "._output_events",
+    "ToolResultSummarized": "._output_events",
+}
 
 __all__ = [
     "AdapterFellBack",
@@ -44,3 +57,16 @@ __all__ = [
     "new_event_id",
     "publish",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -8,23 +8,32 @@ See ``specs/PROMPTS.md``. Typical use::
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from .descriptor import PromptDescriptor, SectionDescriptor, ToolDescriptor, section_hash, tool_hash
 from .disclosure import OPEN_SECTIONS_TOOL, OpenSectionsParams, open_sections_tool
 from .keys import KEY_PATTERN, SectionPath, format_path, normalize_key
 from .output import extract_json, parse_output
-from .overrides import (
-    LocalOverridesStore,
-    OverridesStore,
-    PromptOverrides,
-    SectionOverride,
-    ToolOverride,
-)
 from .prompt import Prompt
 from .prompt_template import PromptTemplate, SectionNode
 from .rendered import RenderedPrompt, RenderedSection
 from .section import AnySection, EnabledPredicate, MarkdownSection, Section, Visibility
 from .tool_schemas import OverriddenTool, ToolSchemaCache
 from .toolsets import Toolset
+
+if TYPE_CHECKING:
+    from .overrides import LocalOverridesStore, OverridesStore, PromptOverrides, SectionOverride, ToolOverride
+
+# Overrides (their records and the file store) resolve on first access: a prompt rendered without
+# overrides never needs them.
+_LAZY: dict[str, str] = {
+    "LocalOverridesStore": ".overrides",
+    "OverridesStore": ".overrides",
+    "PromptOverrides": ".overrides",
+    "SectionOverride": ".overrides",
+    "ToolOverride": ".overrides",
+}
 
 __all__ = [
     "KEY_PATTERN",
@@ -60,3 +69,16 @@ __all__ = [
     "section_hash",
     "tool_hash",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

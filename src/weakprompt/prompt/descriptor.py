@@ -7,7 +7,6 @@ template moved on and refuse a stale override instead of silently applying it.
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING
 
 import attrs
@@ -30,6 +29,8 @@ __all__ = [
 
 def section_hash(section: AnySection) -> str:
     """sha256 hex of the section's overridable template text (UTF-8)."""
+    import hashlib  # here, on first use: OpenSSL's module costs milliseconds to import
+
     return hashlib.sha256(section.override_source.encode("utf-8")).hexdigest()
 
 

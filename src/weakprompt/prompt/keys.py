@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from ..errors import PromptValidationError
 
-__all__ = ["KEY_PATTERN", "SectionPath", "format_path", "normalize_key"]
+__all__ = ["KEY_PATTERN", "SectionPath", "format_path", "normalize_key", "validate_ns"]
 
 KEY_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _WHITESPACE = re.compile(r"\s+")
@@ -36,3 +36,13 @@ def normalize_key(raw: str, *, what: str = "section key") -> str:
 def format_path(path: Sequence[str]) -> str:
     """``("a", "b")`` -> ``"a/b"``; keys never contain ``/`` so this is reversible."""
     return "/".join(path)
+
+
+def validate_ns(ns: str) -> str:
+    """A namespace is one or more ``/``-separated keys (``"examples/tooling"``)."""
+    segments = ns.split("/")
+    if not ns or not all(KEY_PATTERN.match(segment) for segment in segments):
+        raise PromptValidationError(
+            f"namespace {ns!r} is invalid: use '/'-separated segments matching {KEY_PATTERN.pattern}"
+        )
+    return ns

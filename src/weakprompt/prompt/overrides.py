@@ -18,7 +18,7 @@ import attrs
 
 from ..errors import PromptRenderError, PromptValidationError
 from ..jsontypes import JSONObject, JSONValue
-from .keys import KEY_PATTERN
+from .keys import KEY_PATTERN, validate_ns
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,16 +35,6 @@ __all__ = [
 
 FORMAT_VERSION = 1
 _VERSION_FILE = re.compile(r"^v(\d{6})\.json$")
-
-
-def validate_ns(ns: str) -> str:
-    """A namespace is one or more ``/``-separated keys (``"examples/tooling"``)."""
-    segments = ns.split("/")
-    if not ns or not all(KEY_PATTERN.match(segment) for segment in segments):
-        raise PromptValidationError(
-            f"namespace {ns!r} is invalid: use '/'-separated segments matching {KEY_PATTERN.pattern}"
-        )
-    return ns
 
 
 def _frozen_strings(value: Mapping[str, str]) -> Mapping[str, str]:

@@ -16,9 +16,8 @@ import attrs
 from ..errors import PromptValidationError
 from .descriptor import PromptDescriptor, SectionDescriptor, ToolDescriptor, section_hash, tool_hash
 from .disclosure import OPEN_SECTIONS_TOOL
-from .keys import SectionPath, format_path, normalize_key
+from .keys import SectionPath, format_path, normalize_key, validate_ns
 from .output import OutputMode, OutputT, check_output_mode, output_schema, validate_output_type
-from .overrides import validate_ns
 from .section import AnySection, Section
 from .tool_schemas import ToolSchemaCache
 

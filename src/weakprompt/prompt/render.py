@@ -17,7 +17,6 @@ from .descriptor import section_hash
 from .disclosure import OPEN_SECTIONS_TOOL, expansion_hint, open_sections_tool
 from .keys import SectionPath, format_path
 from .output import OutputT
-from .overrides import PromptOverrides, ToolOverride
 from .rendered import RenderedPrompt, RenderedSection
 from .section import AnySection, Visibility
 from .template import CompiledTemplate, FieldValues
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from ..jsontypes import JSONObject
     from ..session import Session
     from ..tools import AnyTool, ApprovalPolicy
+    from .overrides import PromptOverrides, ToolOverride
     from .prompt_template import PromptTemplate
     from .toolsets import Toolset
 
@@ -37,6 +37,10 @@ logger = logging.getLogger("weakprompt.prompt")
 _MAX_HEADING = 6
 
 
+def _no_tool_overrides() -> dict[str, ToolOverride]:
+    return {}  # a function, not dict[str, ToolOverride]: the overrides module loads only with overrides
+
+
 @attrs.frozen
 class ResolvedOverrides:
     """Overrides that passed every check and will be applied to this render."""
@@ -44,7 +48,7 @@ class ResolvedOverrides:
     sections: Mapping[SectionPath, CompiledTemplate] = attrs.field(
         factory=dict[SectionPath, CompiledTemplate]
     )
-    tools: Mapping[str, ToolOverride] = attrs.field(factory=dict[str, ToolOverride])
+    tools: Mapping[str, ToolOverride] = attrs.field(factory=_no_tool_overrides)
 
 
 _NO_OVERRIDES = ResolvedOverrides()

@@ -8,14 +8,16 @@ them in a cache keyed by tool name and override content.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import attrs
 
 from ..canonical import content_hash
 from ..jsontypes import JSONObject, JSONValue
 from ..tools import AnyTool, Tool
-from .overrides import ToolOverride
+
+if TYPE_CHECKING:
+    from .overrides import ToolOverride
 
 __all__ = ["OverriddenTool", "ToolSchemaCache", "ToolSchemaEntry", "patch_param_descriptions"]
 

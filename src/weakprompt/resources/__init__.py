@@ -11,12 +11,20 @@ from typing import TYPE_CHECKING
 
 from ._errors import ResourceNotFoundError, UnsafePathError
 from ._filesystem import Filesystem
-from ._memory_fs import InMemoryFilesystem, InMemorySnapshot
 from ._paths import normalize_path
 from ._registry import ResourceRegistry, ResourceSnapshot, Snapshotable
 
 if TYPE_CHECKING:
     from ._host_fs import HostFilesystem
+    from ._memory_fs import InMemoryFilesystem, InMemorySnapshot
+
+# name -> the module of this package that defines it. The filesystems load on first access
+# (the host one loads pathlib); a tool context needs only the registry.
+_LAZY: dict[str, str] = {
+    "HostFilesystem": "._host_fs",
+    "InMemoryFilesystem": "._memory_fs",
+    "InMemorySnapshot": "._memory_fs",
+}
 
 __all__ = [
     "Filesystem",
@@ -33,9 +41,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # The host filesystem loads pathlib: only when it is asked for.
-    if name != "HostFilesystem":
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = importlib.import_module("._host_fs", __name__).HostFilesystem
+    value: object = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

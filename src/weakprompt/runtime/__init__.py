@@ -2,50 +2,84 @@
 
 The model contract (``ProviderAdapter``, ``ModelRequest``, ...) lives in
 ``weakprompt.model`` and is re-exported here for convenience. Importing this
-package loads neither the transcript nor the store.
+package loads neither the transcript nor the store, nor the pause records,
+decisions, run events and streaming, which a plain run never uses (run
+events are built only for a listener): their names resolve on first access.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from ..model import ForceTool, ModelRequest, ProviderAdapter, ToolChoice
-from .approval import (
-    Approve,
-    Decision,
-    Deny,
-    PausedRun,
-    PendingCall,
-    ResumeError,
-    Supply,
-    ToolCallPending,
-    approval_token,
-)
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop import (
     DEFAULT_MAX_EXPANSIONS,
     DEFAULT_MAX_TURNS,
-    Approver,
-    EventCallback,
     ToolWrapper,
     evaluate,
     run,
 )
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
-from .pause_events import RunPaused, RunResumed, ToolCallDecided
+from .pause_errors import ResumeError, ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
 from .resume import paused_run, paused_runs, resume, resume_async
-from .run_events import (
-    RunEvent,
-    RunFinished,
-    TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-    ToolResultReady,
-    TurnCommitted,
-    UsageReported,
-)
-from .streaming import stream, stream_sync
+
+if TYPE_CHECKING:
+    from .approval import (
+        Approve,
+        Approver,
+        Decision,
+        Deny,
+        PausedRun,
+        PendingCall,
+        Supply,
+        approval_token,
+    )
+    from .pause_events import RunPaused, RunResumed, ToolCallDecided
+    from .run_events import (
+        EventCallback,
+        RunEvent,
+        RunFinished,
+        TextDelta,
+        ToolCallArgumentsDelta,
+        ToolCallCompleted,
+        ToolCallStarted,
+        ToolResultReady,
+        TurnCommitted,
+        UsageReported,
+    )
+    from .streaming import stream, stream_sync
+
+# Pause records, decisions, run events and streaming load on first access (name -> the module of
+# this package that defines it): importing the loop builds no class that a plain run never uses.
+_LAZY: dict[str, str] = {
+    "Approve": ".approval",
+    "Approver": ".approval",
+    "Decision": ".approval",
+    "Deny": ".approval",
+    "PausedRun": ".approval",
+    "PendingCall": ".approval",
+    "Supply": ".approval",
+    "approval_token": ".approval",
+    "RunPaused": ".pause_events",
+    "RunResumed": ".pause_events",
+    "ToolCallDecided": ".pause_events",
+    "EventCallback": ".run_events",
+    "RunEvent": ".run_events",
+    "RunFinished": ".run_events",
+    "TextDelta": ".run_events",
+    "ToolCallArgumentsDelta": ".run_events",
+    "ToolCallCompleted": ".run_events",
+    "ToolCallStarted": ".run_events",
+    "ToolResultReady": ".run_events",
+    "TurnCommitted": ".run_events",
+    "UsageReported": ".run_events",
+    "stream": ".streaming",
+    "stream_sync": ".streaming",
+}
 
 __all__ = [
     "Approve",
@@ -96,3 +130,16 @@ __all__ = [
     "stream",
     "stream_sync",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

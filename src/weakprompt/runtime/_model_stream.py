@@ -12,18 +12,18 @@ reports each call's usage once, after recording the turn.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .. import model
 from ..messages import AssistantTurn
-from .run_events import RunEvent, TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallStarted
 
 if TYPE_CHECKING:
     from ..model import ModelRequest, ProviderAdapter
+    from .run_events import RunEvent
+
+    Emit: TypeAlias = Callable[[RunEvent[Any]], Awaitable[None]]
 
 __all__ = ["model_reply"]
-
-Emit = Callable[[RunEvent[Any]], Awaitable[None]]
 
 
 async def model_reply(
@@ -58,6 +58,8 @@ async def model_reply(
 
 def _as_run_event(event: model.ModelEvent, turn: int) -> RunEvent[Any] | None:
     """A model stream event as the run event it is reported as (usage and completion: none)."""
+    from .run_events import TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallStarted
+
     if isinstance(event, model.TextDelta):
         return TextDelta(turn=turn, text=event.text)
     if isinstance(event, model.ToolCallStarted):

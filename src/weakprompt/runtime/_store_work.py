@@ -27,13 +27,15 @@ including one nested inside it, uses threads as above.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import os
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["LANES", "StoreWork", "claim_private_loop", "on_private_loop"]
 
@@ -61,6 +63,8 @@ class _Lanes:
         """The least used lane, now used by one more run."""
         with self._lock:
             if self._pid != os.getpid():  # none yet, or inherited by a forked child without its threads
+                from concurrent.futures import ThreadPoolExecutor  # on first use: a cheap import
+
                 self._pid = os.getpid()
                 self._threads = [
                     ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"weakprompt-store-{i}")
@@ -97,12 +101,16 @@ _PRIVATE: contextvars.ContextVar[_Claim | None] = contextvars.ContextVar(
 
 async def on_private_loop(work: Awaitable[T]) -> T:
     """Await ``work``, telling the first run it starts that the running loop serves it alone."""
+    import asyncio  # on first use: keeps importing this module cheap
+
     _PRIVATE.set(_Claim(asyncio.get_running_loop()))
     return await work
 
 
 def claim_private_loop() -> bool:
     """Whether the running loop was made for this run (and no other run has claimed it yet)."""
+    import asyncio  # on first use: keeps importing this module cheap
+
     claim = _PRIVATE.get()
     if claim is None or claim.taken or claim.loop is not asyncio.get_running_loop():
         return False
@@ -127,6 +135,8 @@ class StoreWork:
         if self.inline or store_inline:
             return
         if mode == "thread":
+            from concurrent.futures import ThreadPoolExecutor  # on first use: a cheap import
+
             self._own = True
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
         else:
@@ -139,6 +149,8 @@ class StoreWork:
         """
         if self._inline_for(may_block):
             return work()
+        import asyncio  # on first use: keeps importing this module cheap
+
         context = contextvars.copy_context()
         executor = None if may_block and not self._own else self._thread
         return await asyncio.get_running_loop().run_in_executor(executor, context.run, work)
@@ -157,6 +169,8 @@ class StoreWork:
         """
         if self._inline_for(may_block):
             return work()  # no await point: nothing can interrupt it
+        import asyncio  # on first use: keeps importing this module cheap
+
         context = contextvars.copy_context()
         executor = None if may_block and not self._own else self._thread
         future = asyncio.get_running_loop().run_in_executor(executor, context.run, work)

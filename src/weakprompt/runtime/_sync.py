@@ -9,7 +9,6 @@ that time, which is what calling a sync function from async code means.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import threading
 from collections.abc import Callable, Coroutine
@@ -22,6 +21,8 @@ T = TypeVar("T")
 
 def in_running_loop() -> bool:
     """Whether this thread is running an event loop right now."""
+    import asyncio  # on first use: keeps importing this module cheap
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -50,6 +51,8 @@ async def _boxed(work: Coroutine[Any, Any, T]) -> _Boxed[T]:
 
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run the coroutine ``make()`` builds and return its result (or raise its exception)."""
+    import asyncio  # on first use: keeps importing this module cheap
+
     if not in_running_loop():
         return asyncio.run(_boxed(make())).value
     outcome: list[T] = []

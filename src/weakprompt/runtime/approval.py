@@ -10,18 +10,18 @@ call of another session, not a tool whose definition changed since.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, TypeAlias, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeAlias, cast
 
 import attrs
 
 from ..canonical import canonical_json, content_hash, parse_canonical_json
-from ..errors import WeakpromptError
 from ..jsontypes import JSONObject, JSONValue
-from ..messages import ToolCall
+from .pause_errors import PendingKind, ResumeError, ToolCallPending
 
 __all__ = [
     "Approve",
+    "Approver",
     "Decision",
     "Deny",
     "PausedRun",
@@ -36,26 +36,6 @@ __all__ = [
     "pending_from_json",
     "pending_to_json",
 ]
-
-PendingKind = Literal["approval", "deferred"]
-
-
-class ResumeError(WeakpromptError):
-    """A resume was refused (a decision does not match, the run was resumed already...): nothing written."""
-
-
-class ToolCallPending(WeakpromptError):
-    """Control flow from the dispatcher to the loop: this call waits for a decision.
-
-    Raised by :meth:`ToolDispatcher.execute` when a tool needs approval or
-    its handler deferred; the call's ``ToolInvoked`` is published once it is decided.
-    """
-
-    def __init__(self, call: ToolCall, kind: PendingKind, note: str = "") -> None:
-        super().__init__(f"tool call {call.id!r} ({call.name}) waits for {kind}")
-        self.call = call
-        self.kind: PendingKind = kind
-        self.note = note
 
 
 def approval_token(session_id: str, call_id: str, schema_hash: str, arguments: JSONObject) -> str:
@@ -130,6 +110,9 @@ class Supply:
 
 
 Decision: TypeAlias = Approve | Deny | Supply
+
+Approver: TypeAlias = Callable[[PausedRun], Sequence[Decision] | Awaitable[Sequence[Decision]]]
+"""``approve=`` of a run: decides the calls it would pause on, inline."""
 
 
 def pending_to_json(pending: Sequence[PendingCall]) -> str:

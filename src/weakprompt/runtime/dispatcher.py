@@ -7,7 +7,6 @@ published per call, whatever the outcome. See ``specs/TOOLS.md``.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import functools
 import inspect
@@ -35,7 +34,7 @@ from ..serde import SerdeError
 from ..tools import AnyTool, CallDeferred, ToolContext, ToolResult, is_async_handler
 from . import tool_messages
 from ._sync import run_sync
-from .approval import ToolCallPending
+from .pause_errors import ToolCallPending
 from .redaction import (
     MAX_ERROR_TEXT,
     Redactor,
@@ -50,6 +49,8 @@ from .redaction import (
 from .tool_failures import report_broken_tool
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ..budget import BudgetTracker
     from ..deadlines import Deadline
     from ..model import ProviderAdapter
@@ -221,6 +222,8 @@ class ToolDispatcher:
         call order wins). On cancellation the calls still running are
         cancelled and nothing is merged.
         """
+        import asyncio  # on first use: keeps importing this module cheap
+
         forks = [self._session.fork() for _ in calls]
         tasks = [
             asyncio.ensure_future(self._run_on_fork(call, fork))
@@ -529,6 +532,8 @@ async def _call_async(ready: _Ready, *, drain: bool) -> tuple[object, BaseExcept
     before it is reported, so the rollback that follows sees the handler's
     last write (the thread cannot be stopped, and it writes to the real session).
     """
+    import asyncio  # on first use: keeps importing this module cheap
+
     handler = cast("Callable[..., object]", ready.tool.handler)
     try:
         if is_async_handler(handler):
@@ -554,6 +559,8 @@ async def _call_async(ready: _Ready, *, drain: bool) -> tuple[object, BaseExcept
 
 async def _wait_out(worker: asyncio.Future[object]) -> None:
     """Wait for ``worker`` to finish, whatever cancellations arrive meanwhile."""
+    import asyncio  # on first use: keeps importing this module cheap
+
     while not worker.done():
         try:
             await asyncio.shield(worker)

@@ -18,13 +18,12 @@ after it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
@@ -47,12 +46,11 @@ from . import loop_messages
 from ._model_stream import model_reply
 from ._store_work import StoreWork, claim_private_loop, on_private_loop
 from ._sync import run_sync
-from .approval import Decision, PausedRun, ToolCallPending
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .pause_errors import ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
-from .run_events import RunEvent, RunFinished, ToolResultReady, TurnCommitted, UsageReported
 from .tracing import RunSpan, ToolSpan, Tracing, installed_tracing, model_call_scope
 
 if TYPE_CHECKING:
@@ -68,15 +66,14 @@ if TYPE_CHECKING:
     from ..transcript.transcript import Transcript
     from ..transcript.turns import TurnRecord
     from ._pausing import Resumption
-    from .approval import PendingCall
+    from .approval import Approver, PausedRun, PendingCall
     from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
+    from .run_events import EventCallback, RunEvent
 
 __all__ = [
     "DEFAULT_MAX_EXPANSIONS",
     "DEFAULT_MAX_TURNS",
     "PROMPT_KEY",
-    "Approver",
-    "EventCallback",
     "ToolWrapper",
     "evaluate",
     "run",
@@ -92,12 +89,6 @@ T = TypeVar("T")
 
 DEFAULT_MAX_TURNS = 16
 DEFAULT_MAX_EXPANSIONS = 4
-
-EventCallback = Callable[[RunEvent[Any]], object]
-"""``on_event=``: called with every run event; an awaitable it returns is awaited."""
-
-Approver = Callable[[PausedRun], Sequence[Decision] | Awaitable[Sequence[Decision]]]
-"""``approve=``: decides the calls a run would pause on, inline (``specs/APPROVAL.md``)."""
 
 ToolWrapper = Callable[["AnyTool"], "AnyTool"]
 """``tool_wrapper=``: gives the tool the dispatcher runs in place of each offered tool.
@@ -481,6 +472,8 @@ async def _deadline_scope(deadline: Deadline | None):
         yield
         return
     try:
+        import asyncio  # on first use: keeps importing this module cheap
+
         async with asyncio.timeout(max(deadline.remaining().total_seconds(), 0.0)):
             yield
     except TimeoutError as exc:
@@ -812,8 +805,10 @@ class _Evaluation(Generic[OutputT]):
             raise
         self._stored(turn)
         if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
             await self.emit(
-                TurnCommitted(
+                run_events.TurnCommitted(
                     turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits)
                 )
             )
@@ -841,9 +836,14 @@ class _Evaluation(Generic[OutputT]):
             self._stored(turn)  # cancelled while writing, but the write went through
             raise
         self._stored(turn)
-        await self.emit(
-            TurnCommitted(turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits))
-        )
+        if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(
+                run_events.TurnCommitted(
+                    turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits)
+                )
+            )
         return outcome
 
     async def _drop_ahead(
@@ -861,15 +861,20 @@ class _Evaluation(Generic[OutputT]):
     async def _call_model(self, request: ModelRequest, turn: TurnRecord) -> AssistantTurn:
         if self.trace is not None:
             reply, usage = await self._traced_model_call(self.trace, request, turn)
-            await self.emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
+            await self._usage_reported(usage)
             return reply
         emit = self.emit if self.on_event is not None else None
         reply = await model_reply(self.adapter, request, turn=self.turns + 1, emit=emit)
         # Staged in memory (the turn is written when it ends): no trip to the worker thread.
         reply, usage = self._record_reply(reply, turn)
-        if emit is not None:
-            await emit(UsageReported(turn=self.turns, usage=usage, total=self.usage))
+        await self._usage_reported(usage)
         return reply
+
+    async def _usage_reported(self, usage: Usage) -> None:
+        if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(run_events.UsageReported(turn=self.turns, usage=usage, total=self.usage))
 
     async def _traced_model_call(
         self, trace: RunSpan, request: ModelRequest, turn: TurnRecord
@@ -1086,7 +1091,11 @@ class _Evaluation(Generic[OutputT]):
 
     async def _result_ready(self, call: ToolCall, content: str, failed: bool) -> None:
         if self.on_event is not None:
-            await self.emit(ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed))
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(
+                run_events.ToolResultReady(turn=self.turns, call=call, content=content, is_error=failed)
+            )
 
     def _commit_result(
         self,
@@ -1258,14 +1267,20 @@ class _Evaluation(Generic[OutputT]):
 
     async def _finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
         response = self._response(reply, output)
-        await self.emit(RunFinished(response))
+        await self._run_finished(response)
         return response
 
     async def _finish_paused(self, reply: AssistantTurn | None) -> PromptResponse[OutputT]:
         """End the run on its pause: no output (``paused`` says why), no ``PromptExecuted``."""
         response = self._response(reply or AssistantTurn(), cast("OutputT", None), executed=False)
-        await self.emit(RunFinished(response))
+        await self._run_finished(response)
         return response
+
+    async def _run_finished(self, response: PromptResponse[OutputT]) -> None:
+        if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(run_events.RunFinished(response))
 
     def _response(
         self, reply: AssistantTurn, output: OutputT, *, executed: bool = True

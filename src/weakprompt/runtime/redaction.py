@@ -16,6 +16,7 @@ exception's ``__str__`` does.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable
@@ -49,26 +50,24 @@ REDACTED = "[REDACTED]"
 """What :func:`default_redact` puts where a secret was."""
 
 # Header-like names whose whole value is a credential (the value may hold a space: "Basic xyz").
-_HEADER = re.compile(
+_HEADER = (
     r"""\b(?P<name>(?:proxy-)?authorization)(?P<sep>["']?[ \t]*[:=][ \t]*)"""
-    r"""(?:(?P<quote>["'])[^"'\r\n]*(?P=quote)|[^\r\n]*)""",
-    re.IGNORECASE,
+    r"""(?:(?P<quote>["'])[^"'\r\n]*(?P=quote)|[^\r\n]*)"""
 )
 # key=value and key: value pairs whose key names a credential, alone or as the last word of up
 # to four (db_password, OPENAI_API_KEY, x-api-key); the value ends at a space or separator.
 # The prefix is bounded, so the search stays linear on long texts.
-_KEY_VALUE = re.compile(
+_KEY_VALUE = (
     r"""\b(?P<name>(?:[A-Za-z0-9]+[-_]){0,3}(?:api[-_]?key|token|secret|password|passwd))"""
     r"""(?P<sep>["']?[ \t]*[:=][ \t]*)"""
-    r"""(?:(?P<quote>["'])[^"'\r\n]*(?P=quote)|["']?[^\s,;&'"}]+)""",
-    re.IGNORECASE,
+    r"""(?:(?P<quote>["'])[^"'\r\n]*(?P=quote)|["']?[^\s,;&'"}]+)"""
 )
-_BEARER = re.compile(r"\b(?P<name>bearer)[ \t]+[A-Za-z0-9\-._~+/]+=*", re.IGNORECASE)
+_BEARER = r"\b(?P<name>bearer)[ \t]+[A-Za-z0-9\-._~+/]+=*"
 # OpenAI (sk-..., sk-proj-...) and Anthropic (sk-ant-...) style API keys.
-_SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
+_SK_KEY = r"\bsk-[A-Za-z0-9_\-]{16,}"
 # The password of a URL's userinfo: scheme://user:password@host. Anchored on "://" so
 # that the search stays linear on long texts.
-_URL_PASSWORD = re.compile(r"://(?P<user>[^\s/@:]*):[^\s/]*@")
+_URL_PASSWORD = r"://(?P<user>[^\s/@:]*):[^\s/]*@"
 
 
 def _keep_name(match: re.Match[str]) -> str:
@@ -78,11 +77,12 @@ def _keep_name(match: re.Match[str]) -> str:
 
 def _scrub_all(text: str) -> str:
     """Every rule over the whole of ``text``: the definition :func:`_scrub` keeps to."""
-    text = _HEADER.sub(_keep_name, text)
-    text = _KEY_VALUE.sub(_keep_name, text)
-    text = _BEARER.sub(lambda m: f"{m.group('name')} {REDACTED}", text)
-    text = _SK_KEY.sub(REDACTED, text)
-    return _URL_PASSWORD.sub(lambda m: f"://{m.group('user')}:{REDACTED}@", text)
+    rules = _rules()
+    text = rules.header.sub(_keep_name, text)
+    text = rules.key_value.sub(_keep_name, text)
+    text = rules.bearer.sub(lambda m: f"{m.group('name')} {REDACTED}", text)
+    text = rules.sk_key.sub(REDACTED, text)
+    return rules.url_password.sub(lambda m: f"://{m.group('user')}:{REDACTED}@", text)
 
 
 # The rules above run at every word boundary, about 0.4 µs per character together: fine for an
@@ -102,12 +102,33 @@ _WORDS: dict[str, str] = {
     "sk-": r"sk-[a-z0-9_\-]{16}",
     "://": r"://[^\s/@:]*:[^\s/]*@",
 }
-_CANDIDATES = tuple(re.compile(pattern) for pattern in _WORDS.values())
-"""Searched in lower-cased text: a superset of where a rule can match."""
-_IN_PLACE = tuple(
-    (word, re.compile(pattern.replace("a-z", "A-Za-z"), re.IGNORECASE)) for word, pattern in _WORDS.items()
-)
-"""The same, checked in the original text at a word found (the rules' own case-insensitive terms)."""
+
+
+class _Rules:
+    """The rules' compiled patterns: built on first use (a few milliseconds), not on import."""
+
+    __slots__ = ("bearer", "candidates", "header", "in_place", "key_value", "sk_key", "url_password")
+
+    def __init__(self) -> None:
+        self.header = re.compile(_HEADER, re.IGNORECASE)
+        self.key_value = re.compile(_KEY_VALUE, re.IGNORECASE)
+        self.bearer = re.compile(_BEARER, re.IGNORECASE)
+        self.sk_key = re.compile(_SK_KEY)
+        self.url_password = re.compile(_URL_PASSWORD)
+        self.candidates = tuple(re.compile(pattern) for pattern in _WORDS.values())
+        """Searched in lower-cased text: a superset of where a rule can match."""
+        self.in_place = tuple(
+            (word, re.compile(pattern.replace("a-z", "A-Za-z"), re.IGNORECASE))
+            for word, pattern in _WORDS.items()
+        )
+        """The same, checked in the original text at a word found (the rules' own case-insensitive terms)."""
+
+
+@functools.cache
+def _rules() -> _Rules:
+    return _Rules()
+
+
 # Characters other than A-Z and a-z that case-insensitive matching takes for an ASCII letter
 # (tests/test_redaction.py checks this against every code point). Folded first, they let a
 # plain lower() find every word a rule would match.
@@ -147,7 +168,7 @@ def _lines_in_piece(text: str, start: int, stop: int) -> list[tuple[int, int]]:
     if len(folded) != len(piece):  # lower() changed a length after all: take every line
         return _lines_between(text, start, stop)
     lines: list[tuple[int, int]] = []
-    for candidate in _CANDIDATES:
+    for candidate in _rules().candidates:
         found = candidate.search(folded)
         while found is not None:
             line = _line_at(text, start + found.start())
@@ -164,7 +185,7 @@ def _long_line_may_match(text: str, start: int, stop: int) -> bool:
     """
     for offset in range(start, stop, _PIECE):
         folded = _folded(text[offset : min(stop, offset + _PIECE + _OVERLAP)])
-        for word, in_place in _IN_PLACE:
+        for word, in_place in _rules().in_place:
             found = folded.find(word)
             while 0 <= found < _PIECE:  # a word starting in the overlap is the next piece's
                 if in_place.match(text, offset + found):

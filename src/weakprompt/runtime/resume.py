@@ -10,18 +10,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from ..canonical import parse_canonical_json
-from ._pausing import Resumption, RunContext, plan_steps, reply_from_json
 from ._sync import run_sync
-from .approval import (
-    Decision,
-    PausedRun,
-    ResumeError,
-    decisions_from_json,
-    decisions_to_json,
-    pending_from_json,
-)
-from .loop import DEFAULT_MAX_TURNS, Approver, EventCallback, ToolWrapper, run
-from .pause_events import RunResumed
+from .loop import DEFAULT_MAX_TURNS, ToolWrapper, run
+from .pause_errors import ResumeError
 from .redaction import Redactor, default_redact
 
 if TYPE_CHECKING:
@@ -33,8 +24,11 @@ if TYPE_CHECKING:
     from ..session import PersistedState, Session
     from ..store import Store
     from ..store.pause_rows import JournalRow, PauseRow
+    from ._pausing import Resumption, RunContext
+    from .approval import Approver, Decision, PausedRun
     from .response import PromptResponse
     from .results import ToolOutputSettings
+    from .run_events import EventCallback
 
 __all__ = ["paused_run", "paused_runs", "resume", "resume_async"]
 
@@ -42,6 +36,8 @@ OutputT = TypeVar("OutputT")
 
 
 def _paused(row: PauseRow) -> PausedRun:
+    from .approval import PausedRun, pending_from_json
+
     return PausedRun(
         session_id=row.session_id,
         seq=row.seq,
@@ -149,6 +145,7 @@ async def resume_async(
     import asyncio
 
     from ..session import Session
+    from .pause_events import RunResumed
 
     used = session if session is not None else Session(session_id=session_id)
     resumption, seq = await asyncio.to_thread(
@@ -228,7 +225,9 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
 ) -> Resumption:
     from ..session import SessionStateError, restore_state
     from ..store import pause_rows
+    from ._pausing import Resumption, plan_steps
     from ._run_pause import check_decisions, schema_hashes
+    from .approval import decisions_to_json
 
     paused = _paused(pause)
     context, persisted = _stored_state(pause, given)
@@ -261,6 +260,7 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
 def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedState]:
     """The run context and session state stored with ``pause`` (refused: a slice missing and not given)."""
     from ..session import PersistedState
+    from ._pausing import RunContext
 
     state = parse_canonical_json(pause.state_json)
     context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
@@ -285,6 +285,8 @@ def _recover(
 ) -> tuple[Resumption, PauseRow | None]:
     """The plan after a crash (see :func:`resume_async`), and the pause whose state to restore."""
     from ..transcript import Transcript
+    from ._pausing import Resumption, RunContext, RunStep, plan_steps, reply_from_json
+    from .approval import decisions_from_json, pending_from_json
 
     compiled = Transcript(store, session_id).compile()
     if journal is not None:
@@ -295,8 +297,6 @@ def _recover(
         started = frozenset(str(c) for c in calls) if isinstance(calls, list) else frozenset[str]()
         if journal.reply_json is not None:  # the model's reply and its calls were never stored
             reply = reply_from_json(journal.reply_json)
-            from ._pausing import RunStep
-
             steps = tuple(RunStep(call, None) for call in reply.tool_calls)
             return Resumption(steps, reply=reply, context=context, interrupted=started), None
         if pause is not None and pause.decisions_json is not None:  # a resumed turn that was not stored

@@ -8,7 +8,8 @@ are already stored.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypeAlias, TypeVar, Union
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, Union
 
 import attrs
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from .response import PromptResponse
 
 __all__ = [
+    "EventCallback",
     "RunEvent",
     "RunFinished",
     "TextDelta",
@@ -114,3 +116,6 @@ RunEvent: TypeAlias = Union[  # noqa: UP007 - a generic alias
     RunFinished[OutputT],
 ]
 """Every event a run reports; ``RunFinished`` comes last, only when the run succeeded."""
+
+EventCallback: TypeAlias = Callable[[RunEvent[Any]], object]
+"""``on_event=`` of a run: called with every run event; an awaitable it returns is awaited."""

@@ -14,8 +14,7 @@ unconfigured program.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
+import functools
 import logging
 import os
 import traceback
@@ -62,16 +61,21 @@ _logger = logging.getLogger(BROKEN_TOOL_LOGGER)
 _logger.addHandler(_WhenUnconfigured())
 
 
-# Frames of the machinery that ran the handler (this package, the event loop, the worker threads).
-_MACHINERY = tuple(
-    os.path.dirname(path) + os.sep for path in (__file__, asyncio.__file__, concurrent.futures.__file__)
-)
+@functools.cache
+def _machinery() -> tuple[str, ...]:
+    """Where the machinery that ran a handler lives: this package, the event loop, the worker threads."""
+    import asyncio  # loaded by then: a handler only raises inside a run
+    import concurrent.futures
+
+    return tuple(
+        os.path.dirname(path) + os.sep for path in (__file__, asyncio.__file__, concurrent.futures.__file__)
+    )
 
 
 def short_traceback(exc: BaseException, frames: int = TRACEBACK_FRAMES) -> str:
     """The innermost ``frames`` frames of ``exc``'s traceback that are not the dispatcher's machinery."""
     tb: TracebackType | None = exc.__traceback__
-    summary = [f for f in traceback.extract_tb(tb) if not f.filename.startswith(_MACHINERY)]
+    summary = [f for f in traceback.extract_tb(tb) if not f.filename.startswith(_machinery())]
     return "".join(traceback.format_list(summary[-frames:])).rstrip("\n")
 
 

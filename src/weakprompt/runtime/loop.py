@@ -453,7 +453,20 @@ async def _run_on(
                 )
             raise
     finally:
-        await io.settled(scope.close)
+        await io.settled(scope.close if not empty else functools.partial(_close_private, scope, record))
+
+
+def _close_private(scope: contextlib.ExitStack, record: Transcript) -> None:
+    """End a run on the private store it made: nothing can reach that store afterwards.
+
+    Closed here, its in-memory database is freed at once, not whenever the
+    cyclic garbage collector gets to the store's engine (a gen-2 collection,
+    when a thousand sessions run).
+    """
+    try:
+        scope.close()
+    finally:
+        record.store.close()
 
 
 async def _traced(trace: RunSpan, work: Awaitable[PromptResponse[OutputT]]) -> PromptResponse[OutputT]:
@@ -497,9 +510,26 @@ def _sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
     evaluation's pipeline: its own tool results are not redacted again.
     Its failure texts are, with this evaluation's hook.
     """
+    if redact is default_redact and tracing is None:
+        return _default_sub_agent_runner()  # the usual case: one runner for every run
+    return _make_sub_agent_runner(redact, tracing)
+
+
+@functools.cache
+def _default_sub_agent_runner() -> RunSubAgent:
+    return _make_sub_agent_runner(default_redact, None)
+
+
+@functools.cache
+def _sub_agent_settings() -> ToolOutputSettings:
+    """The sub-agent's output settings (its results are already redacted): immutable, so shared."""
     from .results import ToolOutputSettings
 
-    settings = ToolOutputSettings(redact_output=False)
+    return ToolOutputSettings(redact_output=False)
+
+
+def _make_sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
+    settings = _sub_agent_settings()
 
     def run_sub_agent(
         prompt: Prompt[None],

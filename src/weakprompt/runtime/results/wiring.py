@@ -103,6 +103,10 @@ class ToolOutputSettings:
             )
 
 
+_DEFAULT_SETTINGS = ToolOutputSettings()
+"""Shared by every evaluation given none (it is immutable): one object less per running session."""
+
+
 class EvaluationOutputs:
     """The pipeline state of one evaluation: store, policy, extra tools, side usage."""
 
@@ -129,7 +133,7 @@ class EvaluationOutputs:
             self.load = normalize_load(load_tool_results)
         except TranscriptError as exc:
             raise ConfigurationError(f"evaluate: {exc}") from exc
-        self.settings = settings if settings is not None else ToolOutputSettings()
+        self.settings = settings if settings is not None else _DEFAULT_SETTINGS
         self.retention: Retention = retention
         self.session = session
         self.adapter = adapter

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sqlite3
 import weakref
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
@@ -175,6 +176,19 @@ def test_the_private_store_a_run_made_is_closed_when_it_ends(monkeypatch: pytest
         evaluate(_prompt(), adapter=_turns([["a"], ["b"]]), session=_session(), max_turns=1)
     assert len(opened) == 2
     assert all(store.closed for store in opened)  # its in-memory database is freed at once
+
+
+def test_closing_an_in_memory_store_closes_its_database() -> None:
+    store = Store.open()
+    with store.read() as conn:
+        database = conn.connection.driver_connection
+    assert isinstance(database, sqlite3.Connection)
+    database.execute("SELECT 1")
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        database.execute("SELECT 1")
+    store.close()  # again: nothing to do
+    assert store.closed
 
 
 def test_a_store_the_caller_gave_stays_open() -> None:

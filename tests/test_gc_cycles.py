@@ -214,12 +214,15 @@ def test_a_dropped_session_is_freed_without_the_cyclic_collector_and_its_reducer
     fork = session.fork()
     fork.dispatch(Seen("in the fork"))
     assert len(fork.operations) == 1
+    fork_dispatcher = fork.dispatcher
     gone, fork_gone = weakref.ref(session), weakref.ref(fork)
     with cyclic_garbage() as found:
         del session, fork
         assert gone() is None and fork_gone() is None  # reference counting alone freed them
         result = shared.dispatch(Seen("after"))  # its handlers are still subscribed: they do nothing
-    assert result.ok
+        fork_result = fork_dispatcher.dispatch(Seen("after, in the fork"))  # nor do the fork's
+    assert result.ok and fork_result.ok
+    assert fork_result.handlers_invoked == 2  # the fork's recorder and its reducer, both inert now
     assert [e.text for e in applied] == ["kept", "in the fork"]
     assert _ours(found) == []
 

@@ -54,6 +54,8 @@ from .response import PromptResponse
 from .tracing import RunSpan, ToolSpan, Tracing, installed_tracing, model_call_scope
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from ..deadlines import Deadline
     from ..jsontypes import JSONObject
     from ..model import ProviderAdapter, ToolChoice
@@ -444,7 +446,20 @@ async def _run_on(
                 )
             raise
     finally:
-        await io.settled(scope.close)
+        await io.settled(scope.close if not empty else functools.partial(_close_private, scope, record))
+
+
+def _close_private(scope: contextlib.ExitStack, record: Transcript) -> None:
+    """End a run on the private store it made: nothing can reach that store afterwards.
+
+    Closed here, its in-memory database is freed at once, not whenever the
+    cyclic garbage collector gets to the store's engine (a gen-2 collection,
+    when a thousand sessions run).
+    """
+    try:
+        scope.close()
+    finally:
+        record.store.close()
 
 
 async def _traced(trace: RunSpan, work: Awaitable[PromptResponse[OutputT]]) -> PromptResponse[OutputT]:
@@ -490,9 +505,26 @@ def _sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
     evaluation's pipeline: its own tool results are not redacted again.
     Its failure texts are, with this evaluation's hook.
     """
+    if redact is default_redact and tracing is None:
+        return _default_sub_agent_runner()  # the usual case: one runner for every run
+    return _make_sub_agent_runner(redact, tracing)
+
+
+@functools.cache
+def _default_sub_agent_runner() -> RunSubAgent:
+    return _make_sub_agent_runner(default_redact, None)
+
+
+@functools.cache
+def _sub_agent_settings() -> ToolOutputSettings:
+    """The sub-agent's output settings (its results are already redacted): immutable, so shared."""
     from .results import ToolOutputSettings
 
-    settings = ToolOutputSettings(redact_output=False)
+    return ToolOutputSettings(redact_output=False)
+
+
+def _make_sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
+    settings = _sub_agent_settings()
 
     def run_sub_agent(
         prompt: Prompt[None],
@@ -755,23 +787,24 @@ class _Evaluation(Generic[OutputT]):
         a limit stops the run first.
         """
 
+        # No closures here: a variable a nested function uses becomes a cell object, and this
+        # frame lives through the model call; partials of module functions instead.
         before = self.head
         staging = ahead.staging if ahead is not None else self.transcript.turn(refresh=False)
         entered: list[TurnRecord] = [ahead.record] if ahead is not None else []
-
-        def open_turn() -> ModelRequest:
-            entered.append(staging.__enter__())
-            return self._request(choice)
-
         try:
-            request = ahead.request if ahead is not None else await self._io.settled(open_turn)
+            request = (
+                ahead.request
+                if ahead is not None
+                else await self._io.settled(functools.partial(_open_turn, self, staging, entered, choice))
+            )
             turn = entered[0]
             reply = await self._call_model(request, turn)
             if reply.tool_calls:
                 if self.tracker is not None:  # max_tool_calls: none of them runs past the limit
                     self.tracker.take_tool_calls(len(reply.tool_calls))
                 if self.journal:
-                    await self.io(lambda: _journal(self, reply))
+                    await self.io(functools.partial(_journal, self, reply))
                 await self._run_tools(reply.tool_calls, turn)
         except BaseException as exc:
             self.head = before  # nothing of the unfinished turn is stored
@@ -785,16 +818,10 @@ class _Evaluation(Generic[OutputT]):
             else None
         )
         opened: list[TurnRecord] = []
-
-        def write_and_open_next() -> ModelRequest | None:
-            _write_turn(self, staging, turn)
-            if following is None:
-                return None
-            opened.append(following.__enter__())
-            return self._request("auto")
-
         try:
-            upcoming = await self._io.settled(write_and_open_next)
+            upcoming = await self._io.settled(
+                functools.partial(_write_and_open_next, self, staging, turn, following, opened)
+            )
         except BaseException as exc:
             if following is not None and opened:
                 await self._drop_ahead(following, exc)
@@ -1137,12 +1164,7 @@ class _Evaluation(Generic[OutputT]):
         self, turn: TurnRecord, event: ModelTurnCompleted | ToolResultCommitted, staged: str
     ) -> None:
         """Publish ``event`` once ``turn`` is stored (never, if it is not), naming the stored commit."""
-
-        def publish_stored() -> None:
-            stored = turn.stored_hash(staged)
-            self._publish(event if stored == staged else attrs.evolve(event, commit_hash=stored))
-
-        turn.on_stored(publish_stored)
+        turn.attach(_PublishWhenStored(self, turn, event, staged))
 
     def _reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
         """Give the model a corrective turn, or re-raise when none is allowed."""
@@ -1341,6 +1363,32 @@ def _hold(evaluation: _Evaluation[Any], pending: ToolCallPending) -> None:
     evaluation.pending.append(_run_pause.pending_call(evaluation, pending))
 
 
+def _open_turn(
+    evaluation: _Evaluation[Any],
+    staging: contextlib.AbstractContextManager[TurnRecord],
+    entered: list[TurnRecord],
+    choice: ToolChoice,
+) -> ModelRequest:
+    """Enter the turn's staging block and compile its request (one trip off the loop)."""
+    entered.append(staging.__enter__())
+    return evaluation._request(choice)  # pyright: ignore[reportPrivateUsage]
+
+
+def _write_and_open_next(
+    evaluation: _Evaluation[Any],
+    staging: contextlib.AbstractContextManager[TurnRecord],
+    turn: TurnRecord,
+    following: contextlib.AbstractContextManager[TurnRecord] | None,
+    opened: list[TurnRecord],
+) -> ModelRequest | None:
+    """Store the turn, then open the next one and compile its request, if there is one."""
+    _write_turn(evaluation, staging, turn)
+    if following is None:
+        return None
+    opened.append(following.__enter__())
+    return evaluation._request("auto")  # pyright: ignore[reportPrivateUsage]
+
+
 def _write_turn(
     evaluation: _Evaluation[Any], staging: contextlib.AbstractContextManager[TurnRecord], turn: TurnRecord
 ) -> None:
@@ -1379,6 +1427,38 @@ def _report_handle(span: ToolSpan, metadata: JSONObject, reason: str) -> None:
     stored = cast("JSONObject", metadata[STORED_OUTPUT_KEY])  # an oversized result is always stored
     size = stored.get("size_bytes")
     span.handle(str(stored["handle"]), reason, size if isinstance(size, int) else None)
+
+
+class _PublishWhenStored:
+    """A turn write with no rows: publishes a loop event once the turn is stored, with its stored hash.
+
+    One small object instead of a closure (a function, its cells) and the
+    wrapper ``on_stored`` would add: two per model turn of every running
+    session stay alive while the model answers.
+    """
+
+    __slots__ = ("evaluation", "event", "staged", "turn")
+
+    def __init__(
+        self,
+        evaluation: _Evaluation[Any],
+        turn: TurnRecord,
+        event: ModelTurnCompleted | ToolResultCommitted,
+        staged: str,
+    ) -> None:
+        self.evaluation = evaluation
+        self.turn = turn
+        self.event = event
+        self.staged = staged
+
+    def write(self, conn: Connection) -> None:
+        return None
+
+    def committed(self) -> None:
+        event, stored = self.event, self.turn.stored_hash(self.staged)
+        self.evaluation._publish(  # pyright: ignore[reportPrivateUsage]
+            event if stored == self.staged else attrs.evolve(event, commit_hash=stored)
+        )
 
 
 class _OpenTurn:

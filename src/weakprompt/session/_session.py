@@ -10,6 +10,7 @@ dispatcher so publishing an event anywhere updates the session.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Generic, TypeVar, cast
@@ -134,9 +135,24 @@ class _ReducerHandler:
     With ``unwrap`` set it listens to ``ToolInvoked`` instead and feeds the
     reducer the result's value, but only for successful calls: a failed call
     must leave no trace in STATE slices.
+
+    It holds its session weakly: the session holds it (and so does the
+    session's dispatcher), and a strong reference back would make every
+    session a reference cycle, freed only by the cyclic garbage collector.
+    A handler whose session is gone does nothing.
     """
 
-    __slots__ = ("active", "event_type", "is_log", "name", "reducer", "session", "slice_type", "unwrap")
+    __slots__ = (
+        "active",
+        "event_type",
+        "is_log",
+        "name",
+        "reducer",
+        "session_id",
+        "session_ref",
+        "slice_type",
+        "unwrap",
+    )
 
     def __init__(
         self,
@@ -148,7 +164,8 @@ class _ReducerHandler:
         unwrap: bool,
         is_log: bool,
     ) -> None:
-        self.session = session
+        self.session_ref = weakref.ref(session)
+        self.session_id = session.session_id
         self.slice_type = slice_type
         self.event_type = event_type
         self.reducer = reducer
@@ -165,10 +182,12 @@ class _ReducerHandler:
         )
 
     def __call__(self, event: object) -> None:
-        session = self.session
         event_session = getattr(event, "session_id", None)
-        if isinstance(event_session, str) and event_session != session.session_id:
+        if isinstance(event_session, str) and event_session != self.session_id:
             return  # another session's event on a shared dispatcher
+        session = self.session_ref()
+        if session is None:
+            return  # the session was dropped without being closed
         if self.unwrap:
             invoked = cast(ToolInvoked, event)
             if not invoked.result.success:
@@ -455,7 +474,7 @@ class SessionFork(Session):
         self._parent = parent
         self._operations: list[SessionOperation] = []
         recorder = f"fork of session {parent.session_id}: recorder"
-        self._dispatcher.subscribe_all(self._record_event, name=recorder)
+        self._dispatcher.subscribe_all(_ForkRecorder(self), name=recorder)
         with parent._lock:  # pyright: ignore[reportPrivateUsage]
             registered = [
                 (key, handlers[0].reducer)
@@ -489,6 +508,20 @@ class SessionFork(Session):
         with self._lock:
             super()._write(slice_type, values, replace=replace)
             self._operations.append(SliceWrite(slice_type, values, replace))
+
+
+class _ForkRecorder:
+    """The fork's subscription that records each event; weak, like :class:`_ReducerHandler`."""
+
+    __slots__ = ("fork_ref",)
+
+    def __init__(self, fork: SessionFork) -> None:
+        self.fork_ref = weakref.ref(fork)
+
+    def __call__(self, event: object) -> None:
+        fork = self.fork_ref()
+        if fork is not None:
+            fork._record_event(event)  # pyright: ignore[reportPrivateUsage]
 
 
 def _new_session_id() -> str:

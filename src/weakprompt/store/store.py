@@ -224,7 +224,13 @@ class Store:
         """Release every connection; further use raises :class:`StoreError`."""
         if not self._closed:
             self._closed = True
-            self._engine.dispose()
+            if self._memory_lock is not None:
+                # Its one connection holds the whole database: closing it frees the database. Not
+                # Engine.dispose(), which also builds a new pool for a store that never connects
+                # again (the private store of every run is closed when the run ends).
+                self._engine.pool.dispose()
+            else:
+                self._engine.dispose()
 
     def __enter__(self) -> Store:
         return self

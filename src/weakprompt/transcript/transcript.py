@@ -366,7 +366,8 @@ class Transcript:
                 return
             self._turn = None
             self._store_turn(turn)
-        for write in turn.record.writes:  # outside the lock: these publish events
+        writes = turn.record.release_writes()
+        for write in writes:  # outside the lock: these publish events
             write.committed()
 
     def _store_turn(self, turn: StagedTurn) -> None:
@@ -397,7 +398,7 @@ class Transcript:
 
     def _drop(self, turn: StagedTurn, error: BaseException) -> None:
         """Forget a turn that will not be stored (caller holds the lock)."""
-        turn.record.open = False
+        turn.record.release_writes()
         self._state.rollback()
         if not turn.chain:
             return

@@ -98,7 +98,12 @@ class TurnRecord:
     stored: bool = False
     moved: bool = False
     writes: list[TurnWrite] = attrs.field(factory=list[TurnWrite], init=False, repr=False)
-    """What was attached, in order (see :meth:`attach`)."""
+    """What was attached, in order (see :meth:`attach`); emptied when the block ends.
+
+    Attached writes often refer back to the turn (a callback that reads its
+    stored hashes): kept here after they ran, they would make every turn a
+    reference cycle that only the cyclic garbage collector frees.
+    """
     open: bool = attrs.field(default=True, init=False, repr=False)
     """True until the block ends (stored or not): only then may writes be attached."""
     renamed: dict[str, str] = attrs.field(factory=dict[str, str], init=False, repr=False)
@@ -120,6 +125,12 @@ class TurnRecord:
         if not self.open:
             raise TranscriptError("this turn has ended: nothing more can be stored with it")
         self.writes.append(write)
+
+    def release_writes(self) -> list[TurnWrite]:
+        """End the block: no more writes may be attached; returns (and forgets) the attached ones."""
+        self.open = False
+        writes, self.writes = self.writes, []
+        return writes
 
     def on_stored(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once the turn is stored, in order with the attached writes."""

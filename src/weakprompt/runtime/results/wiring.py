@@ -45,6 +45,7 @@ from ...transcript.shaped import GET_TOOL_RESULT_NAME
 from ..redaction import Redactor
 from .extraction import ExtractionConfig, ExtractionSource, Extractor, make_tool_output_tool
 from .extraction.read_grep import RunSubAgent
+from .extraction.tool_output_tool import SourceLookup
 from .lazy_tool import make_get_tool_result_tool
 from .pipeline import ProcessedResult, ToolResultPipeline
 from .policy import SizePolicy
@@ -53,6 +54,7 @@ from .summaries import SummaryRegistry
 
 if TYPE_CHECKING:
     from ...budget import BudgetTracker
+    from ...clock import Clock
     from ...messages import ToolCall
     from ...model import CompiledContext, ProviderAdapter, ToolChoice
     from ...session import Session
@@ -101,6 +103,10 @@ class ToolOutputSettings:
             )
 
 
+_DEFAULT_SETTINGS = ToolOutputSettings()
+"""Shared by every evaluation given none (it is immutable): one object less per running session."""
+
+
 class EvaluationOutputs:
     """The pipeline state of one evaluation: store, policy, extra tools, side usage."""
 
@@ -127,7 +133,7 @@ class EvaluationOutputs:
             self.load = normalize_load(load_tool_results)
         except TranscriptError as exc:
             raise ConfigurationError(f"evaluate: {exc}") from exc
-        self.settings = settings if settings is not None else ToolOutputSettings()
+        self.settings = settings if settings is not None else _DEFAULT_SETTINGS
         self.retention: Retention = retention
         self.session = session
         self.adapter = adapter
@@ -149,7 +155,12 @@ class EvaluationOutputs:
             redact=redact if self.settings.redact_output else None,
             keep_raw_original=self.settings.keep_raw_original,
         )
-        self.tool_output = make_tool_output_tool(self._lookup, self._extractor)
+        # Plain closures, not bound methods: the tool is stored on this object, and a bound method
+        # inside it would make every evaluation a reference cycle (freed only by the cyclic GC).
+        self.tool_output = make_tool_output_tool(
+            _store_lookup(self.store),
+            _extractor_factory(self.settings, adapter, traced_extraction, session.clock, run_agent),
+        )
         self.get_tool_result = make_get_tool_result_tool(self.store, policy=self.settings.policy)
         self.turn_start: str | None = None
         self.stored: list[ToolResultReference] = []
@@ -163,18 +174,6 @@ class EvaluationOutputs:
         self._compiled: tuple[CompiledContext | None, bool] = (None, False)  # see compile()
 
     # -- tools ----------------------------------------------------------------------------------
-
-    def _lookup(self, handle: str, context: ToolContext) -> ExtractionSource | None:
-        # Scoped by this store's session (the conversation's); the tool need not check again.
-        source = self.store.extraction_source(handle)
-        return None if source is None else attrs.evolve(source, session_id=None)
-
-    def _extractor(self, context: ToolContext) -> Extractor:
-        adapter = self.settings.extraction_adapter or context.adapter or self.adapter
-        if self.traced_extraction is not None:
-            adapter = self.traced_extraction(adapter)
-        config = self.settings.extraction_config
-        return Extractor(adapter, config=config, clock=self.session.clock, run_agent=self.run_agent)
 
     def extra_tools(self, prompt_names: Sequence[str]) -> tuple[AnyTool, ...]:
         """The pipeline's tools the dispatcher must know (a prompt tool of the same name wins)."""
@@ -303,6 +302,35 @@ class EvaluationOutputs:
         if self.retention == "evaluation" and self.stored:
             self.store.discard(self.stored)
             self.stored.clear()
+
+
+def _store_lookup(store: ToolOutputStore) -> SourceLookup:
+    """``tool_output``'s lookup: handles of ``store``'s session (the conversation's)."""
+
+    def lookup(handle: str, context: ToolContext) -> ExtractionSource | None:
+        # Scoped by this store's session; the tool need not check again.
+        source = store.extraction_source(handle)
+        return None if source is None else attrs.evolve(source, session_id=None)
+
+    return lookup
+
+
+def _extractor_factory(
+    settings: ToolOutputSettings,
+    adapter: ProviderAdapter,
+    traced_extraction: Callable[[ProviderAdapter], ProviderAdapter] | None,
+    clock: Clock,
+    run_agent: RunSubAgent | None,
+) -> Callable[[ToolContext], Extractor]:
+    """``tool_output``'s extractor: the configured model, else the call's, else the evaluation's."""
+
+    def build(context: ToolContext) -> Extractor:
+        chosen = settings.extraction_adapter or context.adapter or adapter
+        if traced_extraction is not None:
+            chosen = traced_extraction(chosen)
+        return Extractor(chosen, config=settings.extraction_config, clock=clock, run_agent=run_agent)
+
+    return build
 
 
 def _has_slim(context: CompiledContext) -> bool:

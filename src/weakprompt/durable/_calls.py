@@ -77,9 +77,24 @@ def _storable(exc: Exception) -> Exception:
 
 
 @DBOS.step(name="weakprompt.durable.call")
+def _record(envelope: Envelope) -> Envelope:
+    """The one step: records ``envelope``, or gives back the one recorded at this place in the log."""
+    return envelope
+
+
 async def _recorded_call(work: Callable[[], Awaitable[Envelope]]) -> Envelope:
-    """The one step: runs ``work`` and records the envelope it returns."""
-    return await work()
+    """Run ``work`` and record the envelope it returns as the workflow's next step.
+
+    The call runs first and the step after, on one worker thread: DBOS's
+    check for a recorded output and its write of the new one (two
+    transactions) then cost one hop off the event loop, not two, and the
+    loop never waits on the database. A step at a place the log already
+    holds returns that record and drops ``work``'s envelope; only the
+    reading of the log (``CallLog.replay``) calls at such places, with a
+    ``work`` that does nothing but make its mark.
+    """
+    envelope = await work()
+    return await asyncio.to_thread(_record, envelope)
 
 
 def _arguments_hash(params: object) -> str:

@@ -331,7 +331,7 @@ class DurableApp:
                 "connect_args": {
                     "application_name": "weakprompt-worker",
                     "options": "-c synchronous_commit=off",
-                }
+                },
             }
         DBOS(config=config)
         DBOS.listen_queues([q.name for q in self.queues] if self.listen else [])

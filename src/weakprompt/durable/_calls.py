@@ -4,8 +4,8 @@ DBOS matches a workflow's steps by position: the n-th step a recovered
 workflow calls gets the n-th recorded output. A recovered evaluation does
 not call the same steps again, though: it continues from the transcript
 (``runtime.resume``), so the calls of turns already stored are not made.
-So every call goes through the one step function, :func:`_recorded_call`,
-whose output is an :class:`Envelope` naming the call it recorded. A
+So every call is recorded by the one step function, :func:`_record`, whose
+output is an :class:`Envelope` naming the call it recorded. A
 workflow first replays its whole log (calling the step until one runs
 fresh and records ``end``), keeps the envelopes by key, and then serves a
 call from its envelope when it has one, recording a new step only for a

@@ -143,6 +143,11 @@ def flaky(params: BumpParams) -> ToolResult[None]:
     raise Unpicklable(f"flaky step {params.step}")
 
 
+@tool(name="flaky_async", description="Fails as flaky does, from a coroutine.")
+async def flaky_async(params: BumpParams) -> ToolResult[None]:
+    raise Unpicklable(f"flaky step {params.step}")
+
+
 @tool(name="cancel_me", description="Cancels its own workflow the first time (a stand-in for a crash).")
 async def cancel_me(params: BumpParams, *, context: ToolContext) -> ToolResult[Tally]:
     from dbos import DBOS
@@ -166,7 +171,7 @@ async def cancel_me(params: BumpParams, *, context: ToolContext) -> ToolResult[T
 
 
 def tools_prompt(tool_name: str) -> Prompt[None]:
-    tools = {"flaky": flaky, "cancel_me": cancel_me}
+    tools = {"flaky": flaky, "flaky_async": flaky_async, "cancel_me": cancel_me}
     return Prompt(
         PromptTemplate(
             ns="tests/durable",

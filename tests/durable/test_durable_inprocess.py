@@ -84,15 +84,17 @@ def test_a_failing_model_fails_the_workflow_with_its_error(app: DurableApp) -> N
     assert DBOS.retrieve_workflow("down-1").get_status().status == "ERROR"
 
 
-def test_an_error_that_cannot_be_stored_reaches_the_model_as_text(app: DurableApp) -> None:
+@pytest.mark.parametrize("tool_name", ["flaky", "flaky_async"])
+def test_an_error_that_cannot_be_stored_reaches_the_model_as_text(app: DurableApp, tool_name: str) -> None:
     result = app.evaluate(
         "durable_fixtures:tools_prompt",
         adapter="durable_fixtures:tool_adapter",
-        params={"tool_name": "flaky"},
-        session_id="flaky-1",
-        input="rounds=1 tool=flaky id=flaky-1",
+        params={"tool_name": tool_name},
+        session_id=f"{tool_name}-1",
+        input=f"rounds=1 tool={tool_name} id={tool_name}-1",
     )
     assert "Unpicklable: flaky step 0" in result.text
+    assert _kinds(f"{tool_name}-1") == ["end", "model", "tool", "model"]  # the failure is recorded too
 
 
 def test_a_stopped_workflow_continues_from_the_transcript_without_repeating_calls(

@@ -186,3 +186,42 @@ def test_liveness_on_postgresql_follows_the_advisory_lock(pg_database: str) -> N
     finally:
         owner.release()
         peer.release()
+
+
+def test_a_worker_carries_on_when_the_server_ends_its_connections(
+    pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DBOS pings no connection before a transaction: one the server dropped fails, and is retried."""
+    from weakprompt.durable import DurableApp
+
+    monkeypatch.setenv("WEAKPROMPT_DURABLE_COUNTS", str(tmp_path))
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    app = DurableApp(pg_database, executor_id="cut")
+    app.launch()
+    admin = create_engine(pg_database, isolation_level="AUTOCOMMIT")
+    try:
+        first = app.evaluate(
+            "durable_fixtures:counter_prompt",
+            session_id="cut-1",
+            input="rounds=1 id=cut-1",
+            adapter="durable_fixtures:counter_adapter",
+        )
+        with admin.connect() as conn:
+            ended = conn.execute(
+                text(
+                    "select count(*) filter (where pg_terminate_backend(pid)) from pg_stat_activity "
+                    "where application_name = 'weakprompt-worker' and datname = current_database()"
+                )
+            ).scalar()
+        assert first.text == "counted 1" and ended is not None and ended >= 1
+        second = app.evaluate(
+            "durable_fixtures:counter_prompt",
+            session_id="cut-2",
+            input="rounds=2 id=cut-2",
+            adapter="durable_fixtures:counter_adapter",
+        )
+        assert second.text == "counted 2"
+        assert [who for who, _, _ in notes(tmp_path, "model")].count("cut-2") == 3  # each call once
+    finally:
+        app.shutdown(timeout=5)
+        admin.dispose()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -80,6 +82,8 @@ def test_the_worker_command_serves_in_this_process_until_a_signal(tmp_path: Path
                 "--rate",
                 "10",
                 "1",
+                "--poll",
+                "0.5",
                 "--executor-id",
                 "cli-1",
                 "--path",
@@ -92,3 +96,9 @@ def test_the_worker_command_serves_in_this_process_until_a_signal(tmp_path: Path
     assert result.exit_code == 0, result.output
     assert "weakprompt worker cli-1: serving queue 'cli'" in result.output
     assert "weakprompt worker cli-1: stopping" in result.output
+    with contextlib.closing(sqlite3.connect(db + ".dbos")) as conn:  # the limits the worker registered
+        limits = conn.execute(
+            "select worker_concurrency, concurrency, rate_limit_max, rate_limit_period_sec, "
+            "polling_interval_sec from queues where name = 'cli'"
+        ).fetchone()
+    assert limits == (2, 4, 10, 1.0, 0.5)

@@ -23,6 +23,14 @@ import click
     type=(click.IntRange(min=1), click.FloatRange(min=0, min_open=True)),
     help="At most LIMIT runs start per PERIOD seconds (e.g. --rate 50 60).",
 )
+@click.option(
+    "--poll",
+    "polling_interval",
+    default=0.2,
+    show_default=True,
+    type=click.FloatRange(min=0.01),
+    help="Seconds between this worker's looks at the queue for runs to take.",
+)
 @click.option("--executor-id", help="This worker's name; a worker restarted with it recovers its runs.")
 @click.option("--system-db", help="DBOS system database (default: beside or inside --db).")
 @click.option("--path", "paths", multiple=True, help="Put this directory on sys.path (repeatable).")
@@ -34,6 +42,7 @@ def worker(
     concurrency: int | None,
     global_concurrency: int | None,
     rate: tuple[int, float] | None,
+    polling_interval: float,
     executor_id: str | None,
     system_db: str | None,
     paths: tuple[str, ...],
@@ -62,6 +71,7 @@ def worker(
                 worker_concurrency=concurrency,
                 global_concurrency=global_concurrency,
                 rate_limit=rate,
+                polling_interval=polling_interval,
             )
         ],
     )

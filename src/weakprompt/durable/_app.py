@@ -327,10 +327,11 @@ class DurableApp:
             # PostgreSQL: this process's records are committed without waiting for the WAL flush
             # (the same trade as SQLite's above; a client's submits still wait for it)
             config["db_engine_kwargs"] = {
+                "pool_pre_ping": False,
                 "connect_args": {
                     "application_name": "weakprompt-worker",
                     "options": "-c synchronous_commit=off",
-                }
+                },
             }
         DBOS(config=config)
         DBOS.listen_queues([q.name for q in self.queues] if self.listen else [])

@@ -4,8 +4,8 @@ DBOS matches a workflow's steps by position: the n-th step a recovered
 workflow calls gets the n-th recorded output. A recovered evaluation does
 not call the same steps again, though: it continues from the transcript
 (``runtime.resume``), so the calls of turns already stored are not made.
-So every call goes through the one step function, :func:`_recorded_call`,
-whose output is an :class:`Envelope` naming the call it recorded. A
+So every call is recorded by the one step function, :func:`_record`, whose
+output is an :class:`Envelope` naming the call it recorded. A
 workflow first replays its whole log (calling the step until one runs
 fresh and records ``end``), keeps the envelopes by key, and then serves a
 call from its envelope when it has one, recording a new step only for a
@@ -20,6 +20,7 @@ call that never finished. Keys:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import pickle
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -77,9 +78,40 @@ def _storable(exc: Exception) -> Exception:
 
 
 @DBOS.step(name="weakprompt.durable.call")
+def _record(envelope: Envelope) -> Envelope:
+    """The one step: records ``envelope``, or gives back the one recorded at this place in the log."""
+    return envelope
+
+
 async def _recorded_call(work: Callable[[], Awaitable[Envelope]]) -> Envelope:
-    """The one step: runs ``work`` and records the envelope it returns."""
-    return await work()
+    """Run ``work`` and record the envelope it returns as the workflow's next step.
+
+    The call runs first and the step after, on one worker thread: DBOS's
+    check for a recorded output and its write of the new one (two
+    transactions) then cost one hop off the event loop, not two, and the
+    loop never waits on the database. A step at a place the log already
+    holds returns that record and drops ``work``'s envelope; only the
+    reading of the log (``CallLog.replay``) calls at such places, with a
+    ``work`` that does nothing but make its mark.
+    """
+    envelope = await work()
+    return await asyncio.to_thread(_record, envelope)
+
+
+def _run_and_record(work: Callable[[], Envelope]) -> Envelope:
+    return _record(work())
+
+
+async def _recorded_sync_call(work: Callable[[], Envelope]) -> Envelope:
+    """:func:`_recorded_call` for a call that runs on a worker thread anyway (a sync tool handler).
+
+    The handler and the step share one hop.
+    """
+    return await asyncio.to_thread(_run_and_record, work)
+
+
+async def _awaited(awaitable: Awaitable[object]) -> object:
+    return await awaitable
 
 
 def _arguments_hash(params: object) -> str:
@@ -131,13 +163,14 @@ class CallLog:
             else:
                 recorded.append(envelope)
 
-    async def _call(self, key: str, work: Callable[[], Awaitable[Envelope]]) -> Envelope:
+    def _served(self, key: str) -> Envelope | None:
+        """The envelope recorded for ``key`` by an earlier attempt (served once), if any."""
         found = self._by_key.pop(key, None)
         if found is not None:
             self.replayed += 1
-            return found
-        self.made += 1
-        return await _recorded_call(work)
+        else:
+            self.made += 1
+        return found
 
     async def model_call(self, request: ModelRequest, inner: ProviderAdapter) -> AssistantTurn:
         context = request.context
@@ -153,7 +186,8 @@ class CallLog:
             except Exception as exc:
                 return Envelope("model", key, error=_storable(exc))
 
-        return cast("AssistantTurn", (await self._call(key, work)).unwrap())
+        envelope = self._served(key) or await _recorded_call(work)
+        return cast("AssistantTurn", envelope.unwrap())
 
     async def tool_call(
         self,
@@ -166,22 +200,41 @@ class CallLog:
         self._tool_index += 1
         key = f"tool:{self._anchor}:{index}:{tool.name}:{_arguments_hash(params)}"
 
-        async def work() -> Envelope:
-            try:
-                if is_async_handler(handler):
-                    outcome = await cast("Awaitable[object]", handler(params, context=context))
-                else:
-                    outcome = await asyncio.to_thread(handler, params, context=context)
-                    if asyncio.iscoroutine(outcome):
-                        outcome = await cast("Awaitable[object]", outcome)
-            except Exception as exc:
-                return Envelope("tool", key, error=_storable(exc), state=persist_state(context.session))
-            return Envelope("tool", key, outcome, state=persist_state(context.session))
+        found = self._served(key)
+        if found is not None:  # recorded by an earlier attempt: its outcome, and the state it left
+            assert found.state is not None, "a tool call's record keeps the session state"
+            restore_state(context.session, found.state)
+            return found.unwrap()
 
-        envelope = await self._call(key, work)
-        assert envelope.state is not None, "a tool call's record keeps the session state"
-        restore_state(context.session, envelope.state)
-        return envelope.unwrap()
+        def ended(outcome: object, error: Exception | None) -> Envelope:
+            # the state the handler left is the session's own: recorded, not restored
+            state = persist_state(context.session)
+            if error is not None:
+                return Envelope("tool", key, error=_storable(error), state=state)
+            return Envelope("tool", key, outcome, state=state)
+
+        if is_async_handler(handler):
+
+            async def work() -> Envelope:
+                try:
+                    outcome = await cast("Awaitable[object]", handler(params, context=context))
+                except Exception as exc:
+                    return ended(None, exc)
+                return ended(outcome, None)
+
+            return (await _recorded_call(work)).unwrap()
+        loop = asyncio.get_running_loop()
+
+        def work_sync() -> Envelope:
+            try:
+                outcome = handler(params, context=context)
+                if inspect.isawaitable(outcome):  # a sync callable that handed back a coroutine
+                    outcome = asyncio.run_coroutine_threadsafe(_awaited(outcome), loop).result()
+            except Exception as exc:
+                return ended(None, exc)
+            return ended(outcome, None)
+
+        return (await _recorded_sync_call(work_sync)).unwrap()
 
     def wrap_tool(self, tool: AnyTool) -> AnyTool:
         """``tool`` with its handler called through this log (and marked idempotent: a replay is safe)."""

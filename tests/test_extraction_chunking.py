@@ -6,7 +6,7 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from weakprompt.runtime.results.extraction import chunk_spans
@@ -77,13 +77,16 @@ max_sizes = st.integers(min_value=MIN_CHUNK_BYTES, max_value=400)
 
 
 @given(data=st.binary(max_size=3000), max_bytes=max_sizes, overlap=overlaps)
+@example(data=b"\x00" * 7 + b"\x80\x80" + b"\x00" * 14, max_bytes=16, overlap=0.49)  # a start moved back 2
+@example(data="é".encode() * 40, max_bytes=16, overlap=0.0)
+@example(data=("a" + "\U0001f600" * 30).encode(), max_bytes=16, overlap=0.0)
 def test_spans_cover_every_byte_in_order_within_the_limit(
     data: bytes, max_bytes: int, overlap: float
 ) -> None:
     spans = chunk_spans(data, max_bytes, overlap)
     assert spans[0][0] == 0
     assert spans[-1][1] == len(data)
-    assert len(spans) == chunk_count(len(data), max_bytes, overlap)
+    assert len(spans) == chunk_count(len(data), max_bytes, overlap, snapping=not data.isascii())
     for start, end in spans:
         assert 0 <= start <= end <= len(data)
         assert end - start <= max_bytes

@@ -39,16 +39,24 @@ def _step(chunk: int, overlap: float) -> int:
     return chunk - _overlap_bytes(chunk, overlap)
 
 
-def chunk_count(size: int, max_chunk_bytes: int, overlap: float) -> int:
+def chunk_count(size: int, max_chunk_bytes: int, overlap: float, *, snapping: bool = False) -> int:
     """How many chunks of at most ``max_chunk_bytes`` cover ``size`` bytes with ``overlap``.
 
     This is the estimate made with the largest allowed chunk; the chunks
     themselves are then made smaller and equal (see :func:`chunk_spans`).
+    ``snapping``: the edges may move onto UTF-8 character starts (data that
+    is not all ASCII), so each chunk keeps 3 bytes of room for that.
     """
     _check(size, max_chunk_bytes, overlap)
     if size <= max_chunk_bytes:
         return 1
-    return 1 + math.ceil((size - max_chunk_bytes) / _step(max_chunk_bytes, overlap))
+    budget = _budget(max_chunk_bytes, snapping)
+    return 1 + math.ceil((size - budget) / _step(budget, overlap))
+
+
+def _budget(max_chunk_bytes: int, snapping: bool) -> int:
+    """The chunk size to plan with: a start moved back onto a character start makes a chunk longer."""
+    return max_chunk_bytes - _MAX_SNAP if snapping else max_chunk_bytes
 
 
 def _balanced_size(size: int, count: int, max_chunk_bytes: int, overlap: float) -> int:
@@ -85,14 +93,18 @@ def chunk_spans(data: bytes, max_chunk_bytes: int, overlap: float = 0.1) -> tupl
     same size (the smallest that still covers the data with at least
     ``floor(size * overlap)`` bytes shared by neighbours), so the last chunk
     is never a small leftover. Starts are spread evenly. Each edge is then
-    moved back onto a UTF-8 character start, which shortens a chunk or widens
-    an overlap by at most 3 bytes. Empty data gives one empty span.
+    moved back onto a UTF-8 character start, by at most 3 bytes: a start
+    moved back lengthens its chunk, so data that is not all ASCII is planned
+    with chunks 3 bytes under the limit. Moving is monotonic (an earlier
+    position never lands after a later one), so neighbours still overlap or
+    touch. Empty data gives one empty span.
     """
     size = len(data)
-    count = chunk_count(size, max_chunk_bytes, overlap)
+    snapping = not data.isascii()
+    count = chunk_count(size, max_chunk_bytes, overlap, snapping=snapping)
     if count == 1:
         return ((0, size),)
-    chunk = _balanced_size(size, count, max_chunk_bytes, overlap)
+    chunk = _balanced_size(size, count, _budget(max_chunk_bytes, snapping), overlap)
     spans: list[Span] = []
     for index in range(count):
         start = index * (size - chunk) // (count - 1)

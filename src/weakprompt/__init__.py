@@ -9,9 +9,10 @@ in SQLAlchemy, the prompt machinery or any provider SDK until they are used.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -156,14 +157,4 @@ if TYPE_CHECKING:
     from .transcript import Transcript
 
 
-def __getattr__(name: str) -> object:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'weakprompt' has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_exports
+
 if TYPE_CHECKING:
     from .app import InspectorSettings, create_app
     from .sessions import SessionListing, SessionSummary, list_sessions
@@ -26,20 +28,14 @@ __all__ = [
 ]
 
 _WHERE = {
-    "InspectorSettings": "app",
-    "create_app": "app",
-    "SessionListing": "sessions",
-    "SessionSummary": "sessions",
-    "list_sessions": "sessions",
-    "PausedRuns": "status",
+    "InspectorSettings": ".app",
+    "create_app": ".app",
+    "SessionListing": ".sessions",
+    "SessionSummary": ".sessions",
+    "list_sessions": ".sessions",
+    "PausedRuns": ".status",
 }
 
 
-def __getattr__(name: str) -> object:
-    """Resolve names on first use: the web app's imports load only when it is asked for."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(f"{__name__}.{module}"), name)
+# Names resolve on first use: the web app's imports load only when it is asked for.
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

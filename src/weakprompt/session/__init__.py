@@ -5,9 +5,9 @@ See ``specs/SESSIONS.md`` for the contract.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_exports
 from ._reducers import Reducer, SlicePolicy, append, replace_latest, upsert_by
 from ._session import DispatchedEvent, Session, SessionFork, SessionOperation, SliceAccessor, SliceWrite
 from ._snapshot import SessionSnapshot, SnapshotMismatchError
@@ -44,14 +44,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -8,8 +8,9 @@ name is used. See ``specs/TESTING.md``.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 _LAZY: dict[str, str] = {
     "json_for": "._generate",
@@ -68,14 +69,4 @@ if TYPE_CHECKING:
     from ._values import arguments_for, params_for, values_for
 
 
-def __getattr__(name: str) -> object:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'weakprompt.testing' has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module_name, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -9,9 +9,9 @@ records or the hook types stays light.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_exports
 from ..model import CompiledContext
 from .compress import CompressedResult, SkippedResult, ToolCompression, compress_tool_calls
 from .hooks import (
@@ -36,22 +36,13 @@ if TYPE_CHECKING:
     from .hook_run import WITHHELD, commit_withheld
     from .transcript import ACTIVE_TOOLS, ToolsArgument, Transcript
 
-_LOADED_ON_USE = {
+_LAZY = {
     "ACTIVE_TOOLS": ".transcript",
     "ToolsArgument": ".transcript",
     "Transcript": ".transcript",
     "WITHHELD": ".hook_run",
     "commit_withheld": ".hook_run",
 }
-
-
-def __getattr__(name: str) -> object:
-    module = _LOADED_ON_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
 
 
 __all__ = [
@@ -90,3 +81,5 @@ __all__ = [
     "hash_tool_schema",
     "shaped_by_output_pipeline",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -204,7 +204,7 @@ class Store:
         connection carries every write, so a writer that noted the count at
         the end of its own transaction knows, while the count is still the
         same, that nothing else has been written since, and can skip reading
-        back what it wrote (a session's head, its next output number).
+        back what it wrote (the transcript writer: the session's head).
         Elsewhere (files, servers, shared-cache memory) it is None: ask the
         database.
         """

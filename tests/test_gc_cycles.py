@@ -4,7 +4,9 @@ Objects in a cycle are freed only by the cyclic garbage collector. With a
 thousand sessions waiting on their models, every run's cyclic leftovers
 are promoted to the oldest generation and make each full collection
 longer; the per-turn ones most of all. Reference counting alone must
-free a finished run.
+free a finished run. With a private store (the default), nothing at all is
+left: its engine keeps no compiled-statement cache, the one SQLAlchemy
+structure that refers back to its engine.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from weakprompt.messages import ToolCall
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import evaluate
 from weakprompt.session import Session
-from weakprompt.store import Store
+from weakprompt.store import Store, memory_template
 from weakprompt.tools import ToolContext, ToolResult, tool
 from weakprompt.transcript import Transcript
 
@@ -98,6 +100,10 @@ def _ours(found: list[object]) -> list[str]:
     return sorted({f"{type(o).__module__}.{type(o).__qualname__}" for o in found if _is_ours(o)})
 
 
+def _kinds(found: list[object]) -> list[str]:
+    return sorted({f"{type(o).__module__}.{type(o).__qualname__}" for o in found})
+
+
 def _is_ours(obj: object) -> bool:
     return type(obj).__module__.startswith("weakprompt")
 
@@ -142,7 +148,7 @@ def test_a_finished_run_with_tool_round_trips_leaves_no_cyclic_garbage_of_ours(
     with cyclic_garbage() as found:
         seen = finish([["a"], ["s1", "b", "fail"], ["s2"]])
     assert seen == 4  # the calls ran (the failed one left no value)
-    assert _ours(found) == []
+    assert _kinds(found) == []  # not even the private store's engine
 
 
 @settings(max_examples=15)
@@ -158,7 +164,7 @@ def test_no_shape_of_run_leaves_cyclic_garbage_of_ours(shapes: list[list[str]], 
     with cyclic_garbage() as found:
         seen = (_evaluate if sync else _run)(shapes)
     assert seen == sum(1 for shape in shapes for text in shape if text != "fail")
-    assert _ours(found) == []
+    assert _kinds(found) == []  # not even the private store's engine
 
 
 def test_the_private_store_a_run_made_is_closed_when_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -178,17 +184,22 @@ def test_the_private_store_a_run_made_is_closed_when_it_ends(monkeypatch: pytest
     assert all(store.closed for store in opened)  # its in-memory database is freed at once
 
 
-def test_closing_an_in_memory_store_closes_its_database() -> None:
-    store = Store.open()
-    with store.read() as conn:
-        database = conn.connection.driver_connection
-    assert isinstance(database, sqlite3.Connection)
-    database.execute("SELECT 1")
-    store.close()
-    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
-        database.execute("SELECT 1")
-    store.close()  # again: nothing to do
-    assert store.closed
+def test_closing_an_in_memory_store_frees_its_rows_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    for kept in (True, False):  # kept for the next store, emptied; or, with no room left, closed
+        monkeypatch.setattr(memory_template, "IDLE_LIMIT", 64 if kept else 0)
+        store = Store.open()
+        Transcript(store, "s").user("words")
+        with store.read() as conn:
+            database = conn.connection.driver_connection
+        assert isinstance(database, sqlite3.Connection)
+        store.close()
+        if kept:
+            assert database.execute("SELECT count(*) FROM commits").fetchone() == (0,)
+        else:
+            with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+                database.execute("SELECT 1")
+        store.close()  # again: nothing to do
+        assert store.closed
 
 
 def test_a_store_the_caller_gave_stays_open() -> None:

@@ -21,6 +21,7 @@ from ..errors import StoreError
 from . import tables
 from .engine import WRITE_OPTION, is_memory_database, normalize_url, transaction_options
 from .locks import advisory_lock
+from .memory_template import recycle_memory_engine
 from .opening import open_engine
 
 __all__ = ["Store"]
@@ -225,10 +226,12 @@ class Store:
         if not self._closed:
             self._closed = True
             if self._memory_lock is not None:
-                # Its one connection holds the whole database: closing it frees the database. Not
+                # Its one connection holds the whole database: a private one is emptied and kept
+                # for the next store (see memory_template); otherwise closing it frees it. Not
                 # Engine.dispose(), which also builds a new pool for a store that never connects
                 # again (the private store of every run is closed when the run ends).
-                self._engine.pool.dispose()
+                if not (self._sole_connection and recycle_memory_engine(self._engine)):
+                    self._engine.pool.dispose()
             else:
                 self._engine.dispose()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeAlias, cast
+from typing import cast
 
 from weakprompt.serde.errors import describe_value, quote, render_key
 from weakprompt.serde.expected import expected_text
@@ -42,21 +42,10 @@ from weakprompt.serde.nodes import (
     UnionNode,
     kinds_of,
 )
+from weakprompt.serde.parser_types import BAD, Parser, RawIssue
 
 __all__ = ["BAD", "Compiler", "Parser", "RawIssue"]
 
-
-class _Bad:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<invalid>"
-
-
-BAD: object = _Bad()
-# [reversed path steps, expected, received]; mutable so parents can add steps.
-RawIssue: TypeAlias = tuple[list[str], str, str]
-Parser: TypeAlias = Callable[[object, list[RawIssue]], object]
 
 _INT_TEXT = re.compile(r"[+-]?\d+")
 _FLOAT_TEXT = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")

@@ -20,6 +20,7 @@ import attrs
 
 from weakprompt.serde.errors import SerdeTypeError
 from weakprompt.serde.formats import format_node_for
+from weakprompt.serde.keys import cache_key
 from weakprompt.serde.meta import META_KEYS, Meta
 from weakprompt.serde.nodes import (
     AnyNode,
@@ -72,17 +73,6 @@ def type_model(tp: object) -> TypeModel:
         if isinstance(exc, SerdeTypeError):
             raise
         return _build_type_model(tp)  # unhashable annotation (rare): build every time
-
-
-def cache_key(tp: object) -> object:
-    """What a per-type cache keys ``tp`` by.
-
-    A class is its own key. An annotation is keyed with its spelling too:
-    ``Literal["a", "b"]`` equals ``Literal["b", "a"]`` and hashes alike (so
-    does anything holding one, ``list[Literal[...]]``), but each one's enum
-    keeps the order it was written in, which a schema shows the model.
-    """
-    return tp if isinstance(tp, type) else (tp, repr(tp))
 
 
 @functools.cache

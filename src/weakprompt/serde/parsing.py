@@ -9,9 +9,8 @@ from __future__ import annotations
 import threading
 from typing import Literal, TypeVar, overload
 
-from weakprompt.serde.compiler import BAD, Compiler, Parser, RawIssue
 from weakprompt.serde.errors import SerdeError, SerdeIssue, join_path
-from weakprompt.serde.introspect import type_model
+from weakprompt.serde.parser_types import BAD, Parser, RawIssue
 
 __all__ = ["ExtraPolicy", "parse"]
 
@@ -52,6 +51,10 @@ def parse(tp: object, data: object, *, extra: ExtraPolicy = "forbid", coerce: bo
 def _parser_for(tp: object, extra: str, coerce: bool) -> Parser:
     if extra not in ("forbid", "ignore"):
         raise ValueError(f'extra must be "forbid" or "ignore", got {extra!r}')
+    # The compiler loads with the first type parsed: importing weakprompt does not build it.
+    from weakprompt.serde.compiler import Compiler
+    from weakprompt.serde.introspect import type_model
+
     model = type_model(tp)
     parser = Compiler(model, forbid_extra=extra == "forbid", coerce=bool(coerce)).compile(model.root)
     try:

@@ -187,9 +187,10 @@ def _insert_ignore(table: Table) -> Callable[[str], ClauseElement]:
 class PreparedInsertIgnore:
     """Insert rows of ``columns`` unless their primary key is stored (content-addressed rows).
 
-    One ``ON CONFLICT DO NOTHING`` statement on SQLite and PostgreSQL, rows in
-    primary-key order (see :mod:`weakprompt.store.sql` for why); other
-    databases fall back to look-then-insert.
+    One ``ON CONFLICT DO NOTHING`` statement on SQLite and PostgreSQL; on
+    PostgreSQL the rows go in primary-key order (see :mod:`weakprompt.store.sql`
+    for why; SQLite takes one lock for the whole write, so there the order
+    does not matter). Other databases fall back to look-then-insert.
     """
 
     def __init__(self, table: Table, columns: Sequence[str]) -> None:
@@ -200,10 +201,11 @@ class PreparedInsertIgnore:
     def executemany(self, conn: Connection, rows: Sequence[Mapping[str, object]]) -> None:
         if not rows:
             return
-        if conn.dialect.name not in ("sqlite", "postgresql"):
+        name = conn.dialect.name
+        if name not in {"sqlite", "postgresql"}:
             insert_ignore_portable(conn, self._table, rows)
             return
-        if len(rows) > 1:
+        if len(rows) > 1 and name == "postgresql":
             keys = self._keys
             rows = sorted(rows, key=lambda r: tuple(str(r[k]) for k in keys))
         self._statement.executemany(conn, rows)

@@ -365,7 +365,9 @@ async def _run_on(
             from ..store import Store
 
             opened = Store.open("sqlite://", clock=session.clock)
-        return Transcript(opened, session.session_id, token_counter=adapter.token_counter)
+        # A store made here holds nothing, and nothing else can write to it.
+        new = store is None
+        return Transcript(opened, session.session_id, token_counter=adapter.token_counter, assume_new=new)
 
     record = await io(open_transcript)
     # A private store this run just made is empty: nothing there needs reading to be known.

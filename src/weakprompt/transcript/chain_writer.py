@@ -25,9 +25,11 @@ __all__ = ["ChainWriter"]
 class ChainWriter:
     """Appends to the chain of ``session_id``; remembers which tool sets are known to be stored."""
 
-    def __init__(self, store: Store, session_id: str) -> None:
+    def __init__(self, store: Store, session_id: str, *, assume_new: bool = False) -> None:
         self._store = store
         self._session_id = session_id
+        # The session has no commits and nothing else writes it before this writer's first write.
+        self._assume_new = assume_new
         # Tool sets are immutable and shared store-wide, so once seen stored they stay stored.
         self._stored_sets: set[str] = set()
         # The head this writer stored last (hash, seq) and the store's change count right after
@@ -58,6 +60,7 @@ class ChainWriter:
             last_write = self._noted(conn, placed)
         self._stored_sets |= new_sets
         self._last_write = last_write
+        self._assume_new = False
         return placed
 
     def stage(self, turn: StagedTurn, draft: Draft, *, shown: Container[str]) -> Placed:
@@ -118,10 +121,13 @@ class ChainWriter:
                 last_write = self._noted(conn, chain[-1])
         self._stored_sets |= new_sets
         self._last_write = last_write
+        self._assume_new = self._assume_new and not chain
         return chain, moved
 
     def _head(self, conn: Connection) -> tuple[str, int] | None:
         """The session's stored head: known without asking when nothing was written since this writer."""
+        if self._assume_new:
+            return None
         last = self._last_write
         if last is not None and self._store.change_count(conn) == last[2]:
             return last[0], last[1]

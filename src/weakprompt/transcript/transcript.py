@@ -76,7 +76,13 @@ class Transcript:
         session_id: str,
         token_counter: TokenCounter | None = None,
         clock: Clock | None = None,
+        *,
+        assume_new: bool = False,
     ) -> None:
+        """``assume_new=True`` promises that the session has no commits and that nothing else writes
+        it before this object's first write (a store made for this object alone, as the evaluation
+        loop's default store): the first turn and the first write then read nothing first. A broken
+        promise is not silent: the first write then collides with a stored commit and raises."""
         if not isinstance(session_id, str) or not session_id:
             raise TranscriptError(f"session_id must be a non-empty string, got {session_id!r}")
         if "\x00" in session_id:
@@ -102,10 +108,12 @@ class Transcript:
         self._compiled: CompiledContext | None = None
         self._tool_cache: dict[str, tuple[JSONObject, int]] = {}
         self._hooks = ToolResultHooks()
-        self._writer = ChainWriter(store, session_id)
+        self._writer = ChainWriter(store, session_id, assume_new=assume_new)
         self._turn: StagedTurn | None = None
         # The stored head as of this object's last write, when its view was at that head.
         self._written_head: str | None = None
+        # Until the first write or read: the session is known to be empty (see assume_new).
+        self._known_new = assume_new
 
     # -- identity -----------------------------------------------------------------------------------
 
@@ -290,6 +298,7 @@ class Transcript:
                 placed = self._writer.stage(turn, draft, shown=self._state.position_of)
             else:
                 placed = self._writer.write_now(draft)
+                self._known_new = False
                 if self._state.head != placed.info.parent:
                     # Another writer got in between: the view reads on from its head when next
                     # asked, and a turn(refresh=False) must not trust it until then.
@@ -344,7 +353,9 @@ class Transcript:
             if turn is not None:
                 turn.depth += 1
             else:
-                if refresh or self._written_head is None or self._state.head != self._written_head:
+                if self._known_new and not refresh:
+                    pass  # an empty session nobody else writes: the empty view is the stored one
+                elif refresh or self._written_head is None or self._state.head != self._written_head:
                     with self._store.read() as conn:
                         self._refresh(conn)
                         self._tool_entries(conn, self._state.tool_hashes)
@@ -376,6 +387,7 @@ class Transcript:
         record.open = False
         try:
             chain, moved = self._writer.store_turn(turn)
+            self._known_new = self._known_new and not chain
         except BaseException as exc:
             self._drop(turn, exc)
             raise
@@ -601,6 +613,7 @@ class Transcript:
 
     def _refresh(self, conn: Connection) -> None:
         """Bring the compile state up to the stored head (caller holds the lock)."""
+        self._known_new = False
         head = session_head(conn, self._session_id)
         head_hash = None if head is None else head[0]
         if head_hash == self._state.head:

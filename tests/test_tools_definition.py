@@ -431,3 +431,33 @@ def test_swap_is_found_with_evaluated_annotations_too() -> None:
 def test_handlers_without_a_readable_signature_are_fine_when_typed_explicitly() -> None:
     built = Tool(name="t", description="d", handler=max, params_type=NoParams, result_type=None)  # type: ignore[arg-type]
     assert built.params_type is NoParams
+
+
+def _handler_made(first: str, wraps: object = None) -> object:
+    """The same ``def`` each time (a closure, as a tool factory makes), with the annotations given."""
+
+    def handler(params: object, *, context: object) -> ToolResult[None]:  # annotations replaced below
+        return ToolResult.error("x")
+
+    handler.__annotations__ = {"params": first, "context": "ToolContext"}
+    if wraps is not None:
+        handler.__wrapped__ = wraps  # pyright: ignore[reportFunctionMemberAccess]
+    return handler
+
+
+def _build(handler: object) -> AnyTool:
+    return Tool(name="t", description="d", handler=handler, params_type=LookupParams, result_type=None)  # type: ignore[arg-type]
+
+
+def test_a_handler_made_again_by_the_same_def_is_judged_each_time_by_its_own_signature() -> None:
+    # Checked once per code and annotations: a second closure of a def already accepted is not
+    # looked at again, but one with other annotations, or one wrapping another function, is.
+    for _ in range(2):
+        _build(_handler_made("LookupParams"))
+        with pytest.raises(PromptValidationError, match="look swapped"):
+            _build(_handler_made("ToolContext"))
+        with pytest.raises(PromptValidationError, match="look swapped"):
+            _build(_handler_made("LookupParams", wraps=swapped_annotated))
+    unhashable = _handler_made("LookupParams")
+    unhashable.__annotations__["params"] = ["not", "hashable"]  # type: ignore[attr-defined]
+    _build(unhashable)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
+import weakref
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import attrs
@@ -49,14 +51,38 @@ def _check_description(tool: Tool[Any, Any], _attribute: object, description: st
         )
 
 
+# A plain function's parameters come from its code and its annotations. A handler made by the same
+# ``def`` again with the same annotations (a closure built for each evaluation) is checked once.
+_ORDER_CHECKED: weakref.WeakKeyDictionary[types.CodeType, set[object]] = weakref.WeakKeyDictionary()
+
+
+def _order_key(handler: object) -> tuple[types.CodeType, object] | None:
+    """What decides ``handler``'s parameter order, when that is all that does (None: ask inspect)."""
+    if type(handler) is not types.FunctionType:
+        return None
+    if "__wrapped__" in handler.__dict__ or "__signature__" in handler.__dict__:
+        return None  # inspect.signature follows these instead
+    annotations = tuple(handler.__annotations__.items())
+    try:
+        hash(annotations)
+    except TypeError:
+        return None
+    return handler.__code__, annotations
+
+
 def _check_handler(tool: Tool[Any, Any], _attribute: object, handler: object) -> None:
     if not callable(handler):
         raise PromptValidationError(f"tool {tool.name!r}: the handler {handler!r} is not callable")
+    key = _order_key(handler)
+    if key is not None and key[1] in _ORDER_CHECKED.get(key[0], ()):
+        return
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError):  # nothing to check; the types were given explicitly
         return
     check_parameter_order(signature, f"tool {tool.name!r}")
+    if key is not None:
+        _ORDER_CHECKED.setdefault(key[0], set()).add(key[1])
 
 
 def _check_params_type(tool: Tool[Any, Any], _attribute: object, params_type: object) -> None:

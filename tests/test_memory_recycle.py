@@ -190,3 +190,35 @@ def test_an_evaluation_on_the_default_store_gives_its_database_back() -> None:
         session=Session(session_id="run"),
     )
     assert _idle() == 1
+
+
+def test_a_store_closed_while_another_thread_writes_keeps_that_transaction_whole() -> None:
+    store = Store.open()
+    transcript = Transcript(store, "busy")
+    writing, go_on = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            with transcript.turn():
+                transcript.user("one")
+                writing.set()
+                go_on.wait(5)
+                transcript.user("two")
+        except BaseException as exc:  # the store closed under it: a clear error is all it may get
+            errors.append(exc)
+
+    worker = threading.Thread(target=write)
+    worker.start()
+    writing.wait(5)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    go_on.set()
+    worker.join(5)
+    closer.join(5)
+    assert store.closed
+    # Whether the turn was stored before the close or refused after it, no half of it reached a
+    # database that a next store now uses.
+    assert all(isinstance(e, StoreError) for e in errors)
+    for _ in range(_idle()):
+        assert _row_counts(Store.open())[tables.commits.name] == 0

@@ -230,8 +230,10 @@ class Store:
                 # for the next store (see memory_template); otherwise closing it frees it. Not
                 # Engine.dispose(), which also builds a new pool for a store that never connects
                 # again (the private store of every run is closed when the run ends).
-                if not (self._sole_connection and recycle_memory_engine(self._engine)):
-                    self._engine.pool.dispose()
+                # Under the lock its transactions take: none of another thread's is under way.
+                with self._memory_lock:
+                    if not (self._sole_connection and recycle_memory_engine(self._engine)):
+                        self._engine.pool.dispose()
             else:
                 self._engine.dispose()
 

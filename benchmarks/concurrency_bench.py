@@ -141,7 +141,7 @@ def weakprompt_sessions(store: Store | None, *, trips: int = TRIPS, async_tool: 
             await asyncio.sleep(latency)
             return _scripted_reply(sum(1 for m in request.context.messages if m.role == "tool"), trips)
 
-        adapter = FunctionAdapter(model)  # a fresh one per measurement: it records every request
+        adapter = FunctionAdapter(model, keep_requests=False)  # as the peers' function models, it keeps none
         return sum(await asyncio.gather(*(one(adapter) for _ in range(n))))
 
     return sessions

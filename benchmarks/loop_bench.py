@@ -90,7 +90,7 @@ def weakprompt_runner(k: int, store: Store) -> Callable[[], int]:
             return tool_call_turn(call, usage=_ONE_CALL)
         return text_turn("done", usage=_ONE_CALL)
 
-    adapter = FunctionAdapter(model)
+    adapter = FunctionAdapter(model, keep_requests=False)  # as the peers' function models, it keeps none
 
     def run() -> int:
         session = Session(session_id=uuid.uuid4().hex)

@@ -141,6 +141,19 @@ def test_function_adapter_sees_each_request() -> None:
     assert (adapter.name, adapter.model, adapter.context_window) == ("fn", "m1", 2048)
 
 
+def test_a_function_adapter_that_keeps_no_requests_still_answers_each() -> None:
+    seen: list[object] = []
+
+    def reply(request: object) -> str:
+        seen.append(request)
+        return f"answer {len(seen)}"
+
+    adapter = FunctionAdapter(reply, keep_requests=False)
+    assert [adapter.complete(REQUEST).text for _ in range(3)] == ["answer 1", "answer 2", "answer 3"]
+    assert seen == [REQUEST] * 3
+    assert adapter.requests == ()
+
+
 def test_both_satisfy_the_adapter_protocol_without_token_counters() -> None:
     scripted = ScriptedAdapter([], context_window=100)
     function = FunctionAdapter(lambda request: "x")

@@ -340,6 +340,10 @@ class FunctionAdapter(_RecordingAdapter):
     :class:`ScriptedAdapter`. The function may be ``async``; it returns what a
     script entry holds (a turn, a text answer, a :class:`StreamScript` or a
     list of stream parts).
+
+    Every request is kept for :attr:`requests`. A long-lived stand-in model
+    (a load test, a demo server) passes ``keep_requests=False``: nothing is
+    kept, and :attr:`requests` stays empty.
     """
 
     def __init__(
@@ -350,9 +354,11 @@ class FunctionAdapter(_RecordingAdapter):
         model: str = "function",
         context_window: int | None = None,
         token_counter: TokenCounter | None = None,
+        keep_requests: bool = True,
     ) -> None:
         super().__init__(name=name, model=model, context_window=context_window, token_counter=token_counter)
         self._fn = fn
+        self._keep = keep_requests
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
         reply = self._call(request)
@@ -374,6 +380,7 @@ class FunctionAdapter(_RecordingAdapter):
             yield event
 
     def _call(self, request: ModelRequest) -> Reply | Awaitable[Reply]:
-        with self._lock:
-            self._requests.append(request)
+        if self._keep:
+            with self._lock:
+                self._requests.append(request)
         return self._fn(request)

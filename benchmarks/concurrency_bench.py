@@ -2,7 +2,7 @@
 
 Every model here is scripted and sleeps a fixed latency per call with
 ``await asyncio.sleep`` (50 ms), as a remote provider would keep a request
-waiting. Cases, measured in one process and one run:
+waiting. Cases, measured in one run:
 
 a. N concurrent sessions (100 and 1,000), each making 5 tool round trips
    (6 model calls: the ideal wall time is 6 x 50 ms = 300 ms), all started at
@@ -15,10 +15,15 @@ a. N concurrent sessions (100 and 1,000), each making 5 tool round trips
    Every framework runs once with its tool as a plain ``def`` and once as an
    ``async def`` (both peers hand a sync tool to a thread, pydantic-ai through
    anyio's 40-thread limiter), and each is judged by its faster style, so no
-   peer is held to the form that costs it a thread hop per call.
-   Reported: wall time (and its ratio to the ideal), process CPU time per
-   tool round trip, and a cProfile summary of where weakprompt's CPU goes at
-   1,000 sessions (main thread, then everything inline on one thread).
+   peer is held to the form that costs it a thread hop per call. Each
+   framework's cases run in a process of its own that imports no other
+   framework (``--sessions-worker``), as an application would: the cyclic
+   garbage collector walks the whole heap, and in one shared process every
+   framework's collections also walk the other two's modules. The parent
+   asks the three processes in turn. Reported: wall time (and its ratio
+   to the ideal), process CPU time per tool round trip, and a cProfile
+   summary of where weakprompt's CPU goes at 1,000 sessions (main thread,
+   then everything inline on one thread).
 b. One turn asking for 4 tools that each ``await asyncio.sleep(0.5)``: the
    calls run concurrently, so the turn should take about 0.5 s, not 2 s.
 c. Streaming overhead: the time from the adapter yielding a text chunk to the
@@ -629,8 +634,12 @@ STYLES = {"sync tool": False, "async tool": True}
 """Every framework is measured with its tool written both ways; each is judged by its faster one."""
 
 
-def _session_cases(file_store: Store) -> dict[str, tuple[str, Callable[[], Sessions]]]:
-    """``case name -> (framework, factory)``: each framework with a sync and with an async tool."""
+def _session_cases(file_store: Store | None) -> dict[str, tuple[str, Callable[[], Sessions]]]:
+    """``case name -> (framework, factory)``: each framework with a sync and with an async tool.
+
+    Without ``file_store`` the SQLite-file cases are left out of the factories (their names and
+    frameworks are still listed, with a factory that refuses to run).
+    """
     cases: dict[str, tuple[str, Callable[[], Sessions]]] = {}
     for style, is_async in STYLES.items():
         cases[f"weakprompt (default store, {style})"] = (
@@ -639,11 +648,90 @@ def _session_cases(file_store: Store) -> dict[str, tuple[str, Callable[[], Sessi
         )
         cases[f"weakprompt (SQLite file, {style})"] = (
             "weakprompt (SQLite file)",
-            functools.partial(weakprompt_sessions, file_store, async_tool=is_async),
+            functools.partial(weakprompt_sessions, file_store, async_tool=is_async)
+            if file_store is not None
+            else _no_file_store,
         )
         for peer, factory in _peer_factories().items():
             cases[f"{peer} ({style})"] = (peer, functools.partial(factory, async_tool=is_async))
     return cases
+
+
+def _no_file_store() -> Sessions:
+    raise RuntimeError("this case needs the SQLite file store")
+
+
+def _process_of(framework: str) -> str:
+    """The worker process a framework's cases run in: weakprompt's cases share one, each peer has one."""
+    return "weakprompt" if framework.startswith("weakprompt") else framework
+
+
+def _sessions_worker(process: str) -> None:
+    """``--sessions-worker PROCESS``: the session cases of one framework, timed as the parent asks.
+
+    Each framework runs in a process of its own, as an application imports
+    one agent framework, not three: the cyclic collector walks the whole
+    heap, and the other frameworks' modules would lengthen every
+    collection. Answers one JSON line: first the cases it could build (or
+    why not), then, for each ``NAME N`` line, that case's wall and CPU
+    seconds for N sessions.
+    """
+    tmp = tempfile.TemporaryDirectory()
+    file_store = Store.open(Path(tmp.name) / "sessions.db") if process == "weakprompt" else None
+    built: dict[str, Sessions] = {}
+    status: dict[str, str] = {}
+    for name, (framework, factory) in _session_cases(file_store).items():
+        if _process_of(framework) != process:
+            continue
+        try:
+            sessions = factory()
+            time_sessions(name, sessions, 5, 0.0)  # warm imports and caches
+            built[name] = sessions
+            status[name] = "measured"
+        except Exception as exc:  # a missing or failing case is reported, not dropped
+            status[name] = f"failed: {type(exc).__name__}: {exc}"
+    print(json.dumps(status), flush=True)
+    for line in sys.stdin:
+        name, count = line.rsplit(" ", 1)
+        try:
+            timing = time_sessions(name, built[name], int(count), LATENCY)
+            answer: dict[str, object] = {"wall": timing.wall_s, "cpu": timing.cpu_s}
+        except Exception as exc:
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        print(json.dumps(answer), flush=True)
+    if file_store is not None:
+        file_store.close()
+    tmp.cleanup()
+
+
+class _SessionsWorker:
+    """One framework's session cases in a process of its own (see :func:`_sessions_worker`)."""
+
+    def __init__(self, process: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--sessions-worker", process],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        self.cases: dict[str, str] = json.loads(line) if line else {}
+
+    def time(self, name: str, n: int) -> Timing:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(f"{name} {n}\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        answer: dict[str, object] = json.loads(line) if line else {"error": "the worker exited"}
+        if "error" in answer:
+            raise RuntimeError(str(answer["error"]))
+        return Timing(float(str(answer["wall"])), float(str(answer["cpu"])))
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=120)
 
 
 STORE_MODES = ("lanes", "thread", "inline")
@@ -717,25 +805,26 @@ def main(quick: bool = False) -> dict[str, object]:
         }
     )
 
-    tmp = tempfile.TemporaryDirectory()
-    file_store = Store.open(Path(tmp.name) / "sessions.db")
-    cases = _session_cases(file_store)
+    cases = _session_cases(None)
     wall: dict[str, dict[int, float]] = {}  # by case
     best: dict[str, dict[int, tuple[float, str]]] = {}  # by framework: (wall, case) of its faster style
-    built: dict[str, Sessions] = {}
-    for name, (_framework, factory) in cases.items():
-        try:
-            sessions = factory()
-            time_sessions(name, sessions, 5, 0.0)  # warm imports and caches
-            built[name] = sessions
-            peers[name] = "measured"
-        except Exception as exc:  # a missing or failing case is reported, not dropped
-            peers[name] = f"failed: {type(exc).__name__}: {exc}"
+    workers = {p: _SessionsWorker(p) for p in dict.fromkeys(_process_of(f) for f, _ in cases.values())}
+    built: dict[str, _SessionsWorker] = {}
+    for name, (framework, _factory) in cases.items():
+        worker = workers[_process_of(framework)]
+        peers[name] = worker.cases.get(name, "failed: its worker process did not start")
+        if peers[name] == "measured":
+            built[name] = worker
+    notes.append(
+        "each framework's session cases run in a process of its own (weakprompt's, pydantic-ai's, "
+        "openai-agents'), as an application imports one agent framework: the cyclic collector walks "
+        "the whole heap, and the other frameworks' modules would lengthen every collection"
+    )
     for n in sizes:
-        for name, sessions in built.items():
+        for name, worker in built.items():
             framework = cases[name][0]
             try:
-                timings = [time_sessions(name, sessions, n, LATENCY) for _ in range(repeats[n])]
+                timings = [worker.time(name, n) for _ in range(repeats[n])]
             except Exception as exc:
                 peers[name] = f"failed at {n} sessions: {type(exc).__name__}: {exc}"
                 continue
@@ -794,10 +883,14 @@ def main(quick: bool = False) -> dict[str, object]:
                     notes.append(
                         f"{n} sessions, {style} for both: {theirs_n / mine_n:.2f}x lower wall than {peer}"
                     )
+    for worker in workers.values():
+        worker.close()
     default_case = "weakprompt (default store, sync tool)"
     if default_case in built:
         try:
-            profile = profile_sessions(built[default_case], 1000, LATENCY)
+            profiled = weakprompt_sessions(None)  # here: this process has imported no peer
+            time_sessions(default_case, profiled, 5, 0.0)
+            profile = profile_sessions(profiled, 1000, LATENCY)
             notes.append(
                 "where weakprompt's CPU goes at 1,000 sessions, main thread (own time by area; the store "
                 "lanes' and tool threads' work is not seen by cProfile): " + json.dumps(profile["areas"])
@@ -806,7 +899,7 @@ def main(quick: bool = False) -> dict[str, object]:
                 notes.append(f"profile: {entry}")
             _store_work.mode = "inline"  # everything on the one profiled thread: the whole CPU of a run
             try:
-                inline = profile_sessions(built[default_case], 1000, LATENCY)
+                inline = profile_sessions(profiled, 1000, LATENCY)
             finally:
                 _store_work.mode = "lanes"
             notes.append(
@@ -817,6 +910,8 @@ def main(quick: bool = False) -> dict[str, object]:
             notes.append(f"profile failed: {type(exc).__name__}: {exc}")
 
     # e. the store-work design against its alternatives (sync tool, same sessions)
+    tmp = tempfile.TemporaryDirectory()
+    file_store = Store.open(Path(tmp.name) / "sessions.db")
     mode_sizes = (100,) if quick else (100, 1000)
     for store_label, store in (("default store", None), ("SQLite file", file_store)):
         for n in mode_sizes:
@@ -931,4 +1026,7 @@ def main(quick: bool = False) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    run_cli(main, name="concurrency", description=__doc__.splitlines()[0], show_notes=True)
+    if len(sys.argv) == 3 and sys.argv[1] == "--sessions-worker":
+        _sessions_worker(sys.argv[2])
+    else:
+        run_cli(main, name="concurrency", description=__doc__.splitlines()[0], show_notes=True)

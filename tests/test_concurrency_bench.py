@@ -119,3 +119,17 @@ def test_every_framework_runs_with_a_sync_and_an_async_tool(bench: ModuleType, t
                 bench.time_sessions(name, factory(), 2, 0.0)  # raises unless every tool call ran
     finally:
         store.close()
+
+
+def test_a_frameworks_sessions_worker_builds_its_cases_and_times_them(bench: ModuleType) -> None:
+    worker = bench._SessionsWorker("weakprompt")
+    try:
+        ours = [name for name in bench._session_cases(None) if name.startswith("weakprompt")]
+        assert worker.cases == dict.fromkeys(ours, "measured")  # and no peer's case
+        timing = worker.time("weakprompt (default store, async tool)", 2)
+        assert timing.wall_s >= (bench.TRIPS + 1) * bench.LATENCY  # six model calls, one after another
+        with pytest.raises(RuntimeError, match="KeyError"):
+            worker.time("no such case", 2)
+    finally:
+        worker.close()
+    assert worker.process.returncode == 0

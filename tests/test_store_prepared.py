@@ -108,3 +108,25 @@ def test_statements_are_compiled_per_dialect_and_shared_by_stores(tmp_path: Path
             assert ALL_HASHES.all(conn, {}) == [("x",), ("z",)]
         with two.read() as conn:
             assert ALL_HASHES.all(conn, {}) == [("y",)]
+
+
+def test_one_driver_cursor_serves_every_statement_of_a_connection_even_after_an_error() -> None:
+    with Store.open() as store:
+        with store.write() as conn:
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            INSERT_BLOB.executemany(conn, [blob("a")])
+            cursor = conn.connection.info["weakprompt.prepared.cursor"][1]
+            assert BLOB_BY_HASH.first(conn, {"hash": "a"}) == ("x",)
+            with pytest.raises(IntegrityError):
+                INSERT_BLOB.executemany(conn, [blob("a")])
+            INSERT_BLOB.executemany(conn, [blob("b")])  # the cursor still works after the error
+            assert conn.connection.info["weakprompt.prepared.cursor"][1] is cursor
+            assert ALL_HASHES.all(conn, {}) == [("a",), ("b",)]
+        with store.read() as conn:  # the same driver connection (one per in-memory store): the same cursor
+            assert conn.connection.info["weakprompt.prepared.cursor"][1] is cursor
+            assert ALL_HASHES.all(conn, {}) == [("a",), ("b",)]
+    with Store.open() as other, other.read() as conn:
+        ALL_HASHES.all(conn, {})
+        kept = conn.connection.info["weakprompt.prepared.cursor"]
+        assert kept[0] is conn.connection.dbapi_connection  # its own connection's cursor

@@ -135,30 +135,49 @@ class PreparedStatement:
             return
         sql, bind = self._for(conn)
         bound = [bind(row) for row in rows]
-        cursor = conn.connection.cursor()
         try:
-            cursor.executemany(sql, bound)
+            _cursor(conn).executemany(sql, bound)
         except Exception as exc:
             _raise_wrapped(conn, sql, exc)
-        finally:
-            cursor.close()
 
     def all(self, conn: Connection, params: Mapping[str, object]) -> list[Row]:
         """Every result row."""
         sql, bind = self._for(conn)
-        cursor = conn.connection.cursor()
         try:
+            cursor = _cursor(conn)
             cursor.execute(sql, bind(params))
             return list(cursor.fetchall())
         except Exception as exc:
             _raise_wrapped(conn, sql, exc)
-        finally:
-            cursor.close()
 
     def first(self, conn: Connection, params: Mapping[str, object]) -> Row | None:
         """The first result row, or None."""
         rows = self.all(conn, params)
         return rows[0] if rows else None
+
+
+_CURSOR = "weakprompt.prepared.cursor"
+
+
+def _cursor(conn: Connection) -> Any:
+    """The driver cursor prepared statements run on: one per driver connection, kept in its pool record.
+
+    Every statement here either returns no rows or has them all fetched before
+    the next one runs, so one cursor serves them all. A new cursor for each
+    would cost its creation, and SQLite keeps a weak reference to every
+    cursor a connection ever made until it sweeps them (every 200 cursors).
+    """
+    fairy = conn.connection
+    driver = fairy.dbapi_connection
+    info = fairy.info
+    kept: tuple[object, Any] | None = info.get(_CURSOR)
+    if kept is not None and kept[0] is driver:
+        return kept[1]
+    if driver is None:  # pragma: no cover - a checked-out connection always has one
+        raise StoreError("the store's connection has no database connection")
+    cursor = driver.cursor()
+    info[_CURSOR] = (driver, cursor)
+    return cursor
 
 
 def _raise_wrapped(conn: Connection, sql: str, exc: Exception) -> NoReturn:

@@ -222,3 +222,12 @@ def test_a_store_closed_while_another_thread_writes_keeps_that_transaction_whole
     assert all(isinstance(e, StoreError) for e in errors)
     for _ in range(_idle()):
         assert _row_counts(Store.open())[tables.commits.name] == 0
+
+
+def test_an_engine_it_did_not_make_is_never_taken() -> None:
+    foreign = sa.create_engine("sqlite://")
+    with foreign.connect() as conn:
+        conn.execute(sa.text("SELECT 1"))
+    assert memory_template.recycle_memory_engine(foreign) is False
+    foreign.dispose()
+    assert _idle() == 0

@@ -141,12 +141,14 @@ def recycle_memory_engine(engine: Engine) -> bool:
     large database, an error while emptying it) answers False.
     """
     pool = engine.pool
-    record = pool.__dict__.get("connection") if isinstance(pool, _PrivatePool) else None
-    if record is None or record.in_use or not isinstance(pool, _PrivatePool):
+    if not isinstance(pool, _PrivatePool):
+        return False
+    record = pool.__dict__.get("connection")  # StaticPool's one connection record, once it connected
+    if record is None or record.in_use:
         return False
     database = record.dbapi_connection
     pid = os.getpid()
-    if not isinstance(database, sqlite3.Connection):
+    if not isinstance(database, sqlite3.Connection):  # pragma: no cover - its creator only makes these
         return False
     with _lock:
         if pid not in _template or len(_idle[pid]) >= IDLE_LIMIT:

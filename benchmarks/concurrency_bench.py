@@ -70,7 +70,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import run_cli
+from harness import LineWorker, run_cli
 
 from weakprompt.adapters.testing import FunctionAdapter, text_turn, tool_call_turn
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
@@ -594,32 +594,21 @@ def side_by_side_k100(commit: str, rounds: int, per_round: int = 3) -> dict[str,
     if old is None:
         return f"not measured: the source of {commit} could not be extracted (no git history here)"
     sources = {f"pre-async sync loop ({commit})": old, "this checkout": HERE.parent / "src"}
-    workers: dict[str, subprocess.Popen[str]] = {}
-    for name, source in sources.items():
-        env = {**os.environ, "PYTHONPATH": str(source)}
-        workers[name] = subprocess.Popen(
-            [sys.executable, str(HERE / "k100_worker.py")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
+    workers = {
+        name: LineWorker([str(HERE / "k100_worker.py")], env={**os.environ, "PYTHONPATH": str(source)})
+        for name, source in sources.items()
+    }
     samples: dict[str, list[float]] = {name: [] for name in workers}
     try:
         for _ in range(rounds):
             for name, worker in workers.items():
-                assert worker.stdin is not None and worker.stdout is not None
-                worker.stdin.write(f"time {per_round}\n")
-                worker.stdin.flush()
-                answer = worker.stdout.readline().split()
-                if not answer:
+                answer = worker.ask(f"time {per_round}")
+                if answer.startswith("failed"):
                     return f"not measured: the {name} worker exited"
-                samples[name].extend(float(x) * 1e3 for x in answer)
+                samples[name].extend(float(x) * 1e3 for x in answer.split())
     finally:
         for worker in workers.values():
-            if worker.stdin is not None:
-                worker.stdin.close()
-            worker.wait(timeout=60)
+            worker.close()
     return samples
 
 
@@ -708,30 +697,22 @@ class _SessionsWorker:
     """One framework's session cases in a process of its own (see :func:`_sessions_worker`)."""
 
     def __init__(self, process: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--sessions-worker", process],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
+        self.worker = LineWorker([str(Path(__file__).resolve()), "--sessions-worker", process])
+        self.process = self.worker.process
+        line = self.worker.read()
         self.cases: dict[str, str] = json.loads(line) if line else {}
 
     def time(self, name: str, n: int) -> Timing:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(f"{name} {n}\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        answer: dict[str, object] = json.loads(line) if line else {"error": "the worker exited"}
+        line = self.worker.ask(f"{name} {n}")
+        answer: dict[str, object] = (
+            json.loads(line) if line.startswith("{") else {"error": "the worker exited"}
+        )
         if "error" in answer:
             raise RuntimeError(str(answer["error"]))
         return Timing(float(str(answer["wall"])), float(str(answer["cpu"])))
 
     def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=120)
+        self.worker.close()
 
 
 STORE_MODES = ("lanes", "thread", "inline")

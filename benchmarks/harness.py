@@ -10,6 +10,8 @@ import argparse
 import gc
 import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -90,6 +92,42 @@ def interleaved(cases: Mapping[str, Callable[[], object]], *, number: int, repea
         if enabled:
             gc.enable()
     return {label: stats_of(values) for label, values in samples.items()}
+
+
+class LineWorker:
+    """A helper process spoken to a line at a time: one request line in, one answer line out.
+
+    The benchmarks run each framework (or each version of weakprompt) in a
+    process of its own, so that none runs in a heap another one filled.
+    ``args`` follow ``python``; ``env`` replaces the environment when given.
+    """
+
+    def __init__(self, args: Sequence[str], *, env: Mapping[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=None if env is None else dict(env),
+        )
+
+    def read(self) -> str:
+        """The next answer line ('' once the process has exited)."""
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().strip()
+
+    def ask(self, line: str) -> str:
+        """Send one request line; its answer line, or a ``failed:`` text if the process exited."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        return self.read() or "failed: the worker exited"
+
+    def close(self, timeout: float = 120) -> None:
+        """End the input and wait for the process to finish."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=timeout)
 
 
 def run_cli(

@@ -34,7 +34,6 @@ import asyncio
 import gc
 import json
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -44,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import LineWorker
 
 from weakprompt.adapters.testing import FunctionAdapter, text_turn, tool_call_turn
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
@@ -309,31 +310,13 @@ def _worker(name: str) -> None:
         print(answer, flush=True)
 
 
-class _Worker:
+def _worker_process(name: str) -> LineWorker:
     """One case in a process of its own, so that no framework runs in a heap another one filled."""
-
-    def __init__(self, name: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker", name],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    def ask(self, command: str, k: int, number: int = 1) -> str:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(f"{command} {k} {number}\n")
-        self.process.stdin.flush()
-        return self.process.stdout.readline().strip() or "failed: the worker exited"
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
+    return LineWorker([str(Path(__file__).resolve()), "--worker", name])
 
 
 def _interleaved(
-    workers: dict[str, _Worker], k: int, repeats: int, peers: dict[str, str], *, sample_seconds: float
+    workers: dict[str, LineWorker], k: int, repeats: int, peers: dict[str, str], *, sample_seconds: float
 ) -> dict[str, list[float]]:
     """Seconds per run of every case still measured, taken in turn within each round.
 
@@ -344,11 +327,11 @@ def _interleaved(
     timed on a single run started with cold caches while a slow one
     amortises that start over a long run.
     """
-    active: dict[str, tuple[_Worker, int]] = {}
+    active: dict[str, tuple[LineWorker, int]] = {}
     for name, worker in workers.items():
         if peers.get(name, "measured") != "measured":
             continue
-        answer = worker.ask("check", k)
+        answer = worker.ask(f"check {k} 1")
         if not answer.startswith("ok "):
             peers[name] = answer
             continue
@@ -357,7 +340,7 @@ def _interleaved(
     samples: dict[str, list[float]] = {name: [] for name in active}
     for _ in range(repeats):
         for name, (worker, number) in list(active.items()):
-            answer = worker.ask("time", k, number)
+            answer = worker.ask(f"time {k} {number}")
             try:
                 samples[name].append(float(answer))
             except ValueError:
@@ -369,7 +352,7 @@ def _interleaved(
 def main(quick: bool = False) -> dict[str, object]:
     repeats = {1: 5, 10: 5, 100: 3} if quick else {1: 15, 10: 11, 100: 9}
     sample_seconds = 0.2 if quick else 0.5
-    workers = {name: _Worker(name) for name in CASES}
+    workers = {name: _worker_process(name) for name in CASES}
     peers: dict[str, str] = {}
     per_trip: dict[str, dict[int, float]] = {}
     rows: list[dict[str, object]] = []

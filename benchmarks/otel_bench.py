@@ -18,13 +18,14 @@ import argparse
 import gc
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import LineWorker
 
 CASES = ("not present", "off", "on", "on, with content")
 K = 100
@@ -76,31 +77,14 @@ def _worker(case: str) -> None:
         print(answer, flush=True)
 
 
-class _Worker:
-    def __init__(self, case: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker", case],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    def ask(self, line: str) -> str:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-        return self.process.stdout.readline().strip() or "failed: the worker exited"
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
+def _worker_process(case: str) -> LineWorker:
+    return LineWorker([str(Path(__file__).resolve()), "--worker", case])
 
 
 def main(quick: bool = False) -> dict[str, object]:
     repeats = 7 if quick else 31
     sample_seconds = 0.2 if quick else 0.3
-    workers = {case: _Worker(case) for case in CASES}
+    workers = {case: _worker_process(case) for case in CASES}
     samples: dict[str, list[float]] = {case: [] for case in CASES}
     try:
         numbers: dict[str, int] = {}

@@ -155,5 +155,26 @@ def test_property_commit_hash_is_the_plain_definition(
     assert placed.info.hash == expected
     decoded = json.loads(canonical_json(metadata))
     assert draft.metadata == decoded
+    assert canonical_json(draft.metadata) == canonical_json(decoded)  # same types too (True is not 1)
     assert draft.metadata_text == (metadata_json(decoded) if decoded else "{}")  # the stored text
     assert placed.info.operation is operation
+
+
+def test_metadata_copy_shares_nothing_with_the_caller() -> None:
+    """Plain metadata (strings, integers, nested objects) is copied, not decoded, and not shared."""
+    usage: dict[str, JSONValue] = {"input_tokens": 10, "cached": True, "model": "m", "none": None}
+    metadata: dict[str, JSONValue] = {"usage": usage, "n": 1}
+    draft = draft_commit(
+        Message("assistant", "hi"),
+        edit=None,
+        message=None,
+        metadata=metadata,
+        tools=(),
+        set_hash=None,
+        counter=DEFAULT_TOKEN_COUNTER,
+        now=NOW,
+    )
+    usage["input_tokens"] = 99
+    metadata["n"] = 2
+    assert draft.metadata == {"usage": {"input_tokens": 10, "cached": True, "model": "m", "none": None}, "n": 1}
+    assert draft.metadata["usage"] is not usage

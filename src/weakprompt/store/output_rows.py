@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, select, update
+import attrs
+from sqlalchemy import Connection, bindparam, delete, exists, func, select, update
 
 from . import tables
 from .locks import advisory_lock
@@ -33,6 +34,8 @@ __all__ = [
     "list_outputs",
     "mark_oversized",
     "next_output_seq",
+    "write_state",
+    "WriteState",
 ]
 
 _outputs = tables.tool_outputs
@@ -70,6 +73,37 @@ _HAS_OVERSIZED = PreparedStatement(
     .where(_outputs.c.session_id == bindparam("session_id"), _outputs.c.oversized.is_(True))
     .limit(1)
 )
+
+
+@attrs.frozen
+class WriteState:
+    """What storing one call needs to know first, read in one statement."""
+
+    call_stored: bool  # the session already has a row for this call id
+    next_seq: int
+    blob_stored: bool  # the payload is already stored (by any session)
+
+
+# One statement instead of three: each statement run costs more than the keyed lookups in it.
+_WRITE_STATE = PreparedStatement(
+    select(
+        select(_outputs.c.seq)
+        .where(_outputs.c.session_id == bindparam("session_id"), _outputs.c.tool_call_id == bindparam("call_id"))
+        .limit(1)
+        .scalar_subquery(),
+        select(func.max(_outputs.c.seq)).where(_outputs.c.session_id == bindparam("session_id")).scalar_subquery(),
+        exists().where(_blobs.c.hash == bindparam("hash")),
+    )
+)
+
+
+def write_state(conn: Connection, session_id: str, tool_call_id: str, blob_hash: str) -> WriteState:
+    """Whether the call and the payload are stored already, and the session's next ``seq``."""
+    found = _WRITE_STATE.first(conn, {"session_id": session_id, "call_id": tool_call_id, "hash": blob_hash})
+    call_seq, last, blob = (None, None, False) if found is None else found
+    return WriteState(
+        call_stored=call_seq is not None, next_seq=0 if last is None else int(last) + 1, blob_stored=bool(blob)
+    )
 
 
 def blob_exists(conn: Connection, blob_hash: str) -> bool:

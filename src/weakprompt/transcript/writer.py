@@ -92,7 +92,8 @@ def draft_commit(
     payload: JSONObject = built if plain else cast("JSONObject", parse_canonical_json(canonical))
     given_meta = metadata or {}
     meta_text = metadata_text(given_meta)
-    meta = cast("JSONObject", parse_canonical_json(meta_text))
+    copied = _plain_copy(given_meta)
+    meta = copied if copied is not None else cast("JSONObject", parse_canonical_json(meta_text))
     # Equal after the round trip: every key was a string already (the usual case, checked in C).
     if meta and meta != given_meta and not _string_keys(given_meta):
         meta_text = metadata_json(meta)  # keys JSON turned into strings sort differently now
@@ -114,6 +115,30 @@ def draft_commit(
         created_at=now,
         calls=_reusable_calls(content) if plain else None,
     )
+
+
+def _plain_copy(value: Mapping[str, JSONValue]) -> JSONObject | None:
+    """A copy of ``value`` equal to what decoding its JSON text gives, or None when that is not sure.
+
+    Usage figures and stored-output facts are objects of strings and
+    integers: copying those is cheaper than decoding the text just encoded.
+    Anything else (floats, arrays, subclasses, odd keys) takes the JSON round trip.
+    """
+    copy: JSONObject = {}
+    for key, item in value.items():
+        kind = type(item)
+        if type(key) is not str:  # pyright: ignore[reportUnnecessaryComparison]
+            return None
+        if kind is str or kind is int or kind is bool or item is None:
+            copy[key] = item
+        elif kind is dict:
+            inner = _plain_copy(cast("dict[str, JSONValue]", item))
+            if inner is None:
+                return None
+            copy[key] = inner
+        else:
+            return None
+    return copy
 
 
 def _check_message(message: object) -> None:

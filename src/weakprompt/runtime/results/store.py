@@ -36,6 +36,7 @@ from ...store.output_rows import (
     lock_output_blob,
     mark_oversized,
     next_output_seq,
+    write_state,
 )
 from ...tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from ...transcript.shaped import NEVER_STORED_TOOLS
@@ -286,7 +287,12 @@ class ToolOutputStore:
         if ledger is not None and not ledger.joins(conn.get_transaction()):
             ledger = self._ledger = None  # an earlier transaction never confirmed: ask the database
         call_id = prepared.tool_call_id
-        known = ledger is None or ledger.has_call(call_id)
+        if ledger is None:
+            lock_output_blob(conn, digest)  # a concurrent purge must not delete the payload under us
+            state = write_state(conn, self._session_id, call_id, digest)
+            known, already, seq = state.call_stored, state.blob_stored, state.next_seq
+        else:
+            known, already, seq = ledger.has_call(call_id), ledger.has_blob(digest), ledger.next_seq()
         existing = find_by_call(conn, self._session_id, call_id) if known else None
         if existing is not None and (existing.stored_hash, existing.tool_name, existing.is_error) == (
             digest,
@@ -297,12 +303,9 @@ class ToolOutputStore:
                 mark_oversized(conn, self._session_id, existing.seq)
                 existing = attrs.evolve(existing, oversized=True)
             return attrs.evolve(existing, deduplicated=True)
-        lock_output_blob(conn, digest)  # a concurrent purge must not delete it under us
-        already = blob_exists(conn, digest) if ledger is None else ledger.has_blob(digest)
         if not already:
             encoded = prepared.encoded or encode_payload(prepared.data)
             put_output_blob(conn, digest, encoded, prepared.created_at)
-        seq = next_output_seq(conn, self._session_id) if ledger is None else ledger.next_seq()
         row = prepared.row(seq, deduplicated=already)
         insert_output(conn, row)
         if ledger is not None:

@@ -176,5 +176,6 @@ def test_metadata_copy_shares_nothing_with_the_caller() -> None:
     )
     usage["input_tokens"] = 99
     metadata["n"] = 2
-    assert draft.metadata == {"usage": {"input_tokens": 10, "cached": True, "model": "m", "none": None}, "n": 1}
+    expected_usage = {"input_tokens": 10, "cached": True, "model": "m", "none": None}
+    assert draft.metadata == {"usage": expected_usage, "n": 1}
     assert draft.metadata["usage"] is not usage

@@ -85,13 +85,14 @@ class WriteState:
 
 
 # One statement instead of three: each statement run costs more than the keyed lookups in it.
+_IN_SESSION = _outputs.c.session_id == bindparam("session_id")
 _WRITE_STATE = PreparedStatement(
     select(
         select(_outputs.c.seq)
-        .where(_outputs.c.session_id == bindparam("session_id"), _outputs.c.tool_call_id == bindparam("call_id"))
+        .where(_IN_SESSION, _outputs.c.tool_call_id == bindparam("call_id"))
         .limit(1)
         .scalar_subquery(),
-        select(func.max(_outputs.c.seq)).where(_outputs.c.session_id == bindparam("session_id")).scalar_subquery(),
+        select(func.max(_outputs.c.seq)).where(_IN_SESSION).scalar_subquery(),
         exists().where(_blobs.c.hash == bindparam("hash")),
     )
 )
@@ -101,9 +102,8 @@ def write_state(conn: Connection, session_id: str, tool_call_id: str, blob_hash:
     """Whether the call and the payload are stored already, and the session's next ``seq``."""
     found = _WRITE_STATE.first(conn, {"session_id": session_id, "call_id": tool_call_id, "hash": blob_hash})
     call_seq, last, blob = (None, None, False) if found is None else found
-    return WriteState(
-        call_stored=call_seq is not None, next_seq=0 if last is None else int(last) + 1, blob_stored=bool(blob)
-    )
+    next_seq = 0 if last is None else int(last) + 1
+    return WriteState(call_stored=call_seq is not None, next_seq=next_seq, blob_stored=bool(blob))
 
 
 def blob_exists(conn: Connection, blob_hash: str) -> bool:

@@ -183,13 +183,15 @@ def test_a_file_store_is_never_kept(tmp_path: object) -> None:
     assert _idle() == 0
 
 
-def test_an_evaluation_on_the_default_store_gives_its_database_back() -> None:
-    evaluate(
-        arithmetic_prompt(),
-        adapter=ScriptedAdapter([tool_call_turn(tool_call("add", {"a": 1, "b": 2}, id="c")), text_turn("3")]),
-        session=Session(session_id="run"),
-    )
+def test_a_deferred_store_gives_back_the_database_it_built() -> None:
+    """The loop's default store builds its database only when something reads it; then it goes back."""
+    store = Store.open(deferred=True)
+    Transcript(store, "s").user("hello")  # written at once: the database is built
+    store.close()
     assert _idle() == 1
+    unused = Store.open(deferred=True)
+    unused.close()
+    assert _idle() == 1  # it built none, and gave none back
 
 
 def test_a_store_closed_while_another_thread_writes_keeps_that_transaction_whole() -> None:

@@ -364,7 +364,8 @@ async def _run_on(
         if opened is None:
             from ..store import Store
 
-            opened = Store.open("sqlite://", clock=session.clock)
+            # Nothing outside this run can read it: its writes wait until something in the run does.
+            opened = Store.open("sqlite://", clock=session.clock, deferred=True)
         # A store made here holds nothing, and nothing else can write to it.
         new = store is None
         return Transcript(opened, session.session_id, token_counter=adapter.token_counter, assume_new=new)
@@ -1456,11 +1457,18 @@ class _PublishWhenStored:
     def write(self, conn: Connection) -> None:
         return None
 
+    def plan(self) -> Callable[[Connection], None]:
+        return _no_rows
+
     def committed(self) -> None:
         event, stored = self.event, self.turn.stored_hash(self.staged)
         self.evaluation._publish(  # pyright: ignore[reportPrivateUsage]
             event if stored == self.staged else attrs.evolve(event, commit_hash=stored)
         )
+
+
+def _no_rows(conn: Connection) -> None:
+    """What a published-after-commit event writes with its turn: nothing."""
 
 
 class _OpenTurn:

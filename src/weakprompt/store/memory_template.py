@@ -1,7 +1,8 @@
 """Fresh in-memory stores: copied from one migrated template, and reused once closed.
 
-Every evaluation without ``store=`` opens a private in-memory store, and
-creating the schema through the migrations costs milliseconds of
+Every evaluation without ``store=`` opens a private in-memory store (a
+deferred one, which builds its database only once something reads it:
+see ``Store.open``), and creating the schema through the migrations costs milliseconds of
 SQLAlchemy DDL work each time: more than a whole short run, and the
 largest cost when a thousand sessions start at once. The schema of a new
 in-memory database is always the same, so it is built once per process

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -21,10 +21,14 @@ from ..errors import StoreError
 from . import tables
 from .engine import WRITE_OPTION, is_memory_database, normalize_url, transaction_options
 from .locks import advisory_lock
-from .memory_template import recycle_memory_engine
+from .memory_template import MEMORY_URL, memory_engine, recycle_memory_engine
+from .migrations import LATEST_VERSION
 from .opening import open_engine
 
-__all__ = ["Store"]
+__all__ = ["DeferredWrite", "Store"]
+
+DeferredWrite = Callable[[Connection], None]
+"""Writes kept back by a deferred store, run later inside its write transaction (see :meth:`Store.defer`)."""
 
 
 class Store:
@@ -37,24 +41,48 @@ class Store:
     """
 
     def __init__(
-        self, engine: Engine, *, url: str, clock: Clock, schema_version: int, read_only: bool = False
+        self,
+        engine: Engine | None,
+        *,
+        url: str,
+        clock: Clock,
+        schema_version: int,
+        read_only: bool = False,
+        deferred: bool = False,
     ) -> None:
-        """Use :meth:`open`; this only wires already-checked parts together."""
+        """Use :meth:`open`; this only wires already-checked parts together.
+
+        ``engine`` is None only for a deferred store, which builds its database when first needed.
+        """
+        if engine is None and not deferred:
+            raise StoreError("a store needs an engine unless it is a deferred private store")
         self._engine = engine
         self._url = url
         self._clock = clock
         self._schema_version = schema_version
         self._read_only = read_only
         self._closed = False
-        self._memory_lock = threading.RLock() if self.in_memory else None
+        if engine is None:
+            self._in_memory = True
+            database = None
+        else:
+            backend, database = engine.url.get_backend_name(), engine.url.database
+            self._in_memory = backend == "sqlite" and is_memory_database(database)
+        self._memory_lock = threading.RLock() if self._in_memory else None
         # One connection sees every write to a private in-memory database (see change_count).
-        database = engine.url.database
         self._sole_connection = self._memory_lock is not None and (not database or database == ":memory:")
         self._held = threading.local()  # .conn / .write: this thread's held connection, see hold_connection()
+        self._deferred: list[DeferredWrite] | None = [] if deferred else None
+        self._writes = 0  # writes made through this store so far, deferred ones included
 
     @classmethod
     def open(
-        cls, url: str | Path = "sqlite://", *, clock: Clock | None = None, read_only: bool = False
+        cls,
+        url: str | Path = "sqlite://",
+        *,
+        clock: Clock | None = None,
+        read_only: bool = False,
+        deferred: bool = False,
     ) -> Store:
         """Open (creating or upgrading as needed) the database at ``url``.
 
@@ -62,9 +90,22 @@ class Store:
         SQLite file. ``read_only=True`` opens an existing store at the
         current schema version without writing anything, even in a
         read-only directory; writing through it raises :class:`StoreError`.
+
+        ``deferred=True`` (a private in-memory store only) keeps the writes
+        offered to :meth:`defer` back until something reads or writes this
+        store, and builds the database only then: a store nobody looks into
+        before it closes costs no database work at all. Every way into the
+        store stores the kept writes first, so what anyone can see is the same.
         """
         resolved = normalize_url(url)
         used_clock = clock or SYSTEM_CLOCK
+        if deferred:
+            if resolved != MEMORY_URL or read_only:
+                raise StoreError(
+                    f"deferred=True is for a private in-memory store ({MEMORY_URL!r}, writable), "
+                    f"not {_redact(resolved)!r}{' read-only' if read_only else ''}"
+                )
+            return cls(None, url=resolved, clock=used_clock, schema_version=LATEST_VERSION, deferred=True)
         try:
             engine, version = open_engine(resolved, used_clock, read_only=read_only)
         except SQLAlchemyError as exc:
@@ -73,8 +114,13 @@ class Store:
 
     @property
     def engine(self) -> Engine:
+        """The SQLAlchemy engine (a deferred store builds its database and stores its kept writes first)."""
         self._check_open()
-        return self._engine
+        if self._memory_lock is None:
+            return self._live_engine()
+        with self._memory_lock:
+            self._flush()
+            return self._live_engine()
 
     @property
     def url(self) -> str:
@@ -87,8 +133,21 @@ class Store:
     @property
     def in_memory(self) -> bool:
         """True for an in-memory SQLite database: its reads and writes never wait on a disk or a lock."""
-        url = self._engine.url
-        return url.get_backend_name() == "sqlite" and is_memory_database(url.database)
+        return self._in_memory
+
+    @property
+    def deferred(self) -> bool:
+        """True while :meth:`defer` keeps writes back (an open store opened with ``deferred=True``)."""
+        return self._deferred is not None and not self._closed
+
+    @property
+    def write_count(self) -> int:
+        """Writes made through this store object so far (write transactions and deferred writes).
+
+        A writer that noted the count after its own write knows, while it
+        holds, that nothing else was written through this store since.
+        """
+        return self._writes
 
     @property
     def schema_version(self) -> int:
@@ -124,9 +183,58 @@ class Store:
         same lock run one at a time.
         """
         with self._transaction(write=True) as conn:
+            self._writes += 1
             if lock is not None:
                 advisory_lock(conn, lock)
             yield conn
+
+    def defer(self, work: DeferredWrite, *, after: int | None = None) -> int | None:
+        """Keep ``work`` (writes, no reads it depends on) back; it runs before anything next uses this store.
+
+        Kept writes run in the order given, all in one write transaction,
+        when this store is next read or written (or its :attr:`engine` is
+        taken); a store closed first drops them. Only a ``deferred`` store
+        keeps writes back: elsewhere this raises :class:`StoreError`.
+        ``after``: keep it only if :attr:`write_count` is still that (checked
+        under the store's lock), else return None and keep nothing. Returns
+        :attr:`write_count` with this write counted.
+        """
+        self._check_open()
+        if self._deferred is None or self._memory_lock is None:
+            raise StoreError(
+                f"the store at {_redact(self._url)} does not defer writes (open it with deferred=True)"
+            )
+        with self._memory_lock:
+            if after is not None and after != self._writes:
+                return None
+            self._deferred.append(work)
+            self._writes += 1
+            return self._writes
+
+    def _flush(self) -> None:
+        """Store the kept writes, in one transaction (the caller holds the memory lock)."""
+        kept = self._deferred
+        if not kept:
+            return
+        works = list(kept)
+        try:
+            with self._transaction_on_connection(write=True) as conn:
+                for work in works:
+                    work(conn)
+        except Exception as exc:
+            exc.add_note(
+                f"weakprompt: {len(works)} write(s) kept back by the deferred store at "
+                f"{_redact(self._url)} could not be stored; they stay queued"
+            )
+            raise
+        del kept[: len(works)]
+
+    def _live_engine(self) -> Engine:
+        """The engine, built now for a deferred store that has not needed one yet."""
+        engine = self._engine
+        if engine is None:
+            engine = self._engine = memory_engine(self._clock)
+        return engine
 
     @contextmanager
     def hold_connection(self) -> Generator[None, None, None]:
@@ -141,11 +249,12 @@ class Store:
         SQLite: elsewhere this changes nothing.
         """
         self._check_open()
-        if self._engine.dialect.name != "sqlite" or getattr(self._held, "conn", None) is not None:
+        engine = self._engine  # a deferred store without a database yet holds none: its writes wait
+        if engine is None or engine.dialect.name != "sqlite" or getattr(self._held, "conn", None) is not None:
             yield
             return
         try:
-            conn = self._engine.connect()
+            conn = engine.connect()
         except SQLAlchemyError as exc:
             raise StoreError(f"database error on {_redact(self._url)}: {_reason(exc)}") from exc
         self._held.conn, self._held.write = conn, None
@@ -169,8 +278,10 @@ class Store:
                 yield conn
             return
         # An in-memory database is one connection shared by every thread: one transaction at a time.
-        with self._memory_lock, self._transaction_on_connection(write=write) as conn:
-            yield conn
+        with self._memory_lock:
+            self._flush()
+            with self._transaction_on_connection(write=write) as conn:
+                yield conn
 
     @contextmanager
     def _transaction_on_connection(self, *, write: bool) -> Generator[Connection, None, None]:
@@ -188,9 +299,10 @@ class Store:
             except SQLAlchemyError as exc:
                 raise StoreError(f"database error on {_redact(self._url)}: {_reason(exc)}") from exc
             return
+        engine = self._live_engine()
         try:
-            with self._engine.connect() as conn:
-                options = transaction_options(self._engine.dialect.name, write=write)
+            with engine.connect() as conn:
+                options = transaction_options(engine.dialect.name, write=write)
                 if options:  # a SQLite read needs none, and setting none still costs a call
                     conn.execution_options(**options)
                 with conn.begin():
@@ -232,9 +344,12 @@ class Store:
                 # again (the private store of every run is closed when the run ends).
                 # Under the lock its transactions take: none of another thread's is under way.
                 with self._memory_lock:
-                    if not (self._sole_connection and recycle_memory_engine(self._engine)):
-                        self._engine.pool.dispose()
-            else:
+                    if self._deferred is not None:
+                        self._deferred.clear()  # nothing can read them now
+                    engine = self._engine
+                    if engine is not None and not (self._sole_connection and recycle_memory_engine(engine)):
+                        engine.pool.dispose()
+            elif self._engine is not None:  # pragma: no branch - only a deferred store has none
                 self._engine.dispose()
 
     def __enter__(self) -> Store:

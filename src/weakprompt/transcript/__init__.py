@@ -30,7 +30,7 @@ from .shaped import shaped_by_output_pipeline
 from .summarization_config import ToolSummarizationConfig, ToolSummarizationHook, configure_tool_summarization
 from .summarize import TOOL_SUMMARY_SYSTEM_PROMPT, SummaryAttempt
 from .tool_tracking import ToolSetChange, hash_tool_schema
-from .turns import TurnRecord, TurnWrite
+from .turns import PlannedWrite, TurnRecord, TurnWrite
 
 if TYPE_CHECKING:
     from .hook_run import WITHHELD, commit_withheld
@@ -60,6 +60,7 @@ __all__ = [
     "HookEvent",
     "PendingStatus",
     "PendingToolResult",
+    "PlannedWrite",
     "SkippedResult",
     "SummaryAttempt",
     "ToolCompression",

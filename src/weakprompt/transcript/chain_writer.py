@@ -8,7 +8,7 @@ returns.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container, Sequence
 
 from sqlalchemy import Connection
 
@@ -16,7 +16,7 @@ from ..errors import TranscriptError
 from ..store.commit_rows import session_head
 from ..store.store import Store
 from .records import CommitInfo
-from .turns import StagedTurn
+from .turns import StagedTurn, TurnWrite
 from .writer import Draft, Placed, place, replace_chain, resolve_edit, store_commits, stored_commit
 
 __all__ = ["ChainWriter"]
@@ -35,6 +35,9 @@ class ChainWriter:
         # The head this writer stored last (hash, seq) and the store's change count right after
         # its transaction (see Store.change_count): while the count holds, that is still the head.
         self._last_write: tuple[str, int, int] | None = None
+        # The head this writer left and the store's write_count inside that write: while the
+        # count holds, nothing else was written through the store (used by deferred stores).
+        self._mark: tuple[str, int] | None = None
 
     @property
     def _lock_name(self) -> str:
@@ -58,8 +61,10 @@ class ChainWriter:
             placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
             new_sets = store_commits(conn, [placed], self._stored_sets)
             last_write = self._noted(conn, placed)
+            mark = (placed.info.hash, self._store.write_count)
         self._stored_sets |= new_sets
         self._last_write = last_write
+        self._mark = mark
         self._assume_new = False
         return placed
 
@@ -105,9 +110,12 @@ class ChainWriter:
         writes = turn.record.writes
         if not chain and not writes:
             return [], False
+        if self._store.deferred and self._defer_turn(turn, writes):
+            return chain, False
         moved = False
         new_sets: set[str] = set()
         last_write = self._last_write
+        mark = None
         with self._store.write(lock=self._lock_name) as conn:
             if chain:
                 head = self._head(conn)
@@ -119,10 +127,51 @@ class ChainWriter:
                 write.write(conn)
             if chain:
                 last_write = self._noted(conn, chain[-1])
+                mark = (chain[-1].info.hash, self._store.write_count)
         self._stored_sets |= new_sets
         self._last_write = last_write
+        self._mark = mark if chain else self._mark
         self._assume_new = self._assume_new and not chain
         return chain, moved
+
+    def _defer_turn(self, turn: StagedTurn, writes: Sequence[TurnWrite]) -> bool:
+        """Keep the turn back with a deferred store, when it can be written without reading anything.
+
+        That takes a known head (a new session, or nothing written through
+        the store since this writer's last write) that the turn starts from,
+        and writes that can all be decided now (:class:`~.turns.PlannedWrite`).
+        """
+        chain = turn.chain
+        if not chain:
+            return False
+        after = None  # a promised-new session: nothing else writes before this writer's first write
+        if not self._assume_new:
+            if self._mark is None or self._mark != (turn.base, self._store.write_count):
+                return False
+            after = self._mark[1]  # and nothing written through the store since (checked when kept)
+        elif turn.base is not None:  # pragma: no cover - a promised-new session starts with no base
+            return False
+        plans: list[Callable[[Connection], None]] = []
+        for write in writes:
+            planned: Callable[[], Callable[[Connection], None] | None] | None = getattr(write, "plan", None)
+            plan = None if planned is None else planned()
+            if plan is None:
+                return False  # written now instead (rows already planned are decided again there)
+            plans.append(plan)
+        placed = list(chain)
+
+        def store(conn: Connection) -> None:
+            store_commits(conn, placed, set())  # tool sets: asked inside the deferred transaction
+            for plan in plans:
+                plan(conn)
+
+        count = self._store.defer(store, after=after)
+        if count is None:
+            return False  # another thread wrote meanwhile: written now (planned rows are decided again)
+        self._mark = (placed[-1].info.hash, count)
+        self._last_write = None  # the database has not seen it: ask it next time
+        self._assume_new = False
+        return True
 
     def _head(self, conn: Connection) -> tuple[str, int] | None:
         """The session's stored head: known without asking when nothing was written since this writer."""

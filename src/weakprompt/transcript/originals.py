@@ -9,6 +9,7 @@ hash the unmodified commit would have had, and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import attrs
@@ -61,6 +62,9 @@ class _BlobWrite:
 
     def write(self, conn: Connection) -> None:
         put_blob(conn, self.digest, self.canonical, self.now)
+
+    def plan(self) -> Callable[[Connection], None]:
+        return self.write  # it reads nothing
 
     def committed(self) -> None:
         return None

@@ -11,7 +11,9 @@ but is written only when the block ends, all of it or none of it.
 Rows that belong to the turn without being commits (the stored outputs of
 its tool results) join the same transaction through :class:`TurnWrite`,
 a protocol implemented above this layer: the transcript never learns
-what they are.
+what they are. On a deferred store (``Store.open(deferred=True)``) a turn
+whose writes can all be decided without reading (:class:`PlannedWrite`) is
+kept back with the store instead of written at once.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
     from .writer import Placed
 
-__all__ = ["StagedTurn", "TurnRecord", "TurnWrite"]
+__all__ = ["PlannedWrite", "StagedTurn", "TurnRecord", "TurnWrite", "write_nothing"]
 
 
 class TurnWrite(Protocol):
@@ -44,6 +46,24 @@ class TurnWrite(Protocol):
         ...
 
 
+class PlannedWrite(TurnWrite, Protocol):
+    """A :class:`TurnWrite` that can also decide its rows before any transaction (optional ``plan``)."""
+
+    def plan(self) -> Callable[[Connection], None] | None:
+        """Decide now, without reading the database, what :meth:`write` would write; return the writing.
+
+        The function returned runs later, inside a write transaction, after
+        the turn's commits; :meth:`committed` is called as soon as the turn
+        is kept, as it would be once stored. None: deciding needs a read,
+        nothing was decided, and :meth:`write` will be called instead.
+        """
+        ...
+
+
+def write_nothing(conn: Connection) -> None:
+    """The planned writing of a :class:`PlannedWrite` that has no rows."""
+
+
 @attrs.frozen
 class _AfterCommit:
     """A :class:`TurnWrite` with nothing to write: a callback for when the turn is stored."""
@@ -52,6 +72,9 @@ class _AfterCommit:
 
     def write(self, conn: Connection) -> None:
         return None
+
+    def plan(self) -> Callable[[Connection], None]:
+        return write_nothing
 
     def committed(self) -> None:
         self.callback()

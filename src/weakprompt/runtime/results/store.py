@@ -61,6 +61,9 @@ _MAX_ID_CHARS = 255
 _COMPRESS_WITHOUT_LOOKING = 65536
 """Payloads up to this many bytes are compressed before storing without first checking for a copy."""
 
+_PLANNED = object()
+"""The ledger's transaction token for rows decided ahead of a deferred store's transaction."""
+
 OversizedDecision = bool | Callable[[DocumentStats], bool]
 """Whether a stored output was kept out of the context: a flag, or a function of its measured size."""
 
@@ -312,6 +315,33 @@ class ToolOutputStore:
             ledger.add(call_id, digest)
         return row
 
+    def _plan(
+        self, prepared: PreparedOutput
+    ) -> tuple[ToolResultReference, Callable[[Connection], None]] | None:
+        """The row of ``prepared`` decided from the ledger alone, and its writing; None: that needs a read.
+
+        Only the one writer of a fresh session's outputs (``sole_writer``)
+        can decide without reading, and only for a call id it has not
+        stored yet; the rows count as written once the turn is kept.
+        """
+        ledger = self._ledger
+        call_id = prepared.tool_call_id
+        if ledger is None or ledger.has_call(call_id) or not ledger.joins(_PLANNED):
+            return None
+        digest = prepared.stored_hash
+        already = ledger.has_blob(digest)
+        row = prepared.row(ledger.next_seq(), deduplicated=already)
+        ledger.add(call_id, digest)
+
+        def write(conn: Connection) -> None:
+            if not already:
+                put_output_blob(
+                    conn, digest, prepared.encoded or encode_payload(prepared.data), prepared.created_at
+                )
+            insert_output(conn, row)
+
+        return row, write
+
     def _confirm(self) -> None:
         """The transaction of the last writes committed (the ledger counts them now)."""
         if self._ledger is not None:
@@ -444,6 +474,13 @@ class StagedOutput:
         outputs = self._outputs
         advisory_lock(conn, outputs._lock_name)  # pyright: ignore[reportPrivateUsage]  # one module
         self._written = outputs._write(conn, self.prepared)  # pyright: ignore[reportPrivateUsage]
+
+    def plan(self) -> Callable[[Connection], None] | None:
+        planned = self._outputs._plan(self.prepared)  # pyright: ignore[reportPrivateUsage]  # one module
+        if planned is None:
+            return None
+        self._written, write = planned
+        return write
 
     def committed(self) -> None:
         reference = self._written

@@ -9,7 +9,9 @@ a. N concurrent sessions (100 and 1,000), each making 5 tool round trips
    once with ``asyncio.gather``:
    - weakprompt: ``await run(...)`` with an async ``FunctionAdapter``, once
      with the default store (each run opens its private in-memory SQLite
-     store) and once with one SQLite file shared by every session;
+     store, which keeps the run's turns back until something in the run
+     reads it; nothing does here, so no database is built) and once with
+     one SQLite file shared by every session;
    - pydantic-ai: ``Agent(FunctionModel(async fn)).run``;
    - openai-agents: ``Runner.run`` with a scripted async ``Model`` (tracing off).
    Every framework runs once with its tool as a plain ``def`` and once as an

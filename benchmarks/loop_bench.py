@@ -86,7 +86,7 @@ _ONE_CALL = Usage(input_tokens=10, output_tokens=5, model_calls=1)
 # -- weakprompt ----------------------------------------------------------------------------------
 
 
-def weakprompt_runner(k: int, store: Store) -> Callable[[], int]:
+def weakprompt_runner(k: int, store: Store | None) -> Callable[[], int]:
     def model(request: ModelRequest) -> AssistantTurn:
         done = sum(1 for m in request.context.messages if m.role == "tool")
         if done < k:

@@ -253,3 +253,28 @@ def test_callbacks_and_raw_originals_are_kept_back_with_their_turn(built: list[i
         assert told == ["stored"] and turn.stored and built == []  # told at once, written later
         assert load_message_blob(store, digest).content == "the raw text"
         assert built == [1]
+
+
+def test_a_large_output_waits_compressed_and_reads_back_exactly(built: list[int]) -> None:
+    payload = "\n".join(f"line {i}: status ok" for i in range(20_000))  # well over 64 KiB, compressible
+    with Store.open(deferred=True) as store:
+        transcript = Transcript(store, "s", assume_new=True)
+        outputs = ToolOutputStore(store, "s", sole_writer=True)
+        call = ToolCall(id="big", name="t", arguments="{}")
+        with transcript.turn(refresh=False) as turn:
+            transcript.assistant("", tool_calls=(call,))
+            staged = outputs.stage(turn, outputs.prepare(call.id, call.name, "{}", payload))
+            transcript.tool_result(call.id, call.name, "kept behind a handle")
+        assert built == [] and staged.reference is not None and staged.reference.seq == 0
+        again = ToolCall(id="again", name="t", arguments="{}")
+        with transcript.turn(refresh=False) as turn:  # the same payload: known stored, not compressed again
+            transcript.assistant("", tool_calls=(again,))
+            repeat = outputs.stage(turn, outputs.prepare(again.id, again.name, "{}", payload))
+            transcript.tool_result(again.id, again.name, "kept behind a handle")
+        assert repeat.prepared.encoded is None and repeat.reference is not None
+        assert repeat.reference.deduplicated and repeat.reference.seq == 1 and built == []
+        found = outputs.get_result("big")
+        assert found is not None and found.data == payload.encode()
+        with store.read() as conn:
+            stored = conn.execute(sa.select(tables.tool_output_blobs.c.stored_bytes)).scalar_one()
+        assert stored < len(payload) // 4  # what waited, and was stored, is the compressed form

@@ -278,9 +278,13 @@ class ToolOutputStore:
         """A large payload is compressed outside the write lock, and only if it is not stored yet."""
         if prepared.encoded is not None:
             return prepared
-        with self._store.read() as conn:
-            if blob_exists(conn, prepared.stored_hash):
+        if self._ledger is not None:  # the one writer knows what it stored: no read
+            if self._ledger.has_blob(prepared.stored_hash):
                 return prepared
+        else:
+            with self._store.read() as conn:
+                if blob_exists(conn, prepared.stored_hash):
+                    return prepared
         return attrs.evolve(prepared, encoded=encode_payload(prepared.data))
 
     def _write(self, conn: Connection, prepared: PreparedOutput) -> ToolResultReference:
@@ -328,16 +332,16 @@ class ToolOutputStore:
         call_id = prepared.tool_call_id
         if ledger is None or ledger.has_call(call_id) or not ledger.joins(_PLANNED):
             return None
-        digest = prepared.stored_hash
+        digest, created_at = prepared.stored_hash, prepared.created_at
         already = ledger.has_blob(digest)
         row = prepared.row(ledger.next_seq(), deduplicated=already)
         ledger.add(call_id, digest)
+        # Encoded now, as a write would: what waits is the compressed payload, not the raw one.
+        encoded = None if already else prepared.encoded or encode_payload(prepared.data)
 
         def write(conn: Connection) -> None:
-            if not already:
-                put_output_blob(
-                    conn, digest, prepared.encoded or encode_payload(prepared.data), prepared.created_at
-                )
+            if encoded is not None:
+                put_output_blob(conn, digest, encoded, created_at)
             insert_output(conn, row)
 
         return row, write

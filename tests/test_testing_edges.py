@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from hypothesis import find, given, settings
+from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 from jsonschema import Draft202012Validator
 
@@ -90,6 +91,19 @@ def test_a_format_the_kit_does_not_know_is_refused_clearly() -> None:
 
 def test_json_paths_quote_keys_that_are_not_identifiers() -> None:
     assert json_path(["items", 2, "odd key", "ok"]) == '$.items[2]["odd key"].ok'
+
+
+@dataclasses.dataclass(frozen=True)
+class Scores:
+    scores: dict[str, float]
+
+
+@given(key=st.text(min_size=1, max_size=3))
+def test_json_paths_name_a_key_exactly_as_serde_does(key: str) -> None:
+    """Control characters, quotes and backslashes in a key: the kit points where serde points."""
+    with pytest.raises(SerdeError) as refused:
+        parse(Scores, {"scores": {key: []}})
+    assert [issue.path for issue in refused.value.issues] == [json_path(["scores", key])]
 
 
 @dataclasses.dataclass(frozen=True)

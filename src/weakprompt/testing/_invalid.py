@@ -23,6 +23,7 @@ from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn, SearchStrategy
 
+from weakprompt.jsonpath import join_path, render_key
 from weakprompt.jsontypes import JSONObject, JSONValue
 from weakprompt.serde.introspect import type_model
 from weakprompt.serde.nodes import (
@@ -94,16 +95,8 @@ class InvalidArguments:
 
 
 def json_path(steps: Sequence[Step]) -> str:
-    """serde's path notation: ``$``, ``.key``, ``["odd key"]``, ``[index]``."""
-    parts = ["$"]
-    for step in steps:
-        if isinstance(step, int):
-            parts.append(f"[{step}]")
-        elif step.isidentifier():
-            parts.append("." + step)
-        else:
-            parts.append("[" + json.dumps(step, ensure_ascii=False) + "]")
-    return "".join(parts)
+    """serde's path notation (:mod:`weakprompt.jsonpath`): ``$``, ``.key``, ``["odd key"]``, ``[index]``."""
+    return join_path([f"[{step}]" if isinstance(step, int) else render_key(step) for step in steps])
 
 
 def invalid_arguments_for(

@@ -299,8 +299,8 @@ class Store:
             except SQLAlchemyError as exc:
                 raise StoreError(f"database error on {_redact(self._url)}: {_reason(exc)}") from exc
             return
-        engine = self._live_engine()
         try:
+            engine = self._live_engine()
             with engine.connect() as conn:
                 options = transaction_options(engine.dialect.name, write=write)
                 if options:  # a SQLite read needs none, and setting none still costs a call

@@ -1458,17 +1458,13 @@ class _PublishWhenStored:
         return None
 
     def plan(self) -> Callable[[Connection], None]:
-        return _no_rows
+        return self.write  # it writes nothing, and reads nothing
 
     def committed(self) -> None:
         event, stored = self.event, self.turn.stored_hash(self.staged)
         self.evaluation._publish(  # pyright: ignore[reportPrivateUsage]
             event if stored == self.staged else attrs.evolve(event, commit_hash=stored)
         )
-
-
-def _no_rows(conn: Connection) -> None:
-    """What a published-after-commit event writes with its turn: nothing."""
 
 
 class _OpenTurn:

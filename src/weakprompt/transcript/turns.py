@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from .writer import Placed
 
-__all__ = ["PlannedWrite", "StagedTurn", "TurnRecord", "TurnWrite", "write_nothing"]
+__all__ = ["PlannedWrite", "StagedTurn", "TurnRecord", "TurnWrite"]
 
 
 class TurnWrite(Protocol):
@@ -60,10 +60,6 @@ class PlannedWrite(TurnWrite, Protocol):
         ...
 
 
-def write_nothing(conn: Connection) -> None:
-    """The planned writing of a :class:`PlannedWrite` that has no rows."""
-
-
 @attrs.frozen
 class _AfterCommit:
     """A :class:`TurnWrite` with nothing to write: a callback for when the turn is stored."""
@@ -74,7 +70,7 @@ class _AfterCommit:
         return None
 
     def plan(self) -> Callable[[Connection], None]:
-        return write_nothing
+        return self.write  # it writes nothing, and reads nothing
 
     def committed(self) -> None:
         self.callback()

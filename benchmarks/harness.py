@@ -130,6 +130,47 @@ class LineWorker:
         self.process.wait(timeout=timeout)
 
 
+def interleaved_workers(
+    workers: Mapping[str, LineWorker],
+    arg: str,
+    repeats: int,
+    status: dict[str, str],
+    *,
+    sample_seconds: float,
+) -> dict[str, list[float]]:
+    """Seconds per run of every case still measured, each in its own worker process, taken in turn.
+
+    A worker answers ``check ARG`` with ``ok SECONDS`` (one run, unmeasured,
+    which also warms its caches) and ``time ARG N`` with the seconds per run
+    of N runs back to back. Cases timed one after the other within a round
+    meet the same load drift, so their ratios stay honest (as
+    :func:`interleaved`); each sample runs a case for about
+    ``sample_seconds`` (at least once), so a fast case is not timed on one
+    cold run while a slow one amortises it. ``status`` says per case
+    ``measured`` or why not; a case already marked otherwise is skipped.
+    """
+    active: dict[str, tuple[LineWorker, int]] = {}
+    for name, worker in workers.items():
+        if status.get(name, "measured") != "measured":
+            continue
+        answer = worker.ask(f"check {arg}")
+        if not answer.startswith("ok "):
+            status[name] = answer
+            continue
+        status[name] = "measured"
+        active[name] = (worker, max(1, round(sample_seconds / max(float(answer[3:]), 1e-9))))
+    samples: dict[str, list[float]] = {name: [] for name in active}
+    for _ in range(repeats):
+        for name, (worker, number) in list(active.items()):
+            answer = worker.ask(f"time {arg} {number}")
+            try:
+                samples[name].append(float(answer))
+            except ValueError:
+                status[name] = answer
+                del active[name], samples[name]
+    return samples
+
+
 def run_cli(
     main: Callable[[bool], Mapping[str, Any]],
     *,

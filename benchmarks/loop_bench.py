@@ -47,7 +47,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import LineWorker
+from harness import LineWorker, interleaved_workers
 
 from weakprompt.adapters.testing import FunctionAdapter, text_turn, tool_call_turn
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
@@ -326,40 +326,6 @@ def _worker_process(name: str) -> LineWorker:
     return LineWorker([str(Path(__file__).resolve()), "--worker", name])
 
 
-def _interleaved(
-    workers: dict[str, LineWorker], k: int, repeats: int, peers: dict[str, str], *, sample_seconds: float
-) -> dict[str, list[float]]:
-    """Seconds per run of every case still measured, taken in turn within each round.
-
-    The machine is shared and its load drifts; cases timed one after the
-    other within a round meet the same drift, so their ratios stay honest
-    (see ``harness.interleaved``). Each sample runs a case back to back for
-    about ``sample_seconds`` (at least once), so that a fast case is not
-    timed on a single run started with cold caches while a slow one
-    amortises that start over a long run.
-    """
-    active: dict[str, tuple[LineWorker, int]] = {}
-    for name, worker in workers.items():
-        if peers.get(name, "measured") != "measured":
-            continue
-        answer = worker.ask(f"check {k} 1")
-        if not answer.startswith("ok "):
-            peers[name] = answer
-            continue
-        peers[name] = "measured"
-        active[name] = (worker, max(1, round(sample_seconds / max(float(answer[3:]), 1e-9))))
-    samples: dict[str, list[float]] = {name: [] for name in active}
-    for _ in range(repeats):
-        for name, (worker, number) in list(active.items()):
-            answer = worker.ask(f"time {k} {number}")
-            try:
-                samples[name].append(float(answer))
-            except ValueError:
-                peers[name] = answer
-                del active[name], samples[name]
-    return samples
-
-
 def main(quick: bool = False) -> dict[str, object]:
     repeats = {1: 5, 10: 5, 100: 3} if quick else {1: 15, 10: 11, 100: 9}
     sample_seconds = 0.2 if quick else 0.5
@@ -369,7 +335,7 @@ def main(quick: bool = False) -> dict[str, object]:
     rows: list[dict[str, object]] = []
     try:
         for k in KS:  # in increasing order: smaller runs warm the caches
-            timed = _interleaved(workers, k, repeats[k], peers, sample_seconds=sample_seconds)
+            timed = interleaved_workers(workers, str(k), repeats[k], peers, sample_seconds=sample_seconds)
             for name, samples in timed.items():
                 median = statistics.median(samples)
                 quartiles = statistics.quantiles(samples, n=4) if len(samples) > 1 else [median] * 3

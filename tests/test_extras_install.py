@@ -1,0 +1,86 @@
+"""Each extra installs what the README's matching section uses, in a fresh virtualenv.
+
+The README's tracing block needs the OpenTelemetry SDK, and its testing
+section promises pytest fixtures: installing ``weakprompt[otel]`` or
+``weakprompt[testing]`` alone (no dev extras) must be enough to run them.
+The wheel is built once from this checkout; each extra gets a venv of its
+own, so nothing the test suite's own environment has can hide a missing
+dependency.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SAMPLE = re.compile(r"```python\n(?P<code>.*?)```(?:\s*prints\s*```text\n(?P<output>.*?)```)?", re.DOTALL)
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def _readme_section_sample(heading: str) -> re.Match[str]:
+    section = README[README.index(f"\n## {heading}\n") :]
+    section = section[: section.index("\n## ", 1)]
+    sample = SAMPLE.search(section)
+    assert sample is not None, f"the README's {heading!r} section has no Python sample"
+    return sample
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    build = ["wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)]
+    subprocess.run([sys.executable, "-m", "pip", *build], check=True)
+    (built,) = out.glob("weakprompt-*.whl")
+    return built
+
+
+def _venv_with(wheel: Path, extra: str, where: Path) -> Path:
+    """A fresh venv (no system packages) with ``weakprompt[extra]`` installed; its python."""
+    venv.EnvBuilder(with_pip=True, clear=True).create(where)
+    python = where / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", f"{wheel}[{extra}]"], check=True)
+    return python
+
+
+def _run_sample(python: Path, code: str, cwd: Path) -> str:
+    script = cwd / "sample.py"
+    script.write_text(code, encoding="utf-8")
+    done = subprocess.run([str(python), str(script)], capture_output=True, text=True, cwd=cwd, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_otel_extra_runs_the_readme_tracing_block(wheel: Path, tmp_path: Path) -> None:
+    python = _venv_with(wheel, "otel", tmp_path / "venv")
+    sample = _readme_section_sample("Tracing")
+    assert _run_sample(python, sample.group("code"), tmp_path) == sample.group("output")
+
+
+def test_the_testing_extra_runs_the_readme_block_and_brings_pytest_with_the_fixtures(
+    wheel: Path, tmp_path: Path
+) -> None:
+    python = _venv_with(wheel, "testing", tmp_path / "venv")
+    sample = _readme_section_sample("Testing your tools")
+    _run_sample(python, sample.group("code"), tmp_path)
+    (tmp_path / "test_uses_fixtures.py").write_text(
+        "def test_fixtures(session, store, transcript, scripted_adapter):\n"
+        "    assert transcript.session_id\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_uses_fixtures.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout

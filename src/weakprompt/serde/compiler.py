@@ -447,7 +447,7 @@ class Compiler:
                     key: value for key, value in mapping.items() if value is not None or key not in null_keys
                 }
             try:
-                return structure(mapping)
+                return structure(mapping, cls)
             except ClassValidationError as group:
                 noted, others = group.group_exceptions()
                 for exc, note in noted:

@@ -32,7 +32,7 @@ class _StructureFactory(Protocol):
         _cattrs_forbid_extra_keys: bool,
         _cattrs_detailed_validation: bool,
         **overrides: object,
-    ) -> Callable[[Mapping[object, object]], object]: ...
+    ) -> Callable[[Mapping[object, object], type], object]: ...
 
 
 class _UnstructureFactory(Protocol):
@@ -43,11 +43,11 @@ class _UnstructureFactory(Protocol):
 
 def class_structurer(
     cls: type, fields: Mapping[str, tuple[str, FieldHook]], *, forbid_extra: bool
-) -> Callable[[Mapping[object, object]], object]:
+) -> Callable[[Mapping[object, object], type], object]:
     """cattrs' generated structuring function for ``cls``, in detailed validation mode.
 
-    ``fields`` maps each attribute name to its JSON key and structure hook. The
-    function raises ``ClassValidationError`` holding every field's failure (with
+    ``fields`` maps each attribute name to its JSON key and structure hook. Call
+    it with the mapping and ``cls`` (older cattrs require the type). It raises ``ClassValidationError`` holding every field's failure (with
     an ``AttributeValidationNote``), a ``ForbiddenExtraKeysError``, or what the
     constructor raised.
     """

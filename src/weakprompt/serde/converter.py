@@ -46,10 +46,11 @@ def class_structurer(
 ) -> Callable[[Mapping[object, object], type], object]:
     """cattrs' generated structuring function for ``cls``, in detailed validation mode.
 
-    ``fields`` maps each attribute name to its JSON key and structure hook. Call
-    it with the mapping and ``cls`` (older cattrs require the type). It raises ``ClassValidationError`` holding every field's failure (with
-    an ``AttributeValidationNote``), a ``ForbiddenExtraKeysError``, or what the
-    constructor raised.
+    ``fields`` maps each attribute name to its JSON key and structure hook.
+    Call it with the mapping and ``cls`` (cattrs 24 requires the type). It
+    raises ``ClassValidationError`` holding every field's failure (each with
+    an ``AttributeValidationNote``), a ``ForbiddenExtraKeysError``, or what
+    the constructor raised.
     """
     factory = cast(_StructureFactory, make_dict_structure_fn)
     return factory(

@@ -52,6 +52,21 @@ def test_cattrs_loads_with_the_first_parse_not_with_import_weakprompt() -> None:
     subprocess.run([sys.executable, "-c", script], check=True)
 
 
+def test_cattrs_loads_with_the_first_class_dumped_not_with_a_plain_dump() -> None:
+    script = (
+        "import sys, dataclasses\n"
+        "from weakprompt.serde import dump\n"
+        "assert dump({'a': [1, 'x', None]}) == {'a': [1, 'x', None]}\n"
+        "assert 'cattrs' not in sys.modules\n"
+        "@dataclasses.dataclass\n"
+        "class A:\n"
+        "    x: int\n"
+        "assert dump(A(1)) == {'x': 1}\n"
+        "assert 'cattrs' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
 def test_errors_inside_nested_classes_name_each_json_key_not_the_attribute() -> None:
     data = {
         "rows": [{"secret": "ok"}, {"level": "high", "colour": 1}, {"secret": "reject"}],

@@ -4,6 +4,8 @@ Each compiled parser is a closure ``parser(data, issues) -> value | BAD``: it
 checks and builds in one pass, never raises for bad input, and appends every
 problem it finds to ``issues`` with a path relative to itself. Parents prepend
 their own step only when a child failed, so the happy path does no path work.
+A dataclass or attrs class is read by cattrs' generated function for it, with
+these parsers as its field hooks (see ``Compiler._class``).
 """
 
 from __future__ import annotations

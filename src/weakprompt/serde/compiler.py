@@ -4,6 +4,8 @@ Each compiled parser is a closure ``parser(data, issues) -> value | BAD``: it
 checks and builds in one pass, never raises for bad input, and appends every
 problem it finds to ``issues`` with a path relative to itself. Parents prepend
 their own step only when a child failed, so the happy path does no path work.
+A dataclass or attrs class is read by cattrs' generated function for it, with
+these parsers as its field hooks (see ``Compiler._class``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
+
+from weakprompt.serde.converter import FieldHook, class_structurer
 from weakprompt.serde.errors import describe_value, quote, render_key
 from weakprompt.serde.expected import expected_text
 from weakprompt.serde.formats import format_name
@@ -408,64 +413,94 @@ class Compiler:
         return real
 
     def _class(self, node: ClassNode) -> Parser:
+        """cattrs generates the class's structuring function; each field's hook is its compiled parser.
+
+        The generated function reads every field, collects each failure with an
+        ``AttributeValidationNote`` naming the attribute, checks unknown keys,
+        and only then calls the constructor. The notes become path steps here,
+        so the issues come out in the same order and words as everywhere else.
+        """
         cls = node.cls
         name = cls.__name__
-        fields = [
-            (
-                spec.key,
-                self.compile(spec.node),
-                _exact_scalar(spec.node) if not self.coerce else None,
-                spec.required,
-                not spec.required and NULL not in kinds_of(spec.node),
-                expected_text(spec.node),
-            )
-            for spec in node.fields
-        ]
-        known = frozenset(spec.key for spec in node.fields)
+        structure = class_structurer(
+            cls,
+            {spec.attribute: (spec.key, self._field_hook(spec.node)) for spec in node.fields},
+            forbid_extra=self.forbid_extra,
+        )
+        key_of = {spec.attribute: spec.key for spec in node.fields}
+        expected_of = {spec.key: expected_text(spec.node) for spec in node.fields}
+        # Optional fields whose type has no null: an explicit null means "use the default".
+        null_keys = frozenset(
+            spec.key for spec in node.fields if not spec.required and NULL not in kinds_of(spec.node)
+        )
         known_text = ", ".join(spec.key for spec in node.fields) or "none"
-        forbid = self.forbid_extra
         expected = f"object {name}"
 
         def parse_object(data: object, issues: list[RawIssue]) -> object:
             if type(data) is not dict and not isinstance(data, Mapping):
                 return _fail(issues, expected, data)
             mapping = cast("Mapping[object, object]", data)
-            kwargs: dict[str, object] = {}
-            seen = 0
-            failed = False
-            for key, parser, exact, required, null_is_default, field_expected in fields:
-                value = mapping.get(key, _MISSING)
-                if value is _MISSING:
-                    if required:
-                        issues.append(_missing(key, field_expected))
-                        failed = True
-                    continue
-                seen += 1
-                if type(value) is exact:
-                    kwargs[key] = value
-                    continue
-                if value is None and null_is_default:
-                    continue
-                start = len(issues)
-                parsed = parser(value, issues)
-                if parsed is BAD:
-                    failed = True
-                    _prefix(issues, start, render_key(key))
-                else:
-                    kwargs[key] = parsed
-            if seen != len(mapping) and forbid:
-                for key in mapping:
-                    if key not in known:
-                        issues.append(_unknown(key, known_text))
-                failed = True
-            if failed:
-                return BAD
+            if (
+                null_keys
+                and None in mapping.values()
+                and any(mapping.get(key, _MISSING) is None for key in null_keys)
+            ):
+                mapping = {
+                    key: value for key, value in mapping.items() if value is not None or key not in null_keys
+                }
             try:
-                return cls(**kwargs)
-            except (TypeError, ValueError) as exc:
-                return _fail_construct(issues, name, exc)
+                return structure(mapping, cls)
+            except ClassValidationError as group:
+                noted, others = group.group_exceptions()
+                for exc, note in noted:
+                    key = key_of[note.name]
+                    if isinstance(exc, _FieldIssues):
+                        start = len(issues)
+                        issues.extend(exc.issues)
+                        _prefix(issues, start, render_key(key))
+                    elif isinstance(exc, KeyError) and key not in mapping:
+                        issues.append(_missing(key, expected_of[key]))
+                    else:  # not a verdict on the input (a mapping that raised, say)
+                        raise exc from None
+                for exc in others:
+                    if isinstance(exc, ForbiddenExtraKeysError):
+                        unknown = exc.extra_fields
+                        issues.extend(_unknown(key, known_text) for key in mapping if key in unknown)
+                    elif isinstance(exc, (TypeError, ValueError)):  # from the constructor
+                        _fail_construct(issues, name, exc)
+                    else:
+                        raise exc from None
+                return BAD
 
         return parse_object
+
+    def _field_hook(self, node: Node) -> FieldHook:
+        """A cattrs structure hook that runs ``node``'s parser and raises its issues.
+
+        A plain ``str``/``int``/``float``/``bool`` value of exactly the field's
+        type passes without calling the parser.
+        """
+        parser = self.compile(node)
+        exact = None if self.coerce else _exact_scalar(node)
+
+        def structure_field(value: object, _tp: object) -> object:
+            if type(value) is exact:
+                return value
+            issues: list[RawIssue] = []
+            parsed = parser(value, issues)
+            if parsed is BAD:
+                raise _FieldIssues(issues)
+            return parsed
+
+        return structure_field
+
+
+class _FieldIssues(Exception):
+    """A field's problems, carried out of cattrs' generated function to the class parser."""
+
+    def __init__(self, issues: list[RawIssue]) -> None:
+        super().__init__(f"{len(issues)} issue(s)")
+        self.issues = issues
 
 
 def _missing(key: str, expected: str) -> RawIssue:

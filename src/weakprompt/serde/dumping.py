@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 import enum
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 import attrs
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["dump"]
 
 _SCALARS = (str, int, float, bool, type(None))
-# (json key, attribute name) per class, computed once.
-_FIELD_CACHE: dict[type, tuple[tuple[str, str], ...]] = {}
+# cattrs' generated unstructuring function per class, built on the class's first dump.
+_DUMPERS: dict[type, Callable[[object], dict[str, object]]] = {}
 
 
 def dump(obj: object) -> JSONValue:
@@ -35,9 +35,9 @@ def dump(obj: object) -> JSONValue:
     cls = type(obj)
     if cls in _SCALARS:
         return obj  # type: ignore[return-value]  # exact builtin scalar
-    fields = _FIELD_CACHE.get(cls)
-    if fields is not None:
-        return {key: dump(getattr(obj, name)) for key, name in fields}
+    dumper = _DUMPERS.get(cls)
+    if dumper is not None:
+        return dumper(obj)  # type: ignore[return-value]  # every value went through dump
     return _dump_other(obj, cls)
 
 
@@ -61,8 +61,11 @@ def _dump_other(obj: object, cls: type) -> JSONValue:
     if isinstance(obj, float):
         return float(obj)
     if (dataclasses.is_dataclass(obj) or attrs.has(cls)) and not isinstance(obj, type):
-        fields = _FIELD_CACHE[cls] = _field_names(cls)
-        return {key: dump(getattr(obj, name)) for key, name in fields}
+        # cattrs loads with the first class dumped, not with ``import weakprompt``.
+        from weakprompt.serde.converter import class_dumper
+
+        dumper = _DUMPERS[cls] = class_dumper(cls, _field_names(cls), dump)
+        return dumper(obj)  # type: ignore[return-value]  # every value went through dump
     raise SerdeTypeError(f"cannot dump a value of type {cls.__qualname__} to JSON")
 
 

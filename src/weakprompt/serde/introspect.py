@@ -222,6 +222,7 @@ class _Builder:
             default=value,
             has_known_default=known,
             description=node.description,
+            attribute=field.name,
         )
 
     def _dataclass_field(
@@ -245,6 +246,7 @@ class _Builder:
             default=value,
             has_known_default=known,
             description=node.description,
+            attribute=field.name,
         )
 
 

@@ -172,6 +172,8 @@ class FieldSpec:
     default: object
     has_known_default: bool
     description: str | None
+    # The attribute the constructor argument sets (``_secret`` for the key ``secret``).
+    attribute: str
 
 
 @attrs.frozen

@@ -20,11 +20,56 @@ VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"
 
 def everything_command() -> str:
     """The pinned server-everything binary; skips (fails under CI) when it is not installed."""
-    if EVERYTHING.exists() and shutil.which("node"):
-        return str(EVERYTHING)
+    return node_server_command("mcp-server-everything")
+
+
+def node_server_command(binary: str) -> str:
+    """A pinned npm reference server's binary; skips (fails under CI) when it is not installed."""
+    found = EVERYTHING.parent / binary
+    if found.exists() and shutil.which("node"):
+        return str(found)
     if os.environ.get("CI"):
-        pytest.fail(f"{EVERYTHING} is missing: run `make` (npm ci in tests/mcp_servers)")
-    pytest.skip("server-everything is not installed (npm ci in tests/mcp_servers)")
+        pytest.fail(f"{found} is missing: run `make` (npm ci in tests/mcp_servers)")
+    pytest.skip(f"{binary} is not installed (npm ci in tests/mcp_servers)")
+
+
+STDIO_SERVER = """
+import sys, time
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("stdio-test")
+
+
+@server.tool()
+def big(size: int) -> str:
+    \"\"\"A reply of about size characters.\"\"\"
+    return "x" * size
+
+
+@server.tool()
+async def stuck() -> str:
+    \"\"\"Blocks the server's only thread: no later request is read until it is restarted.\"\"\"
+    time.sleep(600)
+    return "never"
+
+
+@server.tool()
+def ping() -> str:
+    \"\"\"Answers.\"\"\"
+    return "pong"
+
+
+server.run("stdio")
+"""
+
+
+def stdio_server(directory: Path, name: str = "stdio-test") -> McpServer:
+    """A small SDK server started as a real subprocess over stdio (see ``STDIO_SERVER``)."""
+    import sys
+
+    script = directory / "stdio_server.py"
+    script.write_text(STDIO_SERVER)
+    return McpServer.stdio(sys.executable, str(script), name=name)
 
 
 def time_command() -> str:

@@ -90,7 +90,7 @@ def test_mcp_serve_wires_the_prompt_store_and_transport(
     module.write_text(MODULE)
     seen: list[tuple[str, object]] = []
 
-    async def fake_http(self: PromptServer, *, host: str, port: int, path: str) -> None:
+    async def fake_http(self: PromptServer, *, host: str, port: int, path: str, **_security: object) -> None:
         seen.append(("http", (self.name, host, port, path, self.store is not None)))
 
     async def fake_stdio(self: PromptServer) -> None:

@@ -63,6 +63,60 @@ server.run("stdio")
 """
 
 
+RAW_SERVER = r"""
+import json, sys
+
+out = sys.stdout.buffer
+
+
+def send(message):
+    out.write(json.dumps(message).encode() + b"\n")
+    out.flush()
+
+
+TOOLS = [
+    {"name": name, "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}}
+    for name in ("shout", "garbage", "late")
+]
+for line in sys.stdin.buffer:
+    message = json.loads(line)
+    method, ident = message.get("method"), message.get("id")
+    if ident is None:
+        continue
+    if method == "initialize":
+        version = message["params"]["protocolVersion"]
+        info = {"name": "raw", "version": "1"}
+        result = {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info}
+        send({"jsonrpc": "2.0", "id": ident, "result": result})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": ident, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        name, size = message["params"]["name"], (message["params"].get("arguments") or {}).get("size", 0)
+        if name == "shout":  # a notification over the limit: it answers no request
+            params = {"level": "info", "data": "y" * size}
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        elif name == "garbage":
+            out.write(b"not json\n")
+        elif name == "late":  # the id after the result, as some servers write it
+            text = json.dumps({"content": [{"type": "text", "text": "z" * size}]})
+            out.write(('{"result":' + text + ',"jsonrpc":"2.0","id":' + json.dumps(ident) + "}\n").encode())
+            out.flush()
+            continue
+        send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": name}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "Method not found"}})
+"""
+
+
+def raw_server(directory: Path) -> McpServer:
+    """A JSON-RPC server written by hand over stdio, to send bytes no SDK server would."""
+    import sys
+
+    script = directory / "raw_server.py"
+    script.write_text(RAW_SERVER)
+    return McpServer.stdio(sys.executable, str(script), name="raw", mode="legacy")
+
+
 def stdio_server(directory: Path, name: str = "stdio-test") -> McpServer:
     """A small SDK server started as a real subprocess over stdio (see ``STDIO_SERVER``)."""
     import sys

@@ -16,7 +16,7 @@ from mcp.server import Server
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
-from mcp_support import mounted_prompt, node_server_command, stdio_server
+from mcp_support import mounted_prompt, node_server_command, raw_server, stdio_server
 from weakprompt import run
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.errors import ConfigurationError
@@ -433,3 +433,32 @@ def test_read_only_calls_still_overlap_and_all_overlaps_everything() -> None:
     asyncio.run(main())
     with pytest.raises(ConfigurationError, match="concurrency must be"):
         McpToolset(McpServer.in_memory(server), concurrency="some")  # type: ignore[arg-type]
+
+
+def test_a_line_that_is_not_json_rpc_is_skipped_and_the_call_answers(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with McpToolset(raw_server(tmp_path)) as toolset:
+            adapter = await _run(toolset, tool_call("garbage", {}, id="c1"))
+            assert _tool_messages(adapter) == [("garbage", False)]
+            limits = McpLimits(max_reply_bytes=20_000)
+        async with McpToolset(raw_server(tmp_path), limits=limits) as toolset:
+            adapter = await _run(toolset, tool_call("late", {"size": 50_000}, id="c1"))
+            [(text, failed)] = _tool_messages(adapter)  # its id is found after the result
+            assert failed and "was larger than the limit of 20000 bytes" in text
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("size", [30_000, 2_000_000])
+def test_an_over_limit_message_that_answers_nothing_ends_the_connection(tmp_path: Path, size: int) -> None:
+    limits = McpLimits(max_reply_bytes=20_000)
+
+    async def main() -> None:
+        async with McpToolset(raw_server(tmp_path), limits=limits) as toolset:
+            adapter = await _run(toolset, tool_call("shout", {"size": size}, id="c1"))
+            [(text, failed)] = _tool_messages(adapter)
+            assert failed and "stopped during the call to 'shout'" in text, text
+            adapter = await _run(toolset, tool_call("garbage", {}, id="c2"))  # restarted by the policy
+            assert _tool_messages(adapter) == [("garbage", False)]
+
+    asyncio.run(main())

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -247,3 +248,31 @@ def test_an_approval_gated_tool_over_serve_is_a_clear_error_and_is_recorded() ->
     session_id = asyncio.run(main())
     messages = Transcript(store, session_id).compile().messages
     assert [(m.name, m.is_error) for m in messages if m.role == "tool"] == [("wipe", True)]
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ([(b"host", b"evil.example")], 421),
+        ([(b"host", b"127.0.0.1"), (b"origin", b"http://evil.example")], 403),
+        ([(b"host", b"127.0.0.1")], 401),
+        ([(b"host", b"127.0.0.1"), (b"authorization", b"Bearer t0ken")], 200),
+    ],
+)
+def test_the_guard_answers_refused_requests_itself(headers: list[tuple[bytes, bytes]], status: int) -> None:
+    sent: list[dict[str, object]] = []
+
+    async def app(_scope: object, _receive: object, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    async def receive() -> dict[str, object]:
+        return {}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    guarded = HttpGuard.for_bind("127.0.0.1", token="t0ken").wrap(app)  # type: ignore[arg-type]
+    asyncio.run(guarded({"type": "http", "headers": headers}, receive, send))  # type: ignore[arg-type]
+    assert sent[0]["status"] == status
+    if status == 401:
+        assert (b"www-authenticate", b"Bearer") in sent[0]["headers"]  # type: ignore[operator]

@@ -96,7 +96,7 @@ for line in sys.stdin.buffer:
             params = {"level": "info", "data": "y" * size}
             send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
         elif name == "garbage":
-            out.write(b"not json\n")
+            out.write(b"\nnot json\n")
         elif name == "late":  # the id after the result, as some servers write it
             text = json.dumps({"content": [{"type": "text", "text": "z" * size}]})
             out.write(('{"result":' + text + ',"jsonrpc":"2.0","id":' + json.dumps(ident) + "}\n").encode())

@@ -203,6 +203,35 @@ def test_safe_refs_pass() -> None:
         }
     )
     check_refs({"type": "object"})
+    shared = {"$defs": {"a": {"$ref": "#/$defs/c"}, "b": {"$ref": "#/$defs/c"}, "c": {"type": "string"}}}
+    check_refs({**shared, "properties": {"x": {"$ref": "#/$defs/a"}, "y": {"$ref": "#/$defs/b"}}})
+
+
+def test_media_placeholders_leave_other_objects_alone() -> None:
+    from weakprompt.mcp._results import tool_result
+
+    structured = {
+        "items": [
+            {"type": "image", "data": "AAAA"},
+            {"type": "resource", "resource": {"uri": "x://t", "text": "plain"}},
+            {"type": "resource", "resource": {"uri": "x://b", "blob": "AAA="}},
+        ]
+    }
+    result = tool_result("t", mcp_types.CallToolResult(content=[], structured_content=structured))
+    assert json.loads(result.message) == {
+        "items": [
+            "[image ?, 3 bytes]",
+            {"type": "resource", "resource": {"uri": "x://t", "text": "plain"}},
+            "[resource x://b, 2 bytes]",
+        ]
+    }
+    assert result.value == structured  # the server's object stays for events and reducers
+
+
+def test_a_stdio_server_without_a_reply_limit_uses_the_sdks_transport() -> None:
+    from mcp.client.client import Client
+
+    assert isinstance(McpServer.stdio("some-server").client(), Client)
 
 
 def test_a_deeply_nested_schema_is_a_problem_not_a_crash() -> None:

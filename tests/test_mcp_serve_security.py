@@ -185,6 +185,10 @@ def test_the_guard_in_process() -> None:
     assert guard.refusal({"host": "localhost", "origin": "null"}) is not None
     assert guard.refusal({"host": "localhost", "origin": "http://[bad"}) is not None
     assert guard.refusal({"host": "localhost", "origin": "file://localhost"}) is not None
+    lan = HttpGuard.for_bind("192.168.1.5", token="t", allowed_origins=["https://App.example/"])
+    assert lan.hosts == {"192.168.1.5"}
+    allowed = {"host": "192.168.1.5:80", "origin": "https://app.example", "authorization": "Bearer t"}
+    assert lan.refusal(allowed) is None
     wide = HttpGuard.for_bind("0.0.0.0", token="t")
     assert socket.gethostname().lower() in wide.hosts and "127.0.0.1" in wide.hosts
     assert wide.refusal({"host": "127.0.0.1", "authorization": "Bearer t"}) is None

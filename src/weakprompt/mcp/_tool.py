@@ -200,7 +200,7 @@ def check_refs(schema: JSONObject) -> None:
             if pointer == source or pointer.startswith(prefix) or source == "#":
                 edges[source].add(where)
     state: dict[str, int] = {}  # 1: on the current path, 2: done
-    for start in targets:
+    for start in sorted(targets):
         if start in state:
             continue
         path: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(edges[start])))]

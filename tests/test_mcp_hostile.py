@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import time
 from pathlib import Path
@@ -12,6 +13,8 @@ from typing import Any
 import anyio
 import mcp.types as mcp_types
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp.server import Server
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
@@ -21,7 +24,7 @@ from weakprompt import run
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.errors import ConfigurationError
 from weakprompt.mcp import McpLimits, McpServer, McpToolset
-from weakprompt.mcp._stdio import _id_of  # pyright: ignore[reportPrivateUsage]
+from weakprompt.mcp._stdio import LineSplitter, Oversized, _id_of  # pyright: ignore[reportPrivateUsage]
 from weakprompt.mcp._tool import SchemaProblem, check_refs, compile_schema
 from weakprompt.messages import ToolCall
 from weakprompt.serde import SerdeError
@@ -491,3 +494,44 @@ def test_an_over_limit_message_that_answers_nothing_ends_the_connection(tmp_path
             assert _tool_messages(adapter) == [("garbage", False)]
 
     asyncio.run(main())
+
+
+@given(
+    messages=st.lists(st.binary(max_size=1200).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),
+    limit=st.integers(min_value=1, max_value=1000),
+)
+def test_the_line_splitter_gives_each_line_whatever_the_chunks(
+    messages: list[bytes], cuts: list[int], limit: int
+) -> None:
+    stream = b"".join(message + b"\n" for message in messages)
+    points = sorted({min(cut, len(stream)) for cut in cuts} | {0, len(stream)})
+    splitter = LineSplitter(limit)
+    out: list[bytes | Oversized] = []
+    for begin, end in itertools.pairwise(points):
+        out.extend(splitter.feed(stream[begin:end]))
+    assert len(out) == len(messages)
+    for message, line in zip(messages, out, strict=True):
+        if len(message) <= limit:
+            assert line == message
+        else:
+            assert line == Oversized(message[:512], message[-512:], len(message))
+
+
+def test_writes_to_one_server_run_in_call_order() -> None:
+    server = MCPServer("ordered")
+    order: list[int] = []
+
+    @server.tool()
+    async def write(n: int) -> str:
+        """Writes n after a pause that shrinks with n (overlapping calls would finish backwards)."""
+        await anyio.sleep(0.01 * (5 - n))
+        order.append(n)
+        return "written"
+
+    async def main() -> None:
+        async with McpToolset(McpServer.in_memory(server)) as toolset:
+            await _run(toolset, *(tool_call("write", {"n": n}, id=f"c{n}") for n in range(5)))
+
+    asyncio.run(main())
+    assert order == [0, 1, 2, 3, 4]

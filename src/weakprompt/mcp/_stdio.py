@@ -20,11 +20,13 @@ import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING
 
+import attrs
+
 if TYPE_CHECKING:
     from anyio.abc import Process
     from mcp.client._transport import TransportStreams
 
-__all__ = ["REPLY_TOO_LARGE", "bounded_stdio"]
+__all__ = ["REPLY_TOO_LARGE", "LineSplitter", "Oversized", "bounded_stdio"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +61,61 @@ def _id_of(head: bytes, tail: bytes) -> int | str | None:
         return None
     value: object = json.loads(found.group(1))
     return value if isinstance(value, int | str) else None
+
+
+@attrs.frozen
+class Oversized:
+    """A line longer than the limit: its size, and its first and last bytes (to find its id)."""
+
+    head: bytes
+    tail: bytes
+    size: int
+
+
+class LineSplitter:
+    """Splits a byte stream into its newline-ended lines, each byte scanned once.
+
+    A line longer than ``limit`` is never kept whole: once the unfinished
+    line passes the limit only its first and last ``_EDGE`` bytes are kept,
+    and the rest is dropped as it arrives, until its newline.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+        self._scanned = 0  # no newline before this offset of the buffer
+        self._skipping: Oversized | None = None  # the over-limit line being dropped
+
+    def feed(self, chunk: bytes) -> list[bytes | Oversized]:
+        """The lines that ``chunk`` completes, in order (without their newlines)."""
+        found: list[bytes | Oversized] = []
+        skipping = self._skipping
+        if skipping is not None:
+            end = chunk.find(b"\n")
+            kept = chunk if end < 0 else chunk[:end]
+            skipping = Oversized(skipping.head, (skipping.tail + kept)[-_EDGE:], skipping.size + len(kept))
+            if end < 0:
+                self._skipping = skipping
+                return found
+            self._skipping = None
+            found.append(skipping)
+            chunk = chunk[end + 1 :]
+        buffer = self._buffer
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n", max(self._scanned, start))) >= 0:
+            line = bytes(buffer[start:end])
+            start = end + 1
+            found.append(
+                line if len(line) <= self.limit else Oversized(line[:_EDGE], line[-_EDGE:], len(line))
+            )
+        del buffer[:start]
+        self._scanned = len(buffer)
+        if len(buffer) > self.limit:
+            self._skipping = Oversized(bytes(buffer[:_EDGE]), bytes(buffer[-_EDGE:]), len(buffer))
+            buffer.clear()
+            self._scanned = 0
+        return found
 
 
 @contextlib.asynccontextmanager
@@ -111,58 +168,23 @@ async def bounded_stdio(
         """Each complete line becomes a message; an over-limit one its error, or the connection's end."""
         stdout = process.stdout
         assert stdout is not None  # opened with pipes
-        buffer = bytearray()
-        scanned = 0
-        skipping = False  # inside an over-limit message: discard up to its newline
-        head, tail, skipped = b"", b"", 0
+        lines = LineSplitter(limit)
         while True:
             try:
                 chunk = await stdout.receive(_CHUNK)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 return
-            if skipping:
-                end = chunk.find(b"\n")
-                kept = chunk if end < 0 else chunk[:end]
-                tail = (tail + kept)[-_EDGE:]
-                skipped += len(kept)
-                if end < 0:
-                    continue
-                skipping = False
-                replaced = too_large(head, tail, skipped)
-                if replaced is None:  # no reply we can name: end the connection instead of hanging
-                    logger.warning("an MCP server sent a %d-byte message over the limit; closing", skipped)
-                    return
-                await read_send.send(replaced)
-                chunk = chunk[end + 1 :]
-            buffer += chunk
-            start = 0
-            while True:
-                end = buffer.find(b"\n", max(scanned, start))
-                if end < 0:
-                    break
-                line = bytes(buffer[start:end])
-                start, scanned = end + 1, end + 1
-                if len(line) > limit:
-                    replaced = too_large(line[:_EDGE], line[-_EDGE:], len(line))
-                    if replaced is None:
+            for line in lines.feed(chunk):
+                if isinstance(line, Oversized):
+                    replaced = too_large(line.head, line.tail, line.size)
+                    if replaced is None:  # no reply we can name: end the connection instead of hanging
                         logger.warning(
-                            "an MCP server sent a %d-byte message over the limit; closing", len(line)
+                            "an MCP server sent a %d-byte message over the limit; closing", line.size
                         )
                         return
                     await read_send.send(replaced)
                 elif line.strip():
                     await read_send.send(parse(line))
-            del buffer[:start]
-            scanned = len(buffer)
-            if len(buffer) > limit:
-                skipping, head, tail, skipped = (
-                    True,
-                    bytes(buffer[:_EDGE]),
-                    bytes(buffer[-_EDGE:]),
-                    len(buffer),
-                )
-                buffer.clear()
-                scanned = 0
 
     async def reader() -> None:
         try:

@@ -535,3 +535,37 @@ def test_writes_to_one_server_run_in_call_order() -> None:
 
     asyncio.run(main())
     assert order == [0, 1, 2, 3, 4]
+
+
+def test_a_call_made_while_the_stuck_server_restarts_waits_only_its_own_timeout(tmp_path: Path) -> None:
+    async def main() -> None:
+        # the stuck server takes 2 s to stop (its grace period): a 1 s call meanwhile gives up waiting
+        async with McpToolset(stdio_server(tmp_path), call_timeout=1.0) as toolset:
+            adapter = await _run(toolset, tool_call("stuck", {}, id="c1"))
+            [(text, failed)] = _tool_messages(adapter)
+            assert failed and "is being restarted" in text
+            adapter = await _run(toolset, tool_call("ping", {}, id="c2"))
+            [(text, failed)] = _tool_messages(adapter)
+            assert failed and text == "MCP tool 'ping' did not answer within 1 s; the call was abandoned"
+
+    asyncio.run(main())
+
+
+def test_a_json_rpc_error_from_the_server_is_a_refusal() -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async def list_tools(_ctx: Any, _params: Any) -> mcp_types.ListToolsResult:
+        return mcp_types.ListToolsResult(tools=[_tool("picky", {"type": "object"})])
+
+    async def call_tool(_ctx: Any, _params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
+        raise MCPError(code=-32602, message="no, not like that")
+
+    server = Server("picky", on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def main() -> None:
+        async with McpToolset(McpServer.in_memory(server)) as toolset:
+            adapter = await _run(toolset, tool_call("picky", {}, id="c1"))
+            [(text, failed)] = _tool_messages(adapter)
+            assert failed and "refused the call to 'picky': no, not like that" in text
+
+    asyncio.run(main())

@@ -20,11 +20,110 @@ VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"
 
 def everything_command() -> str:
     """The pinned server-everything binary; skips (fails under CI) when it is not installed."""
-    if EVERYTHING.exists() and shutil.which("node"):
-        return str(EVERYTHING)
+    return node_server_command("mcp-server-everything")
+
+
+def node_server_command(binary: str) -> str:
+    """A pinned npm reference server's binary; skips (fails under CI) when it is not installed."""
+    found = EVERYTHING.parent / binary
+    if found.exists() and shutil.which("node"):
+        return str(found)
     if os.environ.get("CI"):
-        pytest.fail(f"{EVERYTHING} is missing: run `make` (npm ci in tests/mcp_servers)")
-    pytest.skip("server-everything is not installed (npm ci in tests/mcp_servers)")
+        pytest.fail(f"{found} is missing: run `make` (npm ci in tests/mcp_servers)")
+    pytest.skip(f"{binary} is not installed (npm ci in tests/mcp_servers)")
+
+
+STDIO_SERVER = """
+import sys, time
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("stdio-test")
+
+
+@server.tool()
+def big(size: int) -> str:
+    \"\"\"A reply of about size characters.\"\"\"
+    return "x" * size
+
+
+@server.tool()
+async def stuck() -> str:
+    \"\"\"Blocks the server's only thread: no later request is read until it is restarted.\"\"\"
+    time.sleep(600)
+    return "never"
+
+
+@server.tool()
+def ping() -> str:
+    \"\"\"Answers.\"\"\"
+    return "pong"
+
+
+server.run("stdio")
+"""
+
+
+RAW_SERVER = r"""
+import json, sys
+
+out = sys.stdout.buffer
+
+
+def send(message):
+    out.write(json.dumps(message).encode() + b"\n")
+    out.flush()
+
+
+TOOLS = [
+    {"name": name, "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}}
+    for name in ("shout", "garbage", "late")
+]
+for line in sys.stdin.buffer:
+    message = json.loads(line)
+    method, ident = message.get("method"), message.get("id")
+    if ident is None:
+        continue
+    if method == "initialize":
+        version = message["params"]["protocolVersion"]
+        info = {"name": "raw", "version": "1"}
+        result = {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info}
+        send({"jsonrpc": "2.0", "id": ident, "result": result})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": ident, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        name, size = message["params"]["name"], (message["params"].get("arguments") or {}).get("size", 0)
+        if name == "shout":  # a notification over the limit: it answers no request
+            params = {"level": "info", "data": "y" * size}
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        elif name == "garbage":
+            out.write(b"\nnot json\n")
+        elif name == "late":  # the id after the result, as some servers write it
+            text = json.dumps({"content": [{"type": "text", "text": "z" * size}]})
+            out.write(('{"result":' + text + ',"jsonrpc":"2.0","id":' + json.dumps(ident) + "}\n").encode())
+            out.flush()
+            continue
+        send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": name}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "Method not found"}})
+"""
+
+
+def raw_server(directory: Path) -> McpServer:
+    """A JSON-RPC server written by hand over stdio, to send bytes no SDK server would."""
+    import sys
+
+    script = directory / "raw_server.py"
+    script.write_text(RAW_SERVER)
+    return McpServer.stdio(sys.executable, str(script), name="raw", mode="legacy")
+
+
+def stdio_server(directory: Path, name: str = "stdio-test") -> McpServer:
+    """A small SDK server started as a real subprocess over stdio (see ``STDIO_SERVER``)."""
+    import sys
+
+    script = directory / "stdio_server.py"
+    script.write_text(STDIO_SERVER)
+    return McpServer.stdio(sys.executable, str(script), name=name)
 
 
 def time_command() -> str:

@@ -90,7 +90,7 @@ def test_mcp_serve_wires_the_prompt_store_and_transport(
     module.write_text(MODULE)
     seen: list[tuple[str, object]] = []
 
-    async def fake_http(self: PromptServer, *, host: str, port: int, path: str) -> None:
+    async def fake_http(self: PromptServer, *, host: str, port: int, path: str, **_security: object) -> None:
         seen.append(("http", (self.name, host, port, path, self.store is not None)))
 
     async def fake_stdio(self: PromptServer) -> None:
@@ -125,3 +125,48 @@ def test_without_the_sdk_the_commands_say_which_extra_to_install(monkeypatch: py
     result = invoke("mcp", "tools", "anything")
     assert result.exit_code == 1
     assert "pip install 'weakprompt[mcp]'" in result.output
+
+
+def test_mcp_serve_off_loopback_without_a_token_refuses_with_a_clear_message(tmp_path: Path) -> None:
+    module = tmp_path / "clock_module.py"
+    module.write_text(MODULE)
+    result = CliRunner().invoke(
+        cli,
+        ["mcp", "serve", f"{module}:prompt", "--http", "--host", "0.0.0.0"],
+        env={"WEAKPROMPT_MCP_TOKEN": None},
+    )
+    assert result.exit_code == 1
+    assert "not a loopback address" in result.output and "--insecure" in result.output
+
+
+def test_mcp_serve_insecure_warns_and_passes_the_security_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from weakprompt.mcp import PromptServer
+
+    module = tmp_path / "clock_module.py"
+    module.write_text(MODULE)
+    seen: list[dict[str, object]] = []
+
+    async def fake_http(self: PromptServer, **options: object) -> None:
+        seen.append(options)
+
+    monkeypatch.setattr(PromptServer, "serve_http", fake_http)
+    args = [
+        "--http",
+        "--host",
+        "0.0.0.0",
+        "--insecure",
+        "--allow-host",
+        "box",
+        "--allow-origin",
+        "https://a.b",
+    ]
+    result = CliRunner().invoke(
+        cli, ["mcp", "serve", f"{module}:prompt", *args], env={"WEAKPROMPT_MCP_TOKEN": None}
+    )
+    assert result.exit_code == 0, result.output
+    assert "without a token" in result.output
+    [options] = seen
+    assert options["insecure"] is True and options["token"] is None
+    assert options["allowed_hosts"] == ("box",) and options["allowed_origins"] == ("https://a.b",)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 import json
 from collections.abc import Awaitable, Callable, Sequence
@@ -72,12 +71,8 @@ def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
                 }
                 for tool in toolset.current_tools()
             ]
-            prompts: list[dict[str, Any]] = []
-            resources: list[dict[str, Any]] = []
-            with contextlib.suppress(Exception):  # a server without prompts answers "method not found"
-                prompts = [attrs.asdict(p) for p in await toolset.list_prompts()]
-            with contextlib.suppress(Exception):
-                resources = [attrs.asdict(r) for r in await toolset.list_resources()]
+            prompts = [attrs.asdict(p) for p in await toolset.list_prompts()]
+            resources = [attrs.asdict(r) for r in await toolset.list_resources()]
             return {
                 "tools": listed,
                 "problems": list(toolset.problems),
@@ -125,10 +120,42 @@ def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
 @click.option("--path", "url_path", default="/mcp", show_default=True)
 @click.option("--db", help="SQLite file (or database URL) to record each session's calls in.")
 @click.option("--name", help="Server name announced to clients; default: the prompt's ns/key.")
+@click.option(
+    "--token",
+    envvar="WEAKPROMPT_MCP_TOKEN",
+    help="Bearer token every HTTP request must carry (env WEAKPROMPT_MCP_TOKEN); required off loopback.",
+)
+@click.option(
+    "--insecure", is_flag=True, help="Serve HTTP off loopback without a token (anyone reaching the port)."
+)
+@click.option(
+    "--allow-host", "allowed_hosts", multiple=True, help="Another Host name to answer (repeatable)."
+)
+@click.option(
+    "--allow-origin",
+    "allowed_origins",
+    multiple=True,
+    help="Another Origin to accept, e.g. https://app.example.",
+)
 def serve_command(
-    target: str, *, use_http: bool, host: str, port: int, url_path: str, db: str | None, name: str | None
+    target: str,
+    *,
+    use_http: bool,
+    host: str,
+    port: int,
+    url_path: str,
+    db: str | None,
+    name: str | None,
+    token: str | None,
+    insecure: bool,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
 ) -> None:
-    """Serve the enabled tools of prompt TARGET (path/to/module.py:name) as an MCP server."""
+    """Serve the enabled tools of prompt TARGET (path/to/module.py:name) as an MCP server.
+
+    Over HTTP, requests naming another Host or Origin are refused on any bind;
+    a bind off loopback needs --token (or WEAKPROMPT_MCP_TOKEN) or --insecure.
+    """
     _require_sdk()
     from ..errors import WeakpromptError
     from ..mcp import PromptServer
@@ -146,11 +173,31 @@ def serve_command(
     server = PromptServer(prompt, name=name, store=store)
     try:
         if use_http:
-            asyncio.run(server.serve_http(host=host, port=port, path=url_path))
+            from ..mcp import is_loopback
+
+            if insecure and token is None and not is_loopback(host):
+                click.echo(
+                    f"warning: serving on {host} without a token: anyone who can reach port {port} "
+                    "can call these tools",
+                    err=True,
+                )
+            asyncio.run(
+                server.serve_http(
+                    host=host,
+                    port=port,
+                    path=url_path,
+                    token=token,
+                    insecure=insecure,
+                    allowed_hosts=allowed_hosts,
+                    allowed_origins=allowed_origins,
+                )
+            )
         else:
             asyncio.run(server.serve_stdio())
     except KeyboardInterrupt:
         pass
+    except WeakpromptError as exc:
+        raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
     finally:
         if store is not None:
             store.close()

@@ -13,13 +13,15 @@ from ._callbacks import (
     McpProgress,
     ProgressCallback,
 )
+from ._http_guard import HttpGuard, is_loopback
 from ._info import McpToolInfo, ToolFilter
 from ._mount import with_toolsets
 from ._serve import PromptServer
 from ._server import McpServer
-from ._tool import McpArguments, McpTool
+from ._tool import McpArguments, McpLimits, McpTool
 from ._toolset import (
     ApprovalPolicy,
+    Concurrency,
     McpCallRequest,
     McpConnectionError,
     McpPromptInfo,
@@ -32,12 +34,15 @@ from ._toolset import (
 
 __all__ = [
     "ApprovalPolicy",
+    "Concurrency",
     "ElicitationAnswer",
     "ElicitationCallback",
     "ElicitationRequest",
+    "HttpGuard",
     "McpArguments",
     "McpCallRequest",
     "McpConnectionError",
+    "McpLimits",
     "McpProgress",
     "McpPromptInfo",
     "McpResourceInfo",
@@ -51,5 +56,6 @@ __all__ = [
     "Reconnect",
     "ToolFilter",
     "mounted",
+    "is_loopback",
     "with_toolsets",
 ]

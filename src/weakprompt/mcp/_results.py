@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..tools import ToolResult
 
@@ -33,6 +33,43 @@ def _block_text(block: object) -> str:
     return f"[{kind or type(block).__name__} content]"
 
 
+def _decoded_size(data: str) -> int:
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
+def _media_placeholder(item: dict[str, object]) -> str | None:
+    """A short stand-in for a media block inside structured content, or ``None`` when it is no media.
+
+    Base64 data is useless text to a model and costs a token per few bytes;
+    until results carry typed media the model reads the type and size only.
+    """
+    kind, data, mime = item.get("type"), item.get("data"), item.get("mimeType")
+    if kind in ("image", "audio") and isinstance(data, str):
+        return f"[{kind} {mime if isinstance(mime, str) else '?'}, {_decoded_size(data)} bytes]"
+    resource = item.get("resource")
+    if kind == "resource" and isinstance(resource, dict):
+        inner = cast("dict[str, object]", resource)
+        blob = inner.get("blob")
+        if isinstance(blob, str):
+            uri, mime = inner.get("uri", ""), inner.get("mimeType")
+            shown = f" {mime}" if isinstance(mime, str) else ""
+            return f"[resource {uri}{shown}, {_decoded_size(blob)} bytes]"
+    return None
+
+
+def _without_media(value: object) -> object:
+    """``value`` with each media block (image, audio, binary resource) replaced by its placeholder."""
+    if isinstance(value, dict):
+        item = cast("dict[str, object]", value)
+        placeholder = _media_placeholder(item)
+        if placeholder is not None:
+            return placeholder
+        return {key: _without_media(inner) for key, inner in item.items()}
+    if isinstance(value, list):
+        return [_without_media(inner) for inner in cast("list[object]", value)]
+    return value
+
+
 def content_text(blocks: list[Any]) -> str:
     """The text the model reads for a list of MCP content blocks (binary parts named, not inlined)."""
     return "\n".join(_block_text(block) for block in blocks)
@@ -49,7 +86,9 @@ def tool_result(tool: str, result: mcp_types.CallToolResult) -> ToolResult[Any]:
     if structured is not None:
         # The model reads the compact JSON; the value stays for events and reducers.
         try:
-            text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            text = json.dumps(
+                _without_media(structured), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            )
         except ValueError:  # NaN or an infinity, which JSON cannot carry: the text content stands in
             return ToolResult(
                 message=content_text(result.content), value=structured, exclude_value_from_context=True

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -23,6 +23,7 @@ from ..prompt import OPEN_SECTIONS_TOOL
 from ..safetext import describe_exception
 from ..serde import StrictSchemaError, dump
 from ..session import Session
+from ._http_guard import HttpGuard
 
 if TYPE_CHECKING:
     import mcp.types as mcp_types
@@ -179,7 +180,7 @@ class PromptServer:
         """Run one call through the dispatcher for ``served``'s session."""
         import mcp.types as mcp_types
 
-        from ..runtime import ToolDispatcher, default_redact
+        from ..runtime import ToolCallPending, ToolDispatcher, default_redact
 
         session = served.session
         rendered = self.render(session)
@@ -197,6 +198,18 @@ class PromptServer:
         call = ToolCall(id=f"mcp_{served.calls}", name=name, arguments=arguments)
         try:
             execution = await dispatcher.execute_async(call)
+        except ToolCallPending as exc:
+            # Nobody is there to decide over MCP: the call is refused (and recorded), never run.
+            text = (
+                f"tool {name!r} needs a person's approval before it runs, which this MCP server "
+                "cannot ask for; the call was not run"
+                if exc.kind == "approval"
+                else f"tool {name!r} deferred its result, which this MCP server cannot wait for"
+            )
+            await self._record(served, call, text, True, tools)
+            return mcp_types.CallToolResult(
+                content=[mcp_types.TextContent(type="text", text=text)], is_error=True
+            )
         except (PromptEvaluationError, VisibilityExpansionRequired) as exc:
             text = describe_exception(exc)
             await self._record(served, call, text, True, tools)
@@ -251,15 +264,72 @@ class PromptServer:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    def http_app(self, *, path: str = "/mcp", host: str = "127.0.0.1") -> Starlette:
-        """An ASGI app serving streamable HTTP at ``path``."""
-        return self.sdk_server.streamable_http_app(streamable_http_path=path, host=host)
+    def http_app(
+        self,
+        *,
+        path: str = "/mcp",
+        host: str = "127.0.0.1",
+        token: str | None = None,
+        insecure: bool = False,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+    ) -> Starlette:
+        """An ASGI app serving streamable HTTP at ``path``, guarded for a server bound to ``host``.
 
-    async def serve_http(self, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
-        """Serve streamable HTTP at ``http://host:port/path`` until cancelled."""
+        Every request's ``Host`` and ``Origin`` are checked whatever the bind;
+        with ``token`` each needs ``Authorization: Bearer <token>``. A
+        non-loopback ``host`` without a token raises ``ConfigurationError``
+        unless ``insecure`` (then a warning is logged). See specs/MCP.md.
+        """
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        guard = HttpGuard.for_bind(
+            host,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            token=token,
+            insecure=insecure,
+        )
+        app = self.sdk_server.streamable_http_app(
+            streamable_http_path=path,
+            host=host,
+            # the guard checks Host and Origin on every bind; the SDK's own check is loopback-only
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        app.add_middleware(_GuardMiddleware, guard=guard)
+        return app
+
+    async def serve_http(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        token: str | None = None,
+        insecure: bool = False,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+    ) -> None:
+        """Serve streamable HTTP at ``http://host:port/path`` until cancelled (options: :meth:`http_app`)."""
         import uvicorn
 
-        config = uvicorn.Config(
-            self.http_app(path=path, host=host), host=host, port=port, log_level="warning"
+        app = self.http_app(
+            path=path,
+            host=host,
+            token=token,
+            insecure=insecure,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
         )
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning")
         await uvicorn.Server(config).serve()
+
+
+class _GuardMiddleware:
+    """Starlette's middleware shape around :meth:`HttpGuard.wrap`."""
+
+    def __init__(self, app: Any, guard: HttpGuard) -> None:
+        self._app = guard.wrap(app)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self._app(scope, receive, send)

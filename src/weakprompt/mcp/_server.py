@@ -85,12 +85,21 @@ class McpServer:
             raise ConfigurationError("an MCP server needs a command or a URL")
         return cls.stdio(words[0], *words[1:])
 
-    def client(self, **options: object) -> Client:
-        """An SDK client for this server (not yet connected); ``options`` go to ``mcp.Client``."""
+    def client(self, *, max_reply_bytes: int | None = None, **options: object) -> Client:
+        """An SDK client for this server (not yet connected); ``options`` go to ``mcp.Client``.
+
+        ``max_reply_bytes`` bounds one message read from a stdio server (see ``_stdio``).
+        """
+        import sys
+
         from mcp import Client, StdioServerParameters  # the extra is loaded only when a server is used
 
         target: object
-        if self.transport == "stdio":
+        if self.transport == "stdio" and max_reply_bytes is not None and sys.platform != "win32":
+            from ._stdio import bounded_stdio
+
+            target = bounded_stdio(self.command, self.args, env=self.env, cwd=self.cwd, limit=max_reply_bytes)
+        elif self.transport == "stdio":
             target = StdioServerParameters(
                 command=self.command,
                 args=list(self.args),

@@ -8,11 +8,13 @@ handler (the call to the server), and publishes one ``ToolInvoked``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import attrs
 
+from ..errors import ConfigurationError
 from ..jsonpath import join_path, render_key
 from ..jsontypes import JSONObject
 from ..safetext import clip, type_name
@@ -23,7 +25,7 @@ from ._info import McpToolInfo
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["McpArguments", "McpTool", "SchemaProblem", "compile_schema"]
+__all__ = ["McpArguments", "McpLimits", "McpTool", "SchemaProblem", "check_catalogue_entry", "compile_schema"]
 
 _MAX_DESCRIPTION = 200
 _MAX_ISSUES = 20
@@ -38,6 +40,29 @@ class McpArguments:
 
 class SchemaProblem(ValueError):
     """A server's tool schema that is not a usable JSON Schema for an arguments object."""
+
+
+@attrs.frozen
+class McpLimits:
+    """How much of a server's catalogue and replies a toolset accepts (a hostile server is bounded).
+
+    ``max_tools``: tools offered from one server (after the filter); the rest
+    are left out and named in ``problems``. ``max_schema_bytes``: the UTF-8
+    JSON size of one tool's input (or output) schema. ``max_description_bytes``:
+    one tool's description. A tool over a limit is not offered.
+    ``max_reply_bytes``: one message read from a stdio server; a larger
+    reply fails its call and the connection is restarted.
+    """
+
+    max_tools: int = 256
+    max_schema_bytes: int = 64 * 1024
+    max_description_bytes: int = 8 * 1024
+    max_reply_bytes: int = 32 * 1024 * 1024
+
+    def __attrs_post_init__(self) -> None:
+        for field in attrs.fields(McpLimits):
+            if getattr(self, field.name) < 1:
+                raise ConfigurationError(f"McpLimits.{field.name} must be at least 1")
 
 
 _TOP_KEYS = frozenset(
@@ -100,6 +125,130 @@ def quick_check(schema: JSONObject) -> QuickCheck | None:
     return check
 
 
+def _step(step: object) -> str:
+    """One path step as ``weakprompt.jsonpath`` writes it: ``[1]`` for an array index, a key otherwise."""
+    if isinstance(step, int) and not isinstance(step, bool):
+        return f"[{step}]"
+    return render_key(step)
+
+
+def _size(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+_REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def _walk(schema: object) -> Iterator[tuple[str, object]]:
+    """Every (JSON pointer, value) inside ``schema``, without recursion (a deep schema cannot overflow)."""
+    stack: list[tuple[str, object]] = [("#", schema)]
+    while stack:
+        pointer, value = stack.pop()
+        yield pointer, value
+        if isinstance(value, dict):
+            for key, item in cast("dict[str, object]", value).items():
+                escaped = str(key).replace("~", "~0").replace("/", "~1")
+                stack.append((f"{pointer}/{escaped}", item))
+        elif isinstance(value, list):
+            for index, item in enumerate(cast("list[object]", value)):
+                stack.append((f"{pointer}/{index}", item))
+
+
+def check_refs(schema: JSONObject) -> None:
+    """Refuse a ``$ref`` that points outside the schema, points nowhere, or takes part in a cycle.
+
+    A remote reference would make validation fetch from the network; a
+    cycle (a schema that refers back to itself, directly or through others)
+    makes validation and the providers' schema handling loop. Both are
+    refused when the tool is listed rather than failing every call later.
+    """
+    anchors: dict[str, str] = {}
+    refs: list[tuple[str, str]] = []  # (where the $ref is, its target)
+    for pointer, value in _walk(schema):
+        if not isinstance(value, dict):
+            continue
+        node = cast("dict[str, object]", value)
+        anchor = node.get("$anchor")
+        if isinstance(anchor, str):
+            anchors[anchor] = pointer
+        for key in _REF_KEYS:
+            target = node.get(key)
+            if target is None:
+                continue
+            if not isinstance(target, str) or not target.startswith("#"):
+                raise SchemaProblem(f"it has a remote {key} {clip(str(target), 100)!r} at {pointer}")
+            refs.append((pointer, target))
+    if not refs:
+        return
+    resolved: list[tuple[str, str]] = []
+    for pointer, target in refs:
+        if target == "#" or target.startswith("#/"):
+            where = "#" + target[1:].rstrip("/") if target != "#" else "#"
+        elif target[1:] in anchors:
+            where = anchors[target[1:]]
+        else:
+            raise SchemaProblem(f"its $ref {clip(target, 100)!r} at {pointer} names no place in the schema")
+        if not _resolves(schema, where):
+            raise SchemaProblem(f"its $ref {clip(target, 100)!r} at {pointer} names no place in the schema")
+        resolved.append((pointer, where))
+    # A reference graph: the subschema at a $ref's target reaches every $ref found inside it.
+    targets = {where for _, where in resolved}
+    edges: dict[str, set[str]] = {where: set() for where in targets}
+    for source in targets:
+        prefix = source + "/"
+        for pointer, where in resolved:
+            if pointer == source or pointer.startswith(prefix) or source == "#":
+                edges[source].add(where)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for start in sorted(targets):
+        if start in state:
+            continue
+        path: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(edges[start])))]
+        state[start] = 1
+        while path:
+            node, children = path[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                path.pop()
+            elif state.get(child) == 1:
+                raise SchemaProblem(f"it has a $ref cycle through {child}")
+            elif child not in state:
+                state[child] = 1
+                path.append((child, iter(sorted(edges[child]))))
+
+
+def _resolves(schema: JSONObject, pointer: str) -> bool:
+    value: object = schema
+    for raw in pointer.split("/")[1:]:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and key in value:
+            value = cast("dict[str, object]", value)[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(cast("list[object]", value)):
+            value = cast("list[object]", value)[int(key)]
+        else:
+            return False
+    return True
+
+
+def check_catalogue_entry(info: McpToolInfo, limits: McpLimits) -> None:
+    """Raise :class:`SchemaProblem` when ``info`` is over a limit or its schema's references are unsafe."""
+    described = len(info.description.encode()) + len((info.title or "").encode())
+    if described > limits.max_description_bytes:
+        raise SchemaProblem(
+            f"its description is {described} bytes, over the limit of {limits.max_description_bytes}"
+        )
+    for kind, schema in (("input", info.input_schema), ("output", info.output_schema)):
+        if schema is None:
+            continue
+        size = _size(schema)
+        if size > limits.max_schema_bytes:
+            raise SchemaProblem(
+                f"its {kind} schema is {size} bytes, over the limit of {limits.max_schema_bytes}"
+            )
+        check_refs(schema)
+
+
 def compile_schema(schema: JSONObject) -> Validator:
     """A validator for ``schema`` in the draft it declares (2020-12 when it declares none).
 
@@ -115,8 +264,10 @@ def compile_schema(schema: JSONObject) -> Validator:
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
-        where = join_path([render_key(step) for step in exc.absolute_path])
+        where = join_path([_step(step) for step in exc.absolute_path])
         raise SchemaProblem(f"not valid JSON Schema at {where}: {clip(exc.message, 200)}") from None
+    except RecursionError:
+        raise SchemaProblem("nested too deeply to check") from None
     return cls(schema)
 
 
@@ -209,7 +360,7 @@ class McpTool(Tool[McpArguments, Any]):
 def _issues(validator: Validator, arguments: JSONObject) -> Iterator[SerdeIssue]:
     errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(step) for step in e.absolute_path])
     for error in errors[:_MAX_ISSUES]:
-        where = join_path([render_key(step) for step in error.absolute_path])
+        where = join_path([_step(step) for step in error.absolute_path])
         received: object = error.instance
         yield SerdeIssue(
             path=where,

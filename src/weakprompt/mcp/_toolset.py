@@ -36,7 +36,7 @@ from ._info import McpToolInfo, ToolFilter
 from ._names import tool_name
 from ._results import content_text, tool_result
 from ._server import McpServer
-from ._tool import McpTool, SchemaProblem
+from ._tool import McpLimits, McpTool, SchemaProblem, check_catalogue_entry
 
 if TYPE_CHECKING:
     import anyio.abc
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ApprovalPolicy",
+    "Concurrency",
     "McpCallRequest",
     "McpConnectionError",
     "McpPromptInfo",
@@ -61,6 +62,7 @@ logger = logging.getLogger(__name__)
 # mcp_types.CONNECTION_CLOSED and REQUEST_TIMEOUT, kept here so importing this module loads no SDK
 _CONNECTION_CLOSED = -32000
 _REQUEST_TIMEOUT = -32001
+_REPLY_TOO_LARGE = -32099  # _stdio.REPLY_TOO_LARGE: our transport's answer to a reply over the limit
 
 
 class McpConnectionError(WeakpromptError):
@@ -99,6 +101,11 @@ ApprovalPolicy = Callable[[McpCallRequest], "bool | str | Awaitable[bool | str]"
 
 PauseFor = Callable[[McpToolInfo], bool]
 """Which of a server's tools pause the run for a person's decision (``requires_approval``)."""
+
+Concurrency = Literal["read_only", "all", "none"]
+"""Which of a server's calls may run at the same time: ``read_only`` (the default) lets calls to
+tools hinted read-only overlap and runs every other call one at a time, in call order; ``all``
+lets every call overlap; ``none`` runs every call one at a time."""
 
 
 @attrs.frozen
@@ -158,9 +165,15 @@ class McpToolset:
         elicitation: ElicitationCallback | None = None,
         on_progress: ProgressCallback | None = None,
         reconnect: Reconnect | None = None,
+        limits: McpLimits | None = None,
+        concurrency: Concurrency = "read_only",
     ) -> None:
         if call_timeout <= 0 or connect_timeout <= 0:
             raise ConfigurationError("MCP timeouts must be positive numbers of seconds")
+        if concurrency not in ("read_only", "all", "none"):
+            raise ConfigurationError(
+                f"MCP concurrency must be 'read_only', 'all' or 'none', got {concurrency!r}"
+            )
         self.server = server
         self.prefix = prefix
         self.filter = filter or ToolFilter()
@@ -172,6 +185,10 @@ class McpToolset:
         self.elicitation = elicitation
         self.on_progress = on_progress
         self.reconnect = reconnect or Reconnect()
+        self.limits = limits or McpLimits()
+        self.concurrency: Concurrency = concurrency
+        self._writes: Any = None  # anyio.Lock: calls that may not overlap take it, in call order
+        self._relist_wanted = False
         self._tools: tuple[McpTool, ...] = ()
         self._problems: tuple[str, ...] = ()
         self._version = 0
@@ -229,6 +246,8 @@ class McpToolset:
         self._failure = None
         self._restarts = 0
         self._changed = anyio.Event()
+        self._writes = anyio.Lock()
+        self._relist_wanted = False
         self._loop = asyncio.get_running_loop()
         group = anyio.create_task_group()
         await group.__aenter__()
@@ -309,6 +328,7 @@ class McpToolset:
 
         self._ever_connected_this_round = False
         client = self.server.client(
+            max_reply_bytes=self.limits.max_reply_bytes,
             message_handler=self._on_message,
             sampling_callback=self._on_sampling if self.sampling is not None else None,
             elicitation_callback=self._on_elicitation if self.elicitation is not None else None,
@@ -368,15 +388,29 @@ class McpToolset:
         tools: list[McpTool] = []
         problems: list[str] = []
         taken: set[str] = set()
+        left_out = 0
         for item in listed:
             info = McpToolInfo.from_sdk(item)
             if not self.filter.accepts(info):
+                continue
+            if len(tools) >= self.limits.max_tools:
+                left_out += 1
+                continue
+            try:
+                check_catalogue_entry(info, self.limits)
+            except SchemaProblem as exc:
+                problems.append(f"tool {clip(info.name, 100)!r} is not offered: {exc}")
                 continue
             name = tool_name(self.prefix, info.name, taken)
             try:
                 tools.append(McpTool.build(name, info, self, requires_approval=self._pauses(info)))
             except SchemaProblem as exc:
-                problems.append(f"tool {info.name!r} is not offered: its input schema is {exc}")
+                problems.append(f"tool {clip(info.name, 100)!r} is not offered: its input schema is {exc}")
+        if left_out:
+            problems.append(
+                f"{left_out} more tool(s) are not offered: the server lists more than "
+                f"the limit of {self.limits.max_tools}"
+            )
         for problem in problems:
             logger.warning("MCP server %r: %s", self.server.name, problem)
         if _specs(tools) != _specs(self._tools):
@@ -392,9 +426,12 @@ class McpToolset:
             # waits for the new list (see _call).
             import anyio
 
+            # Coalesced: one listing in flight and at most one more wanted after it, however many
+            # notifications arrive meanwhile (each would otherwise start a full listing).
+            self._relist_wanted = True
             if self._relisting is None:
                 self._relisting = anyio.Event()
-            self._group.start_soon(self._changed_tools)
+                self._group.start_soon(self._changed_tools)
 
     async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Listen for tool changes; started once the server has acknowledged the subscription."""
@@ -411,12 +448,19 @@ class McpToolset:
                 task_status.started()
 
     async def _changed_tools(self) -> None:
-        relisting, connection = self._relisting, self._connection
+        relisting = self._relisting
         try:
-            if connection is not None:
-                await self._list_tools(connection.client)
-        except Exception as exc:
-            logger.warning("MCP server %r: re-listing tools failed: %s", self.server.name, _describe(exc))
+            while self._relist_wanted:
+                self._relist_wanted = False
+                connection = self._connection
+                if connection is None:
+                    break
+                try:
+                    await self._list_tools(connection.client)
+                except Exception as exc:
+                    logger.warning(
+                        "MCP server %r: re-listing tools failed: %s", self.server.name, _describe(exc)
+                    )
         finally:
             if relisting is not None and self._relisting is relisting:
                 self._relisting = None
@@ -463,7 +507,24 @@ class McpToolset:
             return await asyncio.wrap_future(future)
         return await self._call(name, info, arguments, context)
 
+    def _overlaps(self, info: McpToolInfo) -> bool:
+        """Whether a call to ``info`` may run while other calls to this server run."""
+        if self.concurrency == "all":
+            return True
+        return self.concurrency == "read_only" and info.read_only is True
+
     async def _call(
+        self, name: str, info: McpToolInfo, arguments: JSONObject, context: ToolContext
+    ) -> ToolResult[Any]:
+        writes = self._writes
+        if writes is None or self._overlaps(info):
+            return await self._call_now(name, info, arguments, context)
+        # A server need not handle overlapping writes (server-memory loses all but the last):
+        # calls that may write wait for each other, first come first served (the lock is fair).
+        async with writes:
+            return await self._call_now(name, info, arguments, context)
+
+    async def _call_now(
         self, name: str, info: McpToolInfo, arguments: JSONObject, context: ToolContext
     ) -> ToolResult[Any]:
         import anyio
@@ -490,15 +551,16 @@ class McpToolset:
                 progress_callback=self._progress_for(name),
             )
         except TimeoutError:
-            return ToolResult.error(
-                f"MCP tool {info.name!r} did not answer within {timeout:g} s; the call was abandoned"
-            )
+            return ToolResult.error(self._timed_out(info, timeout, connection))
         except _Unavailable as exc:
             return ToolResult.error(str(exc))
         except MCPError as exc:
             if exc.code == _REQUEST_TIMEOUT:
+                return ToolResult.error(self._timed_out(info, timeout, connection))
+            if exc.code == _REPLY_TOO_LARGE:
                 return ToolResult.error(
-                    f"MCP tool {info.name!r} did not answer within {timeout:g} s; the call was abandoned"
+                    f"the reply of MCP tool {info.name!r} was larger than the limit of "
+                    f"{self.limits.max_reply_bytes} bytes (McpLimits.max_reply_bytes); the call failed"
                 )
             if exc.code == _CONNECTION_CLOSED and connection is not None:
                 self._drop(connection)
@@ -521,16 +583,28 @@ class McpToolset:
             self._connection = None
             self._signal()
 
+    def _again(self) -> str:
+        if self._restarts < self.reconnect.max_restarts:
+            return "is being restarted for the next call"
+        return "will not be restarted"
+
     def _lost_text(self, info: McpToolInfo, exc: BaseException) -> str:
-        again = (
-            "it is being restarted for the next call"
-            if self._restarts < self.reconnect.max_restarts
-            else "it will not be restarted"
-        )
         return (
             f"the MCP server {self.server.name!r} stopped during the call to {info.name!r} "
-            f"({_describe(exc)}); the call did not complete; {again}"
+            f"({_describe(exc)}); the call did not complete; it {self._again()}"
         )
+
+    def _timed_out(self, info: McpToolInfo, timeout: float, connection: _Connection | None) -> str:
+        """The text of a call abandoned at its timeout; its connection is restarted by the policy.
+
+        A server that did not answer may still be busy with the call (or stuck
+        in it), and later calls on that connection would wait behind it.
+        """
+        text = f"MCP tool {info.name!r} did not answer within {timeout:g} s; the call was abandoned"
+        if connection is None:
+            return text
+        self._drop(connection)
+        return f"{text}; the connection to {self.server.name!r} {self._again()}"
 
     async def _approval(self, request: McpCallRequest) -> str | None:
         policy = self.approve
@@ -600,8 +674,10 @@ class McpToolset:
     # -- resources and prompts ------------------------------------------------------------------
 
     async def list_resources(self) -> tuple[McpResourceInfo, ...]:
-        """The resources the server lists."""
+        """The resources the server lists (none when it has no resources at all)."""
         client = (await self._live(self.call_timeout)).client
+        if client.server_capabilities.resources is None:
+            return ()
         listed = await client.list_resources()
         return tuple(
             McpResourceInfo(uri=str(r.uri), name=r.name, description=r.description, mime_type=r.mime_type)
@@ -629,8 +705,10 @@ class McpToolset:
         return MarkdownSection(title=title, key=key, template=body, accepts_overrides=False, **options)
 
     async def list_prompts(self) -> tuple[McpPromptInfo, ...]:
-        """The prompts the server lists."""
+        """The prompts the server lists (none when it has no prompts at all)."""
         client = (await self._live(self.call_timeout)).client
+        if client.server_capabilities.prompts is None:
+            return ()
         listed = await client.list_prompts()
         return tuple(
             McpPromptInfo(

@@ -13,7 +13,7 @@ import attrs
 from ..canonical import canonical_json, parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from .approval import Approve, Decision, Deny, PendingCall, Supply, pending_to_json
+from .approval import Approve, Decision, Deny, PendingCall, Supply, pending_to_json, sign_pending
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -168,15 +168,20 @@ def reply_from_json(text: str) -> AssistantTurn:
 
 @attrs.define
 class RunStateWrite:
-    """Rows a turn stores in its transaction: the pause it ends in (if any); the journal row goes."""
+    """Rows a turn stores in its transaction: the pause it ends in (if any); the journal row goes.
+
+    The pending calls get their tokens here, once the pause's number and the
+    store's id are known (signed with ``key``, see ``runtime.approval``).
+    """
 
     session_id: str
     clock: Clock
     head: Callable[[], str | None]
     pending: tuple[PendingCall, ...] = ()
     state: JSONObject | None = None
+    key: bytes | None = None
     clear_journal: bool = True
-    on_committed: Callable[[int], None] | None = None
+    on_committed: Callable[[int, tuple[PendingCall, ...]], None] | None = None
     seq: int = 0
 
     def write(self, conn: Connection) -> None:
@@ -187,6 +192,13 @@ class RunStateWrite:
         if not self.pending:
             return
         self.seq = pause_rows.next_pause_seq(conn, self.session_id)
+        self.pending = sign_pending(
+            self.pending,
+            store_id=pause_rows.store_id(conn),
+            session_id=self.session_id,
+            seq=self.seq,
+            key=self.key,
+        )
         pause_rows.insert_pause(
             conn,
             pause_rows.PauseRow(
@@ -202,4 +214,4 @@ class RunStateWrite:
 
     def committed(self) -> None:
         if self.pending and self.on_committed is not None:
-            self.on_committed(self.seq)
+            self.on_committed(self.seq, self.pending)

@@ -34,7 +34,7 @@ from weakprompt.runtime import (
 )
 from weakprompt.runtime.approval import APPROVAL_KEY_ENV
 from weakprompt.session import Session
-from weakprompt.store import MIGRATIONS, Store, pause_rows, tables
+from weakprompt.store import LATEST_VERSION, MIGRATIONS, Store, pause_rows, tables
 from weakprompt.store.engine import build_engine, normalize_url
 from weakprompt.store.migrations import migrate
 from weakprompt.tools import ToolContext, ToolResult, tool
@@ -206,17 +206,18 @@ def test_every_store_has_an_id_of_its_own_and_keeps_it(tmp_path: Path) -> None:
     assert len(ids | {kept}) == 5
 
 
-def test_version_5_gives_an_existing_store_an_id(tmp_path: Path) -> None:
+def test_the_store_identity_migration_gives_an_existing_store_an_id(tmp_path: Path) -> None:
+    step = next(m for m in MIGRATIONS if "store_identity" in m.description)
     path = tmp_path / "v4.db"
     engine = build_engine(normalize_url(path))
     try:
         with engine.begin() as conn:
-            assert migrate(conn, FakeClock(), migrations=MIGRATIONS[:4]) == (0, 4)
+            before = MIGRATIONS[: MIGRATIONS.index(step)]
+            assert migrate(conn, FakeClock(), migrations=before) == (0, step.version - 1)
     finally:
         engine.dispose()
-    assert MIGRATIONS[4].version == 5 and "store_identity" in MIGRATIONS[4].description
     with Store.open(path) as store:
-        assert store.schema_version == 5
+        assert store.schema_version == LATEST_VERSION
         assert len(store_id(store)) == 32
         pause(store)  # pauses work on the upgraded store
 

@@ -25,8 +25,9 @@ from weakprompt.runtime import (
     evaluate,
     resume,
 )
+from weakprompt.runtime.approval import decisions_to_json
 from weakprompt.session import Session
-from weakprompt.store import Store
+from weakprompt.store import Store, pause_rows
 from weakprompt.tools import ToolContext, ToolResult, tool
 from weakprompt.transcript import Transcript
 
@@ -252,3 +253,30 @@ def test_property_no_unapproved_call_ever_runs_inline(
     for index, allowed in enumerate(decider.allowed):
         ran = Counter(RAN[marks[index] : marks[index + 1]])
         assert not ran - allowed, f"ran without approval: {ran - allowed}"
+
+
+def test_a_claimed_pause_whose_call_id_was_answered_in_an_earlier_turn_is_replayed_after_a_crash(
+    tmp_path: Path,
+) -> None:
+    with Store.open(tmp_path / "crash.db") as store:
+        first = evaluate(
+            make_prompt(),
+            adapter=ScriptedAdapter([delete("/a")]),
+            session=Session(session_id="c"),
+            store=store,
+        ).paused
+        assert first is not None
+        second = resume(
+            store,
+            "c",
+            [Approve("call_0", first.pending[0].token)],
+            prompt=make_prompt(),
+            adapter=ScriptedAdapter([delete("/b")]),
+        ).paused
+        assert second is not None
+        decisions = decisions_to_json([Approve("call_0", second.pending[0].token)])
+        with store.write() as conn:  # claimed by a resume that died before running the call
+            assert pause_rows.claim_pause(conn, "c", 2, decisions_json=decisions, decided_by="x", now="2026")
+        response = resume(store, "c", prompt=make_prompt(), adapter=ScriptedAdapter([text_turn("done")]))
+    assert response.paused is None and response.text == "done"
+    assert RAN == [("call_0", "/a"), ("call_0", "/b")]  # the earlier call_0 result did not count for /b

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..session import PersistedState, Session
     from ..store import Store
     from ..store.pause_rows import JournalRow, PauseRow
+    from ..transcript.options import CompileView
     from ._pausing import AnswerStep, Resumption, RunContext, RunStep
     from .approval import Approver, Decision, PausedRun
     from .response import PromptResponse
@@ -319,6 +320,17 @@ def _replayed(pause: PauseRow, tokens: _Tokens) -> tuple[RunStep | AnswerStep, .
     return plan_steps(paused.pending, decisions, pause.decided_by)
 
 
+def _answered_since(view: CompileView, head: str | None) -> set[str]:
+    """Ids of the calls answered after commit ``head`` (all of them when it is not found).
+
+    A model may reuse a call id from an earlier turn: a result before the
+    pause does not answer the pause's call of that id.
+    """
+    hashes = [commit.hash for commit in view.commits]
+    start = hashes.index(head) + 1 if head in hashes else 0
+    return {m.tool_call_id for m in view.context.messages[start:] if m.role == "tool" and m.tool_call_id}
+
+
 def _recover(
     store: Store, session_id: str, pause: PauseRow | None, journal: JournalRow | None, tokens: _Tokens
 ) -> tuple[Resumption, PauseRow | None]:
@@ -327,7 +339,8 @@ def _recover(
     from ._pausing import Resumption, RunContext, RunStep, reply_from_json
     from .approval import pending_from_json
 
-    compiled = Transcript(store, session_id).compile()
+    view = Transcript(store, session_id).compile_view()
+    compiled = view.context
     if journal is not None:
         data = parse_canonical_json(journal.calls_json)
         info = data if isinstance(data, dict) else {}
@@ -341,8 +354,8 @@ def _recover(
         if pause is not None and pause.decisions_json is not None:  # a resumed turn that was not stored
             steps = _replayed(pause, tokens)
             return Resumption(steps, context=context, interrupted=started), pause
-    answered = {m.tool_call_id for m in compiled.messages if m.role == "tool"}
     if pause is not None and pause.decisions_json is not None:
+        answered = _answered_since(view, pause.head_hash)
         pending = pending_from_json(pause.pending_json)
         if any(p.call_id not in answered for p in pending):  # claimed, but stopped before running any
             steps = _replayed(pause, tokens)

@@ -455,3 +455,12 @@ def test_the_approvals_command_reports_a_store_it_cannot_read(tmp_path: Path) ->
         engine.dispose()
     listed = CliRunner().invoke(cli, ["approvals", "--db", str(path)])
     assert listed.exit_code != 0 and "SchemaVersionError" in listed.output
+
+
+@pytest.mark.parametrize("token", ["é" * 64, "\udcff", 12345])
+def test_a_token_that_is_not_hex_or_not_text_is_refused_cleanly(tmp_path: Path, token: object) -> None:
+    with Store.open(tmp_path / "t.db") as store:
+        paused = pause(store)
+        decisions = [Approve("c2", token), *approve_all(paused)[1:]]  # type: ignore[arg-type]
+        with pytest.raises(ResumeError, match="the token for call 'c2' does not match"):
+            resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())

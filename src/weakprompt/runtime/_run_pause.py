@@ -219,7 +219,7 @@ def check_decisions(
         if decision.call_id in seen:
             raise ResumeError(f"{where}: call {decision.call_id!r} is decided twice")
         seen.add(decision.call_id)
-        if decision.token != waiting.token:
+        if not same_token(decision.token, waiting.token):
             raise ResumeError(
                 f"{where}: the token for call {decision.call_id!r} does not match: it was made for "
                 "other arguments, another call, pause, session or store, or another tool definition"
@@ -236,13 +236,21 @@ def check_decisions(
         raise ResumeError(f"{where}: no decision for pending call(s) {', '.join(missing)}")
 
 
+def same_token(given: object, expected: str) -> bool:
+    """Compare tokens in constant time (any text, even a value that is not text, compares)."""
+    text = given if isinstance(given, str) else repr(given)
+    return hmac.compare_digest(
+        text.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
+
+
 def check_stored_tokens(paused: PausedRun, *, store_id: str, key: bytes | None) -> None:
     """Refuse a pause whose stored calls do not match their own tokens (edited, or another key)."""
     signed = sign_pending(
         paused.pending, store_id=store_id, session_id=paused.session_id, seq=paused.seq, key=key
     )
     for waiting, expected in zip(paused.pending, signed, strict=True):
-        if not hmac.compare_digest(expected.token, waiting.token):
+        if not same_token(expected.token, waiting.token):
             state = "set" if key is not None else "not set"
             raise ResumeError(
                 f"pause {paused.seq} of session {paused.session_id!r}: the stored call {waiting.call_id!r} "

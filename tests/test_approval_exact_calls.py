@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -280,3 +281,34 @@ def test_a_claimed_pause_whose_call_id_was_answered_in_an_earlier_turn_is_replay
         response = resume(store, "c", prompt=make_prompt(), adapter=ScriptedAdapter([text_turn("done")]))
     assert response.paused is None and response.text == "done"
     assert RAN == [("call_0", "/a"), ("call_0", "/b")]  # the earlier call_0 result did not count for /b
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_crash_in_a_later_decided_turn_never_replays_an_older_pause_s_approval(
+    tmp_path: Path, named: bool
+) -> None:
+    with Store.open(tmp_path / "old.db") as store:
+        first = evaluate(
+            make_prompt(),
+            adapter=ScriptedAdapter([delete("/a")]),
+            session=Session(session_id="o"),
+            store=store,
+        ).paused
+        assert first is not None
+        resume(
+            store,
+            "o",
+            [Approve("call_0", first.pending[0].token)],
+            prompt=make_prompt(),
+            adapter=ScriptedAdapter([text_turn("done")]),
+        )
+        # later, a turn decided inline (no stored pause) dies while its calls run: its journal row stays
+        calls: dict[str, object] = {"calls": ["call_0"], "run": {}}
+        if named:
+            calls["pause"] = 0
+        row = pause_rows.JournalRow("o", None, None, json.dumps(calls, sort_keys=True), "2026")
+        with store.write() as conn:
+            pause_rows.write_journal(conn, row)
+        with pytest.raises(ResumeError, match="nothing to resume"):
+            resume(store, "o", prompt=make_prompt(), adapter=ScriptedAdapter([text_turn("again")]))
+    assert RAN == [("call_0", "/a")]  # alice's approval of /a was used once

@@ -90,6 +90,12 @@ class Resumption:
     context: RunContext = RunContext()
     interrupted: frozenset[str] = frozenset()
     """Calls that may have started before a crash: re-run only if their tool is idempotent."""
+    pause: int = 0
+    """The stored pause whose decisions these steps carry out (0: none, or decided inline).
+
+    Kept in the journal row of the decided turn, so that after a crash only
+    that pause's decisions are replayed, never an older pause's.
+    """
 
 
 def plan_steps(

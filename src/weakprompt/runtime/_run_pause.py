@@ -154,17 +154,28 @@ def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
 
 
 def write_journal(
-    evaluation: _Evaluation[Any], reply: AssistantTurn | None, call_ids: Sequence[str] | None = None
+    evaluation: _Evaluation[Any],
+    reply: AssistantTurn | None,
+    call_ids: Sequence[str] | None = None,
+    pause: int = 0,
 ) -> None:
-    """Record, before they start, the calls of a turn that is not stored yet (run on the store thread)."""
+    """Record, before they start, the calls of a turn that is not stored yet (run on the store thread).
+
+    ``pause``: the stored pause whose decided calls these are (0: none).
+    """
     from ..store import pause_rows
 
     ids = call_ids if call_ids is not None else [c.id for c in reply.tool_calls] if reply is not None else []
+    calls: JSONObject = {
+        "calls": list[JSONValue](ids),
+        "run": run_context(evaluation).to_json(),
+        "pause": pause,
+    }
     row = pause_rows.JournalRow(
         session_id=evaluation.transcript.session_id,
         head_hash=evaluation.head,
         reply_json=reply_to_json(reply) if reply is not None else None,
-        calls_json=canonical_json({"calls": list[JSONValue](ids), "run": run_context(evaluation).to_json()}),
+        calls_json=canonical_json(calls),
         created_at=evaluation.session.clock.now().isoformat(),
     )
     with evaluation.transcript.store.write() as conn:
@@ -372,7 +383,7 @@ async def resume_steps(
             steps.append(step)
     run_ids = [s.call.id for s in steps if isinstance(s, RunStep)]
     if evaluation.journal and run_ids:
-        await evaluation.io(lambda: write_journal(evaluation, plan.reply, run_ids))
+        await evaluation.io(lambda: write_journal(evaluation, plan.reply, run_ids, plan.pause))
     for step in steps:
         if isinstance(step, RunStep):
             # A person's approval covers this one execution of exactly this call, nothing later.

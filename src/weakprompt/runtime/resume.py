@@ -275,7 +275,7 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
     except SessionStateError as exc:
         exc.add_note("the pause is claimed: resume again (without decisions) once the session types import")
         raise
-    return Resumption(plan_steps(paused.pending, decisions, decided_by), context=context)
+    return Resumption(plan_steps(paused.pending, decisions, decided_by), context=context, pause=pause.seq)
 
 
 def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedState]:
@@ -351,9 +351,11 @@ def _recover(
             reply = reply_from_json(journal.reply_json)
             steps = tuple(RunStep(call, None) for call in reply.tool_calls)
             return Resumption(steps, reply=reply, context=context, interrupted=started), None
-        if pause is not None and pause.decisions_json is not None:  # a resumed turn that was not stored
+        journaled = info.get("pause", 0)  # absent in rows of older code: no pause named, nothing replayed
+        if pause is not None and pause.decisions_json is not None and journaled == pause.seq:
+            # this pause's decided turn, not stored: its decisions, and no older pause's, are replayed
             steps = _replayed(pause, tokens)
-            return Resumption(steps, context=context, interrupted=started), pause
+            return Resumption(steps, context=context, interrupted=started, pause=pause.seq), pause
     if pause is not None and pause.decisions_json is not None:
         answered = _answered_since(view, pause.head_hash)
         pending = pending_from_json(pause.pending_json)
@@ -361,7 +363,7 @@ def _recover(
             steps = _replayed(pause, tokens)
             state = parse_canonical_json(pause.state_json)
             context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
-            return Resumption(steps, context=context), pause
+            return Resumption(steps, context=context, pause=pause.seq), pause
     last = compiled.messages[-1] if compiled.messages else None
     if last is None:
         raise ResumeError(f"session {session_id!r} has no stored run to resume")

@@ -292,7 +292,7 @@ def test_inline_decisions_name_the_callback_that_made_them() -> None:
 
 def test_the_approvals_command_lists_who_when_and_escapes_what_it_prints(tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
-    hostile = "/tmp/\x1b]52;c;aGk=\x07\u202eevil"
+    hostile = "/tmp/\x1b]52;c;aGk=\x07\u202eevil\t\r\U000e0001"
     turn = tool_call_turn(tool_call("delete_file", {"path": hostile}, id="c\x1b[2J"))
     with Store.open(db) as store:
         paused = evaluate(
@@ -306,15 +306,15 @@ def test_the_approvals_command_lists_who_when_and_escapes_what_it_prints(tmp_pat
             approve_all(paused),
             prompt=make_prompt(),
             adapter=ScriptedAdapter([text_turn("ok")]),
-            decided_by="bob\x1b[31m",
+            decided_by="bob\t\x1b[31m",
         )
     assert pending.exit_code == 0, pending.output
     assert "pending" in pending.output and paused.pending[0].token in pending.output
     listed = CliRunner().invoke(cli, ["approvals", "--db", db, "--session", "s1"])
     assert listed.exit_code == 0, listed.output
     assert "\x1b" not in listed.output and "\u202e" not in listed.output and "\x07" not in listed.output
-    assert "approved by bob\\x1b[31m" in listed.output
-    assert "c\\x1b[2J delete_file" in listed.output and "\\u202eevil" in listed.output
+    assert "approved by bob\\t\\x1b[31m" in listed.output
+    assert "c\\x1b[2J delete_file" in listed.output and "\\u202eevil\\t\\r\\U000e0001" in listed.output
     assert "#1" in listed.output
     other = CliRunner().invoke(cli, ["approvals", "--db", db, "--session", "nobody"])
     assert other.exit_code == 0 and "no pauses stored" in other.output

@@ -281,6 +281,7 @@ def test_inline_decisions_name_the_callback_that_made_them() -> None:
             make_prompt(), adapter=ScriptedAdapter(script()), session=session, store=store, approve=operator
         )
         log = Transcript(store, "inline").log()
+        records = decision_records(store, "inline")
     finally:
         store.close()
     assert response.paused is None
@@ -288,6 +289,12 @@ def test_inline_decisions_name_the_callback_that_made_them() -> None:
     assert [(e.call_id, e.decided_by) for e in decided] == [("c2", who), ("c3", who)]
     approvals = [c.metadata["approval"] for c in log if c.metadata and "approval" in c.metadata]
     assert approvals == [{"decision": "approved", "decided_by": who}] * 2
+    # listed like a resumed pause (it is stored, decided, with the turn it decided)
+    assert [(r.seq, r.call_id, r.decision, r.decided_by) for r in records] == [
+        (1, "c2", "approved", who),
+        (1, "c3", "approved", who),
+    ]
+    assert all(r.decided_at is not None for r in records)
 
 
 def test_the_approvals_command_lists_who_when_and_escapes_what_it_prints(tmp_path: Path) -> None:

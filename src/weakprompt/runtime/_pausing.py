@@ -13,7 +13,17 @@ import attrs
 from ..canonical import canonical_json, parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from .approval import Approve, Decision, Deny, PendingCall, Supply, pending_to_json, sign_pending
+from .approval import (
+    Approve,
+    Decision,
+    Deny,
+    PausedRun,
+    PendingCall,
+    Supply,
+    decisions_to_json,
+    pending_to_json,
+    sign_pending,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -22,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnswerStep",
+    "InlineDecision",
     "Resumption",
     "RunContext",
     "RunStateWrite",
@@ -172,6 +183,15 @@ def reply_from_json(text: str) -> AssistantTurn:
     )
 
 
+@attrs.frozen
+class InlineDecision:
+    """Decisions an ``approve=`` callback made: stored with the turn they decided, as a decided pause."""
+
+    paused: PausedRun
+    decisions: tuple[Decision, ...]
+    decided_by: str
+
+
 @attrs.define
 class RunStateWrite:
     """Rows a turn stores in its transaction: the pause it ends in (if any); the journal row goes.
@@ -186,6 +206,7 @@ class RunStateWrite:
     pending: tuple[PendingCall, ...] = ()
     state: JSONObject | None = None
     key: bytes | None = None
+    decided: InlineDecision | None = None
     clear_journal: bool = True
     on_committed: Callable[[int, tuple[PendingCall, ...]], None] | None = None
     seq: int = 0
@@ -195,6 +216,8 @@ class RunStateWrite:
 
         if self.clear_journal:
             pause_rows.clear_journal(conn, self.session_id)
+        if self.decided is not None:
+            self._record_inline(conn, self.decided)
         if not self.pending:
             return
         self.seq = pause_rows.next_pause_seq(conn, self.session_id)
@@ -215,6 +238,31 @@ class RunStateWrite:
                 pending_json=pending_to_json(self.pending),
                 state_json=canonical_json(self.state or {}),
                 created_at=self.clock.now().isoformat(),
+            ),
+        )
+
+    def _record_inline(self, conn: Connection, decided: InlineDecision) -> None:
+        """A row for the inline pause, already decided: who decided which call, listed like any other.
+
+        Its calls keep the tokens the callback was shown (pause 0, no store):
+        it is never resumed, only read.
+        """
+        from ..store import pause_rows
+
+        now = self.clock.now().isoformat()
+        pause_rows.insert_pause(
+            conn,
+            pause_rows.PauseRow(
+                session_id=self.session_id,
+                seq=pause_rows.next_pause_seq(conn, self.session_id),
+                status="resumed",
+                head_hash=decided.paused.head,
+                pending_json=pending_to_json(decided.paused.pending),
+                state_json="{}",
+                created_at=now,
+                decisions_json=decisions_to_json(decided.decisions),
+                decided_by=decided.decided_by,
+                resumed_at=now,
             ),
         )
 

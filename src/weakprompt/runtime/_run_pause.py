@@ -14,6 +14,7 @@ from ..serde import SerdeError
 from ..tools import ToolResult
 from ._pausing import (
     AnswerStep,
+    InlineDecision,
     Resumption,
     RunContext,
     RunStateWrite,
@@ -114,7 +115,8 @@ def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
     """Store the pause the turn ends in (unless decided inline) and drop the journal row, with the turn."""
     pending = tuple(evaluation.pending) if evaluation.approver is None else ()
     journaled, evaluation.journaled = evaluation.journaled, False
-    if not pending and not journaled:
+    decided, evaluation.decided_inline = evaluation.decided_inline, None
+    if not pending and not journaled and decided is None:
         return
     state: JSONObject | None = None
     key = approval_key() if pending else None  # a bad key fails before the turn is written
@@ -147,6 +149,7 @@ def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
             pending=pending,
             state=state,
             key=key,
+            decided=decided,
             clear_journal=journaled,
             on_committed=paused,
         )
@@ -295,8 +298,9 @@ def approver_name(approver: object) -> str:
 async def decide_inline(evaluation: _Evaluation[Any]) -> None:
     """Ask the run's ``approve`` callback, then go on exactly as a resume with those decisions would.
 
-    Nothing is stored for the pause (it has number 0): its tokens name no
-    store, and the callback is recorded as the one who decided.
+    The pause has number 0 and its tokens name no store; it is stored only
+    once decided, with the decided turn, as a decided pause whose decider
+    is the callback (so ``decision_records`` lists it).
     """
     approver = evaluation.approver
     assert approver is not None
@@ -320,6 +324,7 @@ async def decide_inline(evaluation: _Evaluation[Any]) -> None:
     )
     evaluation.pending.clear()
     who = approver_name(approver)
+    evaluation.decided_inline = InlineDecision(paused, decisions, who)  # stored with the decided turn
     steps = plan_steps(paused.pending, decisions, who)
     publish_decisions(evaluation, steps, who)
     resumption = Resumption(steps)

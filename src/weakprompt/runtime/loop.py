@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from ..transcript.turns import TurnRecord
-    from ._pausing import Resumption
+    from ._pausing import InlineDecision, Resumption
     from .approval import Approver, PausedRun, PendingCall
     from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
     from .run_events import EventCallback, RunEvent
@@ -646,6 +646,7 @@ class _Evaluation(Generic[OutputT]):
         # Pausing (specs/APPROVAL.md): calls waiting now, how decisions come.
         self.pending: list[PendingCall] = []
         self.approver: Approver | None = None
+        self.decided_inline: InlineDecision | None = None  # stored with the turn it decided
         self.resumption: Resumption | None = None
         self.tool_wrapper: ToolWrapper | None = None
         self.paused: PausedRun | None = None

@@ -3,8 +3,8 @@
 The one reader behind ``weakprompt approvals``, ``transcript show`` and the
 inspector. A pause still waiting lists its calls as ``"pending"`` with their
 tokens; a decided one lists each call's decision, who made it and when.
-Decisions made inline (``run(..., approve=...)``) are not stored as pauses:
-they are in the tool results' commit metadata (``"approval"``).
+Decisions made inline (``run(..., approve=...)``) are stored as decided
+pauses too, with the callback as the one who decided.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from weakprompt.runtime import (
     resume_async,
 )
 from weakprompt.session import Session
-from weakprompt.store import Store
+from weakprompt.store import Store, pause_rows
 from weakprompt.tools import ToolResult, tool
 from weakprompt.transcript import Transcript
 
@@ -89,7 +89,17 @@ def test_a_call_needing_approval_pauses_after_the_other_calls(store: Store) -> N
     assert paused.pending[0].arguments == {"path": "/tmp/a.txt"}
     rendered = make_prompt().render()
     schema = rendered.tool_hashes[rendered.tool_names.index("delete_file")]
-    assert paused.pending[0].token == approval_token("s1", "c2", schema, {"path": "/tmp/a.txt"})
+    with store.read() as conn:
+        store_id = pause_rows.store_id(conn)
+    assert paused.pending[0].token == approval_token(
+        store_id=store_id,
+        session_id="s1",
+        seq=1,
+        call_id="c2",
+        schema_hash=schema,
+        arguments={"path": "/tmp/a.txt"},
+        key=None,
+    )
     # the free call ran and is stored; the waiting ones have neither a result nor an event yet
     assert [e.call_id for e in invoked] == ["c1"]
     assert [m[2] for m in messages(store, "s1") if m[0] == "tool"] == ["c1"]

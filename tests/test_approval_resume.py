@@ -34,7 +34,7 @@ from weakprompt.runtime import (
     resume,
 )
 from weakprompt.session import Session
-from weakprompt.store import LATEST_VERSION, MIGRATIONS, Store, tables
+from weakprompt.store import LATEST_VERSION, MIGRATIONS, Store, pause_rows, tables
 from weakprompt.store.engine import WRITE_OPTION, build_engine, normalize_url
 from weakprompt.store.migrations import migrate
 from weakprompt.transcript import Transcript
@@ -148,14 +148,20 @@ def test_tampered_decisions_are_refused_and_nothing_is_written(
             decisions[index] = Approve(
                 target.call_id, target.token[:position] + flipped + target.token[position + 1 :]
             )
-        elif how == "other_session":
-            decisions[index] = Approve(
-                target.call_id, approval_token("s2", target.call_id, schema, target.arguments)
+        elif how in ("other_session", "other_args"):
+            with store.read() as conn:
+                store_id = pause_rows.store_id(conn)
+            other = how == "other_session"
+            token = approval_token(
+                store_id=store_id,
+                session_id="s2" if other else "s1",
+                seq=paused.seq,
+                call_id=target.call_id,
+                schema_hash=schema,
+                arguments=target.arguments if other else {"path": f"/{position}"},
+                key=None,
             )
-        elif how == "other_args":
-            decisions[index] = Approve(
-                target.call_id, approval_token("s1", target.call_id, schema, {"path": f"/{position}"})
-            )
+            decisions[index] = Approve(target.call_id, token)
         elif how == "other_call":
             decisions[index] = Approve(f"x{position}", target.token)
         elif how == "missing":

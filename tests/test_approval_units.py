@@ -253,8 +253,7 @@ def test_the_dispatcher_holds_defers_and_answers() -> None:
         return ToolResult(message="ran")
 
     session = Session()
-    approved: set[str] = set()
-    dispatcher = ToolDispatcher([later, guarded], session=session, approved=approved)
+    dispatcher = ToolDispatcher([later, guarded], session=session)
     with pytest.raises(ToolCallPending) as deferred:
         dispatcher.execute(ToolCall("l1", "later", {"path": "p"}))
     assert deferred.value.kind == "deferred" and deferred.value.note == "queue"
@@ -265,9 +264,9 @@ def test_the_dispatcher_holds_defers_and_answers() -> None:
     assert not dispatcher.holds(ToolCall("l1", "later", {"path": "p"}))
     with pytest.raises(ToolCallPending):
         dispatcher.execute(ToolCall("g1", "guarded", {"path": "p"}))
-    approved.add("g1")
-    assert not dispatcher.holds(ToolCall("g1", "guarded", {"path": "p"}))
-    assert dispatcher.execute(ToolCall("g1", "guarded", {"path": "p"})).message == "ran"
+    assert dispatcher.execute(ToolCall("g1", "guarded", {"path": "p"}), approved=True).message == "ran"
+    # the approval was for that one execution: the same call is held again
+    assert dispatcher.holds(ToolCall("g1", "guarded", {"path": "p"}))
     answered = dispatcher.answer(ToolCall("l1", "later", {"path": "p"}), ToolResult.error("denied"))
     assert not answered.success and answered.event.call_id == "l1"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -87,7 +88,7 @@ def test_approve_one_call_with_edited_arguments(tmp_path: Path) -> None:
     edits = [c.metadata["approval"] for c in log if c.metadata and "approval" in c.metadata]
     assert edits[0] == {
         "decision": "approved_with_edits",
-        "decided_by": None,
+        "decided_by": getpass.getuser(),  # --by defaults to the OS user
         "original_arguments": {"path": "/tmp/a.txt"},
         "arguments": {"path": "/tmp/x"},
     }

@@ -78,6 +78,7 @@ def test_a_reused_database_starts_empty(runs: list[tuple[list[tuple[int, int]], 
         store = Store.open()
         counts = _row_counts(store)
         assert counts.pop(tables.schema_versions.name) > 0
+        assert counts.pop(tables.store_identity.name) == 1  # a new id of its own (test_approval_tokens)
         assert set(counts.values()) == {0}, counts  # whatever the previous store held is gone
         _fill(store, sums, text)
         assert _row_counts(store)[tables.commits.name] > 0

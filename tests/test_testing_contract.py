@@ -268,19 +268,17 @@ def test_a_handler_publishing_its_own_tool_invoked_is_found() -> None:
 class LeakyDispatcher:
     """A broken dispatcher that runs the handler whatever the arguments were."""
 
-    def __init__(
-        self, tools: list[Tool[Any, Any]], *, session: Session, resources: object, approved: object = None
-    ) -> None:
+    def __init__(self, tools: list[Tool[Any, Any]], *, session: Session, resources: object) -> None:
         self.inner = ToolDispatcher(tools, session=session)
         self.tool = tools[0]
         self.session = session
 
-    def execute(self, call: Any) -> Any:
+    def execute(self, call: Any, *, approved: bool = False) -> Any:
         try:
             self.tool.handler(AddNote("x"), context=ToolContext(session=self.session))
         except Exception:
             pass
-        return self.inner.execute(call)
+        return self.inner.execute(call, approved=approved)
 
 
 def test_check_tool_notices_invalid_arguments_reaching_the_handler(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,7 +22,7 @@ from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
 from .mcp_commands import mcp, run_with_servers
-from .pauses import cli_decisions, print_paused
+from .pauses import approvals, cli_decisions, default_decider, print_paused
 from .views import print_commits, print_sessions, print_tools, tools_document
 from .worker import worker
 
@@ -388,7 +388,7 @@ def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[
                 help="What the model reads for a denied call.",
             ),
             click.option("--arguments", help="JSON object: run the one --call with these arguments instead."),
-            click.option("--by", help="Who decides (recorded with the decision)."),
+            click.option("--by", help="Who decides (recorded with the decision); default: the OS user."),
             click.option(
                 "--adapter",
                 "adapter_spec",
@@ -444,13 +444,14 @@ def _run_decision(default: str, options: dict[str, object]) -> None:
         others=names("others"),
         message=text("message") or "",
         arguments=text("arguments"),
-        by=text("by"),
+        by=text("by") or default_decider(),
         adapter_spec=text("adapter_spec") or "local",
         model=text("model"),
         base_url=text("base_url"),
     )
 
 
+cli.add_command(approvals)
 cli.add_command(mcp)
 cli.add_command(worker)
 

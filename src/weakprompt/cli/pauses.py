@@ -1,7 +1,9 @@
-"""Paused runs in the CLI: how they are shown, and what ``weakprompt approve`` / ``deny`` decide."""
+"""Paused runs in the CLI: how they are shown, what ``weakprompt approve`` / ``deny`` decide,
+and ``weakprompt approvals``, the list of who decided what and when."""
 
 from __future__ import annotations
 
+import getpass
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
@@ -10,11 +12,26 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from ..safetext import terminal_text
+
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
-    from ..runtime import Decision, PausedRun
+    from ..runtime import CallDecision, Decision, PausedRun
 
-__all__ = ["cli_decisions", "print_paused"]
+__all__ = ["approvals", "cli_decisions", "default_decider", "print_decisions", "print_paused"]
+
+
+def _shown(text: str) -> str:
+    """Untrusted text (a model's arguments, a person's name) as it may reach the terminal."""
+    return escape(terminal_text(text))
+
+
+def default_decider() -> str | None:
+    """Who decides when ``--by`` is not given: the OS user (``None`` when it cannot be told)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER: the decision names nobody
+        return None
 
 
 def print_paused(console: Console, paused: PausedRun) -> None:
@@ -24,8 +41,8 @@ def print_paused(console: Console, paused: PausedRun) -> None:
     )
     for waiting in paused.pending:
         arguments = json.dumps(waiting.arguments, ensure_ascii=False)
-        note = f" · {escape(waiting.note)}" if waiting.note else ""
-        call = f"{escape(waiting.call_id)} {escape(waiting.tool)}({escape(arguments)})"
+        note = f" · {_shown(waiting.note)}" if waiting.note else ""
+        call = f"{_shown(waiting.call_id)} {_shown(waiting.tool)}({_shown(arguments)})"
         detail = f"[dim]{waiting.kind} token={waiting.token}[/dim]{note}"
         console.print(f"  [yellow]pending[/yellow] {call} {detail}")
 
@@ -75,3 +92,53 @@ def cli_decisions(
         else:
             decisions.append(Deny(waiting.call_id, waiting.token, message))
     return decisions
+
+
+def print_decisions(console: Console, records: Sequence[CallDecision]) -> None:
+    """One line per call of a stored pause: when, session and pause, the call, the decision, who."""
+    if not records:
+        console.print("no pauses stored")
+        return
+    for record in records:
+        when = (record.decided_at or record.paused_at).isoformat(timespec="seconds")
+        arguments = json.dumps(record.arguments, ensure_ascii=False)
+        call = f"{_shown(record.call_id)} {_shown(record.tool)}({_shown(arguments)})"
+        where = f"{_shown(record.session_id)} #{record.seq}"
+        if record.decision == "pending":
+            detail = f"[yellow]pending[/yellow] [dim]{record.kind} token={record.token}[/dim]"
+        else:
+            who = _shown(record.decided_by) if record.decided_by is not None else "[dim](not named)[/dim]"
+            detail = f"[bold]{record.decision}[/bold] by {who}"
+            if record.edited_arguments is not None:
+                edited = json.dumps(record.edited_arguments, ensure_ascii=False)
+                detail += f" [dim]ran with[/dim] {_shown(edited)}"
+            if record.message:
+                detail += f" [dim]·[/dim] {_shown(record.message)}"
+        console.print(f"{when}  {where}  {call}  {detail}", highlight=False)
+
+
+@click.command()
+@click.option("--db", required=True, help="SQLite file or database URL.")
+@click.option("--session", "session_id", help="Only this session's pauses.")
+def approvals(db: str, session_id: str | None) -> None:
+    """List every stored decision on paused calls: when, which call, which decision, who decided.
+
+    Calls still waiting are listed as pending, with their tokens.
+    """
+    from pathlib import Path
+
+    from ..errors import WeakpromptError
+    from ..runtime import decision_records
+    from ..store import Store
+
+    if "://" not in db and not Path(db).is_file():
+        raise click.ClickException(f"no database at {db}")
+    try:
+        store = Store.open(db, read_only=True)
+        try:
+            records = decision_records(store, session_id)
+        finally:
+            store.close()
+    except WeakpromptError as exc:
+        raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+    print_decisions(Console(width=None, highlight=False, soft_wrap=True), records)

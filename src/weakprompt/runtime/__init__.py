@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         approval_token,
     )
     from .pause_events import RunPaused, RunResumed, ToolCallDecided
+    from .pause_records import CallDecision, decision_records
     from .run_events import (
         EventCallback,
         RunEvent,
@@ -67,6 +68,8 @@ _LAZY: dict[str, str] = {
     "RunPaused": ".pause_events",
     "RunResumed": ".pause_events",
     "ToolCallDecided": ".pause_events",
+    "CallDecision": ".pause_records",
+    "decision_records": ".pause_records",
     "EventCallback": ".run_events",
     "RunEvent": ".run_events",
     "RunFinished": ".run_events",
@@ -84,6 +87,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "Approve",
     "Approver",
+    "CallDecision",
     "Decision",
     "Deny",
     "PausedRun",
@@ -95,6 +99,7 @@ __all__ = [
     "ToolCallDecided",
     "ToolCallPending",
     "approval_token",
+    "decision_records",
     "paused_run",
     "paused_runs",
     "resume",

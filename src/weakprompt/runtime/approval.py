@@ -1,25 +1,34 @@
 """Paused runs, the calls they wait on, and the decisions that resume them (``specs/APPROVAL.md``).
 
 A run pauses when a tool call needs a person's approval or a tool defers its
-result. The pause lists each waiting call with an approval *token*: the
-content hash of the session id, the call id, the tool's schema hash and the
-canonical arguments. A decision names the call and carries that token, so
-it approves exactly what was shown: not a call with other arguments, not a
-call of another session, not a tool whose definition changed since.
+result. The pause lists each waiting call with an approval *token* that
+binds a decision to that one call of that one pause: the store's id, the
+session, the pause's number, the call id, the tool's schema hash and the
+canonical arguments. With an approval key (``WEAKPROMPT_APPROVAL_KEY``) the
+token is an HMAC under that key, which is never stored: whoever can edit
+the database but does not hold the key cannot make a token for other
+arguments. Without a key the token is a plain hash, which catches
+mistakes (a decision meant for another call, a stale token) but not
+someone who can write to the store.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias, cast
 
 import attrs
 
-from ..canonical import canonical_json, content_hash, parse_canonical_json
+from ..canonical import canonical_json, parse_canonical_json
+from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
 from .pause_errors import PendingKind, ResumeError, ToolCallPending
 
 __all__ = [
+    "APPROVAL_KEY_ENV",
     "Approve",
     "Approver",
     "Decision",
@@ -30,18 +39,88 @@ __all__ = [
     "ResumeError",
     "Supply",
     "ToolCallPending",
+    "approval_key",
     "approval_token",
     "decisions_from_json",
     "decisions_to_json",
     "pending_from_json",
     "pending_to_json",
+    "sign_pending",
 ]
 
 
-def approval_token(session_id: str, call_id: str, schema_hash: str, arguments: JSONObject) -> str:
-    """The hash a decision must carry: binds it to one session, call, tool definition and arguments."""
-    return content_hash(
-        {"session": session_id, "call": call_id, "schema": schema_hash, "arguments": arguments}
+APPROVAL_KEY_ENV = "WEAKPROMPT_APPROVAL_KEY"
+"""The environment variable holding the key approval tokens are signed with."""
+
+_MIN_KEY_BYTES = 16
+
+
+def approval_key() -> bytes | None:
+    """The approval key from ``WEAKPROMPT_APPROVAL_KEY`` (its UTF-8 bytes), or ``None``: unkeyed tokens.
+
+    Read when a pause is written and when it is resumed, so both sides must
+    see the same key. A key shorter than 16 bytes is refused.
+    """
+    text = os.environ.get(APPROVAL_KEY_ENV, "")
+    if not text:
+        return None
+    key = text.encode("utf-8", "surrogateescape")
+    if len(key) < _MIN_KEY_BYTES:
+        raise ConfigurationError(
+            f"{APPROVAL_KEY_ENV} is {len(key)} bytes long; an approval key needs at least "
+            f"{_MIN_KEY_BYTES} (for instance 64 hex digits from secrets.token_hex(32))"
+        )
+    return key
+
+
+def approval_token(
+    *,
+    store_id: str,
+    session_id: str,
+    seq: int,
+    call_id: str,
+    schema_hash: str,
+    arguments: JSONObject,
+    key: bytes | None,
+) -> str:
+    """The token a decision must carry: binds it to one store, session, pause, call, tool and arguments.
+
+    HMAC-SHA256 under ``key`` when there is one; a plain SHA-256 otherwise
+    (anyone who can read the pause can make that one).
+    """
+    body = canonical_json(
+        {
+            "store": store_id,
+            "session": session_id,
+            "pause": seq,
+            "call": call_id,
+            "schema": schema_hash,
+            "arguments": arguments,
+        }
+    ).encode("utf-8")
+    if key is None:
+        return hashlib.sha256(body).hexdigest()
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def sign_pending(
+    pending: Sequence[PendingCall], *, store_id: str, session_id: str, seq: int, key: bytes | None
+) -> tuple[PendingCall, ...]:
+    """``pending`` with each call's token made for this store, session and pause."""
+    return tuple(
+        attrs.evolve(
+            waiting,
+            token=approval_token(
+                store_id=store_id,
+                session_id=session_id,
+                seq=seq,
+                call_id=waiting.call_id,
+                schema_hash=waiting.schema_hash,
+                arguments=waiting.arguments,
+                key=key,
+            ),
+        )
+        for waiting in pending
     )
 
 

@@ -11,7 +11,7 @@ import contextvars
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -108,7 +108,6 @@ class ToolDispatcher:
         clock: Clock | None = None,
         prompt_name: str = "",
         tool_spans: Callable[[ToolCall], ToolSpan] | None = None,
-        approved: Container[str] = frozenset(),
     ) -> None:
         registry: dict[str, AnyTool] = {}
         for tool in tools:
@@ -124,8 +123,7 @@ class ToolDispatcher:
         self._clock = clock if clock is not None else session.clock
         self._prompt_name = prompt_name
         self._tool_spans = tool_spans  # a tracing hook: the span of each call (runtime.tracing)
-        self._approved = approved  # call ids a person approved: their tools' approval policy is met
-        # Every field is fixed for the dispatcher's lifetime, so one frozen context serves all calls.
+        # Every field but the call id is fixed for the dispatcher's lifetime: each call gets a copy.
         self._context = ToolContext(
             session=session,
             prompt=prompt,
@@ -156,10 +154,10 @@ class ToolDispatcher:
         return tool is not None and tool.sequential
 
     def holds(self, call: ToolCall) -> bool:
-        """Whether ``call`` would wait for approval rather than run (its tool's policy, not yet approved)."""
+        """Whether ``call`` would wait for approval rather than run (its tool's policy, with no approval)."""
         name = plain_text(call.name)
         tool = self._tools.get(name) if name is not None else None
-        if tool is None or tool.requires_approval is False or call.id in self._approved:
+        if tool is None or tool.requires_approval is False:
             return False
         arguments = call.decoded_arguments
         if not isinstance(arguments, dict):
@@ -168,9 +166,15 @@ class ToolDispatcher:
             params: object = tool.parse_arguments(arguments)
         except Exception:  # refused before the handler: it never runs
             return False
-        return tool.needs_approval(params, self._context)
+        return tool.needs_approval(params, self._call_context(call, self._session))
 
-    def execute(self, call: ToolCall) -> ToolExecution:
+    def _call_context(self, call: ToolCall, session: Session) -> ToolContext:
+        """The context of one call: the dispatcher's, with this call's id (and its fork of the session)."""
+        if session is self._session:
+            return attrs.evolve(self._context, call_id=call.id)
+        return attrs.evolve(self._context, session=session, call_id=call.id)
+
+    def execute(self, call: ToolCall, *, approved: bool = False) -> ToolExecution:
         """Run one tool call; returns a result for every mistake the model or the tool can make.
 
         Raises only what must stop or redirect the evaluation loop:
@@ -181,14 +185,19 @@ class ToolDispatcher:
         interrupts such as ``KeyboardInterrupt``. An ``async def`` handler is
         run to completion (on a worker thread's loop when this thread is
         already running one).
+
+        ``approved``: a person approved exactly this call (this id, tool and
+        arguments), so its tool's approval policy is met for this one
+        execution. Nothing is remembered: another call, even one with the
+        same id, is judged by the policy again.
         """
-        step = self._prepare(call, self._session)
+        step = self._prepare(call, self._session, approved=approved)
         if isinstance(step, _Ready):
             outcome, caught = _call_sync(step) if step.span is None else _traced(step.span, _call_sync, step)
             step = self._settle(step, outcome, caught)
         return self._announce(step)
 
-    async def execute_async(self, call: ToolCall) -> ToolExecution:
+    async def execute_async(self, call: ToolCall, *, approved: bool = False) -> ToolExecution:
         """:meth:`execute` for the event loop: an async handler is awaited, a sync one runs on a thread.
 
         Same steps, same outcomes, the same one event. A cancellation while
@@ -196,7 +205,7 @@ class ToolDispatcher:
         with a failed result and is re-raised; a sync handler's thread cannot
         be stopped, so the cancellation waits for it to finish first.
         """
-        step = self._prepare(call, self._session)
+        step = self._prepare(call, self._session, approved=approved)
         if isinstance(step, _Ready):
             if step.span is None:
                 outcome, caught = await _call_async(step, drain=True)
@@ -281,7 +290,7 @@ class ToolDispatcher:
         properties = tool.parameters_schema().get("properties")
         return tuple(properties) if isinstance(properties, dict) else ()
 
-    def _prepare(self, call: ToolCall, session: Session) -> _Ready | _Settled:
+    def _prepare(self, call: ToolCall, session: Session, *, approved: bool = False) -> _Ready | _Settled:
         """Steps 1-7: everything before the handler; a call refused here is already settled."""
         started = self._clock.now()
         span = self._tool_spans(call) if self._tool_spans is not None else None
@@ -308,12 +317,10 @@ class ToolDispatcher:
         if self._deadline is not None and self._deadline.expired():
             return self._refuse(call, tool_messages.deadline_expired(tool.name), started, params=params)
 
-        if tool.requires_approval is not False and call.id not in self._approved:
-            context = (
-                self._context if session is self._session else attrs.evolve(self._context, session=session)
-            )
-            if tool.needs_approval(params, context):  # waits for a decision: nothing runs, no event yet
-                return self._hold(call, params, started, ToolCallPending(call, "approval"))
+        context = self._call_context(call, session)
+        # waits for a decision: nothing runs, no event yet
+        if tool.requires_approval is not False and not approved and tool.needs_approval(params, context):
+            return self._hold(call, params, started, ToolCallPending(call, "approval"))
 
         # A fork never shares resources: concurrent calls only run when none is snapshotable.
         resources = self._resources if session is self._session else None
@@ -329,7 +336,6 @@ class ToolDispatcher:
             error = PromptEvaluationError(f"tool {tool.name!r} was not run: saving state failed: {text}")
             error.__cause__ = exc
             return attrs.evolve(refused, escalate=error)
-        context = self._context if session is self._session else attrs.evolve(self._context, session=session)
         return _Ready(
             tool, call, params, started, context, resources, session_snapshot, resource_snapshot, span
         )

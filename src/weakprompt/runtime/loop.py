@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from ..transcript.turns import TurnRecord
-    from ._pausing import Resumption
+    from ._pausing import InlineDecision, Resumption
     from .approval import Approver, PausedRun, PendingCall
     from .results import EvaluationOutputs, Retention, RunSubAgent, ToolOutputSettings
     from .run_events import EventCallback, RunEvent
@@ -643,10 +643,10 @@ class _Evaluation(Generic[OutputT]):
         self.executions: list[ToolExecution] = []
         self.async_handlers: dict[str, bool] = {}  # by tool name, for the current dispatcher
         self.expanded: list[str] = []
-        # Pausing (specs/APPROVAL.md): calls a person approved, calls waiting now, how decisions come.
-        self.approved: set[str] = set()
+        # Pausing (specs/APPROVAL.md): calls waiting now, how decisions come.
         self.pending: list[PendingCall] = []
         self.approver: Approver | None = None
+        self.decided_inline: InlineDecision | None = None  # stored with the turn it decided
         self.resumption: Resumption | None = None
         self.tool_wrapper: ToolWrapper | None = None
         self.paused: PausedRun | None = None
@@ -1010,7 +1010,7 @@ class _Evaluation(Generic[OutputT]):
                 outcomes = await self.dispatcher.execute_concurrently(group)
             for call, outcome in zip(group, outcomes, strict=True):
                 if isinstance(outcome, ToolCallPending):
-                    _hold(self, outcome)
+                    await _hold(self, outcome, turn)
                     continue
                 await self._take_result(call, outcome, turn)
             index = end
@@ -1045,7 +1045,7 @@ class _Evaluation(Generic[OutputT]):
 
         done = await self._io.settled(work, may_block=True)
         if isinstance(done, ToolCallPending):
-            _hold(self, done)
+            await _hold(self, done, turn)
             return
         await self._result_ready(call, *done)
 
@@ -1243,7 +1243,6 @@ class _Evaluation(Generic[OutputT]):
             redact=self.redact,
             prompt_name=self.name,
             tool_spans=None if self.trace is None else self._tool_span,
-            approved=self.approved,
         )
         self.offered = rendered.tool_names
         self.transcript.set_tools(rendered.tool_schemas)
@@ -1359,11 +1358,11 @@ async def _decide_inline(evaluation: _Evaluation[Any]) -> None:
     await _run_pause.decide_inline(evaluation)
 
 
-def _hold(evaluation: _Evaluation[Any], pending: ToolCallPending) -> None:
+async def _hold(evaluation: _Evaluation[Any], pending: ToolCallPending, turn: TurnRecord) -> None:
     """Keep a call waiting for a decision; the turn will end in a pause (or an inline decision)."""
     from . import _run_pause
 
-    evaluation.pending.append(_run_pause.pending_call(evaluation, pending))
+    await _run_pause.hold(evaluation, pending, turn)
 
 
 def _open_turn(

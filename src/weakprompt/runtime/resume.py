@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+import attrs
+
 from ..canonical import parse_canonical_json
 from ._sync import run_sync
 from .loop import DEFAULT_MAX_TURNS, ToolWrapper, run
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
     from ..session import PersistedState, Session
     from ..store import Store
     from ..store.pause_rows import JournalRow, PauseRow
-    from ._pausing import Resumption, RunContext
+    from ..transcript.options import CompileView
+    from ._pausing import AnswerStep, Resumption, RunContext, RunStep
     from .approval import Approver, Decision, PausedRun
     from .response import PromptResponse
     from .results import ToolOutputSettings
@@ -33,6 +36,14 @@ if TYPE_CHECKING:
 __all__ = ["paused_run", "paused_runs", "resume", "resume_async"]
 
 OutputT = TypeVar("OutputT")
+
+
+@attrs.frozen
+class _Tokens:
+    """What a pause's tokens are checked with here: the store's id and this process's approval key."""
+
+    store_id: str
+    key: bytes | None
 
 
 def _paused(row: PauseRow) -> PausedRun:
@@ -194,12 +205,16 @@ def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread
 ) -> tuple[Resumption, int]:
     """Read what the run left, check decisions, claim the pause; the plan and the pause number (0: none)."""
     from ..store import pause_rows
+    from .approval import approval_key
 
     with store.read() as conn:
         pause = pause_rows.latest_pause(conn, session_id)
         journal = pause_rows.read_journal(conn, session_id)
+        store_id = pause_rows.store_id(conn) if pause is not None else ""
+    key = approval_key()
     if pause is not None and pause.status == "paused":
-        return _resume_pause(store, pause, decisions, prompt, session, given, decided_by), pause.seq
+        tokens = _Tokens(store_id, key)
+        return _resume_pause(store, pause, decisions, prompt, session, given, decided_by, tokens), pause.seq
     if decisions:
         if pause is not None:
             raise ResumeError(
@@ -208,7 +223,7 @@ def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread
                 + "; nothing is waiting for decisions"
             )
         raise ResumeError(f"session {session_id!r} has no paused run: nothing is waiting for decisions")
-    resumption, state_of = _recover(store, session_id, pause, journal)
+    resumption, state_of = _recover(store, session_id, pause, journal, _Tokens(store_id, key))
     if state_of is not None:  # the decided turn of this pause was not stored: its state still holds
         _restore(state_of, session, given)
     return resumption, 0
@@ -222,6 +237,7 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
     session: Session,
     given: bool,
     decided_by: str | None,
+    tokens: _Tokens,
 ) -> Resumption:
     from ..session import SessionStateError, restore_state
     from ..store import pause_rows
@@ -234,7 +250,12 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
     rendered = (prompt.with_expanded(context.expanded) if context.expanded else prompt).render(session)
     tools = {t.name: t for t in rendered.tools}
     check_decisions(
-        paused, decisions, tools, schema_hashes(rendered.tools, rendered.tool_names, rendered.tool_hashes)
+        paused,
+        decisions,
+        tools,
+        schema_hashes(rendered.tools, rendered.tool_names, rendered.tool_hashes),
+        store_id=tokens.store_id,
+        key=tokens.key,
     )
     with store.write(lock=f"paused_runs:{pause.session_id}") as conn:
         claimed = pause_rows.claim_pause(
@@ -254,7 +275,7 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
     except SessionStateError as exc:
         exc.add_note("the pause is claimed: resume again (without decisions) once the session types import")
         raise
-    return Resumption(plan_steps(paused.pending, decisions, decided_by), context=context)
+    return Resumption(plan_steps(paused.pending, decisions, decided_by), context=context, pause=pause.seq)
 
 
 def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedState]:
@@ -280,15 +301,46 @@ def _restore(pause: PauseRow, session: Session, given: bool) -> None:
     restore_state(session, _stored_state(pause, given)[1])
 
 
+def _replayed(pause: PauseRow, tokens: _Tokens) -> tuple[RunStep | AnswerStep, ...]:
+    """The steps of a claimed pause's stored decisions, replayed after a crash (its tokens checked again)."""
+    from ._pausing import plan_steps
+    from ._run_pause import check_stored_tokens
+    from .approval import decisions_from_json
+
+    paused = _paused(pause)
+    check_stored_tokens(paused, store_id=tokens.store_id, key=tokens.key)
+    decisions = decisions_from_json(pause.decisions_json or "[]")
+    by_id = {waiting.call_id: waiting.token for waiting in paused.pending}
+    for decision in decisions:
+        if by_id.get(decision.call_id) != decision.token:
+            raise ResumeError(
+                f"pause {pause.seq} of session {pause.session_id!r}: the stored decision for call "
+                f"{decision.call_id!r} does not carry its token: the row was altered"
+            )
+    return plan_steps(paused.pending, decisions, pause.decided_by)
+
+
+def _answered_since(view: CompileView, head: str | None) -> set[str]:
+    """Ids of the calls answered after commit ``head`` (all of them when it is not found).
+
+    A model may reuse a call id from an earlier turn: a result before the
+    pause does not answer the pause's call of that id.
+    """
+    hashes = [commit.hash for commit in view.commits]
+    start = hashes.index(head) + 1 if head in hashes else 0
+    return {m.tool_call_id for m in view.context.messages[start:] if m.role == "tool" and m.tool_call_id}
+
+
 def _recover(
-    store: Store, session_id: str, pause: PauseRow | None, journal: JournalRow | None
+    store: Store, session_id: str, pause: PauseRow | None, journal: JournalRow | None, tokens: _Tokens
 ) -> tuple[Resumption, PauseRow | None]:
     """The plan after a crash (see :func:`resume_async`), and the pause whose state to restore."""
     from ..transcript import Transcript
-    from ._pausing import Resumption, RunContext, RunStep, plan_steps, reply_from_json
-    from .approval import decisions_from_json, pending_from_json
+    from ._pausing import Resumption, RunContext, RunStep, reply_from_json
+    from .approval import pending_from_json
 
-    compiled = Transcript(store, session_id).compile()
+    view = Transcript(store, session_id).compile_view()
+    compiled = view.context
     if journal is not None:
         data = parse_canonical_json(journal.calls_json)
         info = data if isinstance(data, dict) else {}
@@ -299,21 +351,19 @@ def _recover(
             reply = reply_from_json(journal.reply_json)
             steps = tuple(RunStep(call, None) for call in reply.tool_calls)
             return Resumption(steps, reply=reply, context=context, interrupted=started), None
-        if pause is not None and pause.decisions_json is not None:  # a resumed turn that was not stored
-            steps = plan_steps(
-                pending_from_json(pause.pending_json),
-                decisions_from_json(pause.decisions_json),
-                pause.decided_by,
-            )
-            return Resumption(steps, context=context, interrupted=started), pause
-    answered = {m.tool_call_id for m in compiled.messages if m.role == "tool"}
+        journaled = info.get("pause", 0)  # absent in rows of older code: no pause named, nothing replayed
+        if pause is not None and pause.decisions_json is not None and journaled == pause.seq:
+            # this pause's decided turn, not stored: its decisions, and no older pause's, are replayed
+            steps = _replayed(pause, tokens)
+            return Resumption(steps, context=context, interrupted=started, pause=pause.seq), pause
     if pause is not None and pause.decisions_json is not None:
+        answered = _answered_since(view, pause.head_hash)
         pending = pending_from_json(pause.pending_json)
         if any(p.call_id not in answered for p in pending):  # claimed, but stopped before running any
-            steps = plan_steps(pending, decisions_from_json(pause.decisions_json), pause.decided_by)
+            steps = _replayed(pause, tokens)
             state = parse_canonical_json(pause.state_json)
             context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
-            return Resumption(steps, context=context), pause
+            return Resumption(steps, context=context, pause=pause.seq), pause
     last = compiled.messages[-1] if compiled.messages else None
     if last is None:
         raise ResumeError(f"session {session_id!r} has no stored run to resume")

@@ -41,6 +41,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import uuid
 from typing import cast
 
 from sqlalchemy import Engine
@@ -65,11 +66,13 @@ _lock = threading.Lock()
 _template: dict[int, tuple[sqlite3.Connection, Engine]] = {}  # by pid: the engine keeps the connection open
 _idle: dict[int, list[sqlite3.Connection]] = {}  # by pid: emptied databases, ready for a next store
 _STAMP = f"UPDATE {tables.schema_versions.name} SET applied_at = ?"
+# Each private database is a store of its own: it gets an id of its own (approval tokens bind to it).
+_NEW_ID = f"UPDATE {tables.store_identity.name} SET store_id = ?"
 # Children first, so that no foreign key is ever left pointing at a deleted row.
 _EMPTY = tuple(
     f"DELETE FROM {table.name}"
     for table in reversed(tables.metadata.sorted_tables)
-    if table is not tables.schema_versions
+    if table is not tables.schema_versions and table is not tables.store_identity
 )
 
 
@@ -110,6 +113,7 @@ class _PrivateDatabase:
             database.execute("PRAGMA foreign_keys = ON")
         (self.schema_version,) = database.execute("PRAGMA schema_version").fetchone()
         database.execute(_STAMP, (self._clock.now().isoformat(),))
+        database.execute(_NEW_ID, (uuid.uuid4().hex,))
         database.commit()
         return cast("DBAPIConnection", database)  # sqlite3 is a DB-API driver; its stubs do not say so
 

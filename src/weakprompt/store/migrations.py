@@ -209,6 +209,20 @@ def _v4_paused_runs(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _v5_store_identity(conn: Connection) -> None:
+    """A random id for the store, made once: approval tokens are bound to the store they were made in."""
+    import uuid
+
+    md = MetaData()
+    identity = Table(
+        "store_identity",
+        md,
+        Column("store_id", String(36), primary_key=True),
+    )
+    md.create_all(conn)
+    conn.execute(identity.insert().values(store_id=uuid.uuid4().hex))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
     Migration(
@@ -216,6 +230,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(3, "tool outputs: tool_output_blobs, tool_outputs", _v3_tool_outputs),
     Migration(4, "approval and resume: paused_runs, run_journal", _v4_paused_runs),
+    Migration(5, "store identity: store_identity", _v5_store_identity),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -15,6 +15,7 @@ from __future__ import annotations
 import attrs
 from sqlalchemy import Connection, RowMapping, and_, bindparam, delete, func, select, update
 
+from ..errors import StoreError
 from . import tables
 from .prepared import PreparedStatement
 
@@ -27,7 +28,9 @@ __all__ = [
     "latest_pause",
     "next_pause_seq",
     "paused_rows",
+    "pause_history",
     "read_journal",
+    "store_id",
     "write_journal",
 ]
 
@@ -90,6 +93,26 @@ def paused_rows(conn: Connection, *, session_id: str | None = None) -> list[Paus
         query = query.where(_PAUSES.c.session_id == session_id)
     query = query.order_by(_PAUSES.c.created_at, _PAUSES.c.session_id, _PAUSES.c.seq)
     return [_row(found) for found in conn.execute(query).mappings()]
+
+
+def pause_history(conn: Connection, *, session_id: str | None = None) -> list[PauseRow]:
+    """Every pause, waiting or decided (of one session, or of all), oldest first."""
+    query = select(_PAUSES)
+    if session_id is not None:
+        query = query.where(_PAUSES.c.session_id == session_id)
+    query = query.order_by(_PAUSES.c.created_at, _PAUSES.c.session_id, _PAUSES.c.seq)
+    return [_row(found) for found in conn.execute(query).mappings()]
+
+
+def store_id(conn: Connection) -> str:
+    """The store's random id (made with the store): approval tokens name the store they belong to."""
+    found = conn.execute(select(tables.store_identity.c.store_id)).scalars().all()
+    if len(found) != 1:
+        raise StoreError(
+            f"the store's {tables.store_identity.name!r} table holds {len(found)} rows instead of one: "
+            "the database is damaged"
+        )
+    return str(found[0])
 
 
 def claim_pause(

@@ -33,6 +33,7 @@ __all__ = [
     "paused_runs",
     "run_journal",
     "schema_versions",
+    "store_identity",
     "tool_definitions",
     "tool_output_blobs",
     "tool_outputs",
@@ -179,3 +180,10 @@ run_journal = Table(
     Column("created_at", String(40), nullable=False),
 )
 """At most one row per session: a turn whose tool calls are running; removed with the turn's commit."""
+
+store_identity = Table(
+    "store_identity",
+    metadata,
+    Column("store_id", String(36), primary_key=True),
+)
+"""One row: the store's random id, made when the store was created (or upgraded to version 5)."""

@@ -266,11 +266,11 @@ class _Checker:
         events: list[ToolInvoked] = []
         session.dispatcher.subscribe(ToolInvoked, events.append)
         # the contract is the handler's: a call its approval policy would hold runs as approved
-        dispatcher = ToolDispatcher([tool], session=session, resources=resources, approved={_CALL_ID})
+        dispatcher = ToolDispatcher([tool], session=session, resources=resources)
         before = self.fingerprint(session, resources)
         call = ToolCall(id=_CALL_ID, name=tool.name, arguments=arguments)
         try:
-            execution = dispatcher.execute(call)
+            execution = dispatcher.execute(call, approved=True)
         except ToolCallPending as deferred:  # a deferred result: the call ends unanswered here
             execution = dispatcher.answer(call, ToolResult.error(f"deferred: {deferred.note}"))
         after = self.fingerprint(session, resources)

@@ -202,23 +202,12 @@ def _dispatch(
         rendered_prompt=rendered,
         resources=resources,
         prompt_name=rendered.key,
-        approved=_EVERY_CALL,  # the machine explores the tools, not the approval policy
     )
     call = ToolCall(id=f"call_{len(session[ToolInvoked]) + 1}", name=name, arguments=arguments)
     try:
-        return dispatcher.execute(call)
+        return dispatcher.execute(call, approved=True)  # the machine explores the tools, not the policy
     except ToolCallPending as deferred:  # its result would come later: the call ends unanswered here
         return dispatcher.answer(call, ToolResult.error(f"deferred: {deferred.note}"))
-
-
-class _EveryCall:
-    """A container holding every call id: every call counts as approved."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-
-_EVERY_CALL = _EveryCall()
 
 
 def _template_tools(template: PromptTemplate[Any]) -> list[AnyTool]:

@@ -22,9 +22,9 @@ __all__ = ["ToolContext"]
 class ToolContext:
     """Everything a handler may use during one call.
 
-    One context serves every call of a dispatcher. Handlers that change
-    state do it through ``session`` (or a snapshotable resource) so the
-    dispatcher can roll the change back when the call fails.
+    Each call gets the dispatcher's context with its own ``call_id``.
+    Handlers that change state do it through ``session`` (or a snapshotable
+    resource) so the dispatcher can roll the change back when the call fails.
     """
 
     session: Session
@@ -34,6 +34,14 @@ class ToolContext:
     deadline: Deadline | None = None
     budget_tracker: BudgetTracker | None = None
     resources: ResourceRegistry | None = None
+    call_id: str | None = None
+    """The id of the tool call being run (``None`` outside a call).
+
+    The model's own id: unique within one reply, but some models and servers
+    reuse ids from turn to turn (``call_0``). An idempotency key for a side
+    effect should combine it with ``session.session_id`` and what the call
+    does (its arguments), not rely on it alone.
+    """
 
     @property
     def filesystem(self) -> Filesystem | None:

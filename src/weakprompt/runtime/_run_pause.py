@@ -144,7 +144,10 @@ def write_journal(
 
 
 def check_decisions(
-    paused: PausedRun, decisions: Sequence[Decision], tools: Mapping[str, AnyTool], hashes: Mapping[str, str]
+    paused: PausedRun,
+    decisions: Sequence[Decision],
+    tools: Mapping[str, AnyTool] | None,
+    hashes: Mapping[str, str] | None,
 ) -> None:
     """Refuse (:class:`ResumeError`) decisions that do not match the stored pending calls exactly.
 
@@ -152,6 +155,8 @@ def check_decisions(
     edited by hand fails), then against the tool as the prompt defines it
     now (a changed tool fails), then the decisions: one per pending call,
     with its token, of a kind that fits, and edited arguments that validate.
+    Without the prompt's ``tools`` and ``hashes`` (``None``: a check before
+    queueing a resume elsewhere) the checks that need them are left out.
     """
     where = f"pause {paused.seq} of session {paused.session_id!r}"
     by_id: dict[str, PendingCall] = {}
@@ -161,11 +166,13 @@ def check_decisions(
             raise ResumeError(
                 f"{where}: the stored call {waiting.call_id!r} was altered (its token does not match)"
             )
-        if waiting.tool not in tools:
+        if tools is None or hashes is None:
+            pass
+        elif waiting.tool not in tools:
             raise ResumeError(
                 f"{where}: the prompt no longer offers tool {waiting.tool!r} (call {waiting.call_id!r})"
             )
-        if hashes.get(waiting.tool) != waiting.schema_hash:
+        elif hashes.get(waiting.tool) != waiting.schema_hash:
             raise ResumeError(
                 f"{where}: tool {waiting.tool!r} changed since the pause (schema hash "
                 f"{waiting.schema_hash[:12]} was shown for call {waiting.call_id!r}); pause a new run"
@@ -193,7 +200,7 @@ def check_decisions(
                 raise ResumeError(
                     f"{where}: call {decision.call_id!r} is deferred: supply its result (Supply)"
                 )
-            if decision.arguments is not None:
+            if decision.arguments is not None and tools is not None:
                 _check_arguments(where, waiting, decision.arguments, tools[waiting.tool])
     missing = [call_id for call_id in by_id if call_id not in seen]
     if missing:

@@ -349,9 +349,13 @@ def test_a_refused_decision_queues_nothing_and_the_corrected_one_runs(app: Durab
         with pytest.raises(ResumeError, match="no decision for pending call"):
             client.decide("local", paused, [], **approval)
         assert DBOS.list_workflows(workflow_id_prefix="stale-1:") == []  # nothing was queued
-        edited = Approve(pending.call_id, pending.token, arguments={"step": 7})
+        edited = Approve(pending.call_id, pending.token, arguments={"step": "seven"})
         assert check_decisions_for(store, "stale-1", [edited]) == paused.paused  # arguments: the worker's
+        refused = client.decide("local", paused, [edited], **approval)
+        with pytest.raises(ResumeError, match="edited arguments for call 'call-del-0' are invalid"):
+            client.result(refused, timeout=60)
         decided = client.decide("local", paused, [Approve(pending.call_id, pending.token)], **approval)
+        assert decided != refused  # the corrected decision is a run of its own
         assert decided.startswith("stale-1:pause-1:")
         assert client.result(decided, timeout=60).text == "all tidy"
         with pytest.raises(ResumeError, match=r"pause 1 of session 'stale-1' is not waiting .*1, resumed"):

@@ -167,6 +167,10 @@ def test_a_worker_runs_only_what_it_serves_and_stores_each_refusal(tmp_path: Pat
         (("--serve", "x=weakprompt_no_such_module_y:f"), "importing module 'weakprompt_no_such_module_y'"),
         (("--serve", "=durable_fixtures:counter_prompt"), "an empty or repeated name"),
         (
+            ("--serve", "durable_fixtures:COUNTER_PROMPT", "--serve", "durable_fixtures:COUNTER_PROMPT"),
+            "repeated",
+        ),
+        (
             ("--serve", "a=durable_fixtures:NOT_A_FACTORY", "--serve", "a=durable_fixtures:COUNTER_PROMPT"),
             "repeated",
         ),

@@ -401,3 +401,23 @@ def test_a_continuation_that_finds_its_pause_decided_runs_nothing(app: DurableAp
         handle.get_result()
     assert len(notes(folder / "counts", "model")) == calls  # the late one called no model
     assert [who for who, _, _ in notes(folder / "counts", "deletes") if who == "race-1"] == ["race-1"]
+
+
+def test_a_pause_has_one_continuation_queued_at_a_time(app: DurableApp, folder: Path) -> None:
+    """While one continuation waits on its queue, another is refused at once; once it ends, one can follow."""
+    from weakprompt.runtime import ResumeError
+
+    approval = {"prompt": "durable_fixtures:approval_prompt", "adapter": "durable_fixtures:approval_adapter"}
+    paused = app.evaluate(session_id="held-1", input="tidy", **approval)
+    assert paused.paused is not None
+    approve = [Approve(paused.paused.pending[0].call_id, paused.paused.pending[0].token)]
+    client = DurableClient(str(folder / "store.db"))
+    try:
+        held = client.decide("nobody-listens", paused, approve, **approval)  # stays ENQUEUED
+        with pytest.raises(ResumeError, match=f"already has a continuation queued or running .*{held}"):
+            client.decide("nobody-listens", paused, approve, **approval)
+        DBOS.cancel_workflow(held)  # it ends: the pause may be decided again
+        decided = client.decide("local", paused, approve, **approval)
+        assert decided != held and client.result(decided, timeout=60).text == "all tidy"
+    finally:
+        client.close()

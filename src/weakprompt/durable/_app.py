@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import sqlalchemy as sa
-from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID, WorkflowStatus
+from dbos import DBOS, DBOSClient, DBOSConfig, EnqueueOptions, SetWorkflowID, WorkflowStatus, error
 from sqlalchemy import event
 
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
 from ..runtime.approval import Decision, PausedRun, decisions_to_json
+from ..runtime.pause_errors import ResumeError
 from ._liveness import Liveness
 from ._references import EvaluationJob, Served
 from ._result import DurableResult
@@ -200,11 +201,14 @@ class DurableClient:
         The decisions are checked against the store first (the pause still
         waits, nothing decided it, one decision per pending call with its
         token): a refused one raises :class:`ResumeError` at once and
-        queues nothing. Each continuation queued gets its own id,
-        ``<session>:pause-<seq>:<random>``; of two queued for one pause, the
-        first to run claims it and the other fails with ``ResumeError``.
+        queues nothing. Each continuation gets its own id,
+        ``<session>:pause-<seq>:<random>``, and a pause has at most one
+        queued or running on ``queue`` at a time (another is refused the
+        same way); of two on different queues, the first to run claims the
+        pause and the other fails with ``ResumeError``.
         """
-        self._check(_pause_of(paused), decisions)
+        pause = _pause_of(paused)
+        self._check(pause, decisions)
         job, workflow_id = _decision_job(
             paused,
             decisions,
@@ -214,7 +218,22 @@ class DurableClient:
             decided_by=decided_by,
             max_turns=max_turns,
         )
-        return self._enqueue(queue, job, workflow_id)
+        one_at_a_time = f"{pause.session_id}:pause-{pause.seq}"
+        try:
+            return self._enqueue(queue, job, workflow_id, deduplication_id=one_at_a_time)
+        except error.DBOSQueueDeduplicatedError:
+            waiting = self._client.list_workflows(
+                workflow_id_prefix=one_at_a_time + ":",
+                status=["ENQUEUED", "PENDING"],
+                queue_name=queue,
+                load_input=False,
+                load_output=False,
+            )
+            raise ResumeError(
+                f"pause {pause.seq} of session {pause.session_id!r} already has a continuation queued "
+                f"or running on {queue!r} ({', '.join(w.workflow_id for w in waiting) or 'just ended'}); "
+                "nothing was queued: wait for its result"
+            ) from None
 
     def _check(self, pause: PausedRun, decisions: Sequence[Decision]) -> None:
         from ..runtime import check_decisions_for
@@ -226,16 +245,18 @@ class DurableClient:
         finally:
             store.close()
 
-    def _enqueue(self, queue: str, job: EvaluationJob, workflow_id: str) -> str:
-        self._client.enqueue(
-            {
-                "queue_name": queue,
-                "workflow_name": WORKFLOW_NAME,
-                "workflow_id": workflow_id,
-                "app_version": APPLICATION_VERSION,
-            },
-            job.to_json(),
-        )
+    def _enqueue(
+        self, queue: str, job: EvaluationJob, workflow_id: str, *, deduplication_id: str | None = None
+    ) -> str:
+        options: EnqueueOptions = {
+            "queue_name": queue,
+            "workflow_name": WORKFLOW_NAME,
+            "workflow_id": workflow_id,
+            "app_version": APPLICATION_VERSION,
+        }
+        if deduplication_id is not None:  # one workflow with it queued or running on the queue at a time
+            options["deduplication_id"] = deduplication_id
+        self._client.enqueue(options, job.to_json())
         return workflow_id
 
     def result(self, workflow_id: str, *, timeout: float | None = None) -> DurableResult:

@@ -87,6 +87,8 @@ def _worker(db: str, name: str) -> subprocess.Popen[str]:
             name,
             "--path",
             str(HERE),
+            "--allow-module",  # the one module whose prompts and adapters it runs
+            "durable_queue",
         ],
         stderr=subprocess.PIPE,
         text=True,

@@ -30,6 +30,7 @@ def start_worker(
     concurrency: int = 4,
     delay: float = 0.0,
     extra: tuple[str, ...] = (),
+    serves: tuple[str, ...] = ("--allow-module", "durable_fixtures"),
 ) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [
@@ -45,6 +46,7 @@ def start_worker(
             str(concurrency),
             "--executor-id",
             executor,
+            *serves,
             *extra,
         ],
         env=worker_env(counts, delay=delay),

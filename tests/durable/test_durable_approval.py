@@ -12,7 +12,7 @@ pytest.importorskip("dbos")
 from durable_support import notes, start_worker, wait_for_system_database
 
 from weakprompt.durable import DurableClient
-from weakprompt.runtime import Approve
+from weakprompt.runtime import Approve, ResumeError
 
 
 def test_a_paused_run_resumes_after_a_worker_restart(tmp_path: Path) -> None:
@@ -46,16 +46,17 @@ def test_a_paused_run_resumes_after_a_worker_restart(tmp_path: Path) -> None:
             adapter="durable_fixtures:approval_adapter",
             decided_by="ann",
         )
-        again = client.decide(
-            "admin",
-            paused,
-            [Approve(pending.call_id, pending.token)],
-            prompt="durable_fixtures:approval_prompt",
-            adapter="durable_fixtures:approval_adapter",
-        )
-        assert again == second  # one pause, one continuation
+        assert second.startswith("a1:pause-1:")  # each continuation has its own id
         finished = client.result(second, timeout=60)
         assert finished.text == "all tidy" and finished.paused is None
+        with pytest.raises(ResumeError, match="is not waiting for decisions"):  # refused, not queued
+            client.decide(
+                "admin",
+                paused,
+                [Approve(pending.call_id, pending.token)],
+                prompt="durable_fixtures:approval_prompt",
+                adapter="durable_fixtures:approval_adapter",
+            )
         assert [who for who, _, _ in notes(counts, "deletes")] == ["a1"]
     finally:
         worker.terminate()

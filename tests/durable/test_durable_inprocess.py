@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from dbos import DBOS
 from durable_support import notes, repeated
 
-from weakprompt.durable import DurableApp, DurableClient, QueueLimits
+from weakprompt.durable import DurableApp, DurableClient, QueueLimits, Served
 from weakprompt.durable._liveness import Liveness
 from weakprompt.errors import ConfigurationError, ProviderError
 from weakprompt.runtime import Approve, PausedRun
@@ -39,7 +39,10 @@ def app(folder: Path) -> Iterator[DurableApp]:
     patch = pytest.MonkeyPatch()
     patch.setenv("WEAKPROMPT_DURABLE_COUNTS", str(counts))
     durable = DurableApp(
-        str(folder / "store.db"), executor_id="here", queues=[QueueLimits("local", worker_concurrency=2)]
+        str(folder / "store.db"),
+        executor_id="here",
+        queues=[QueueLimits("local", worker_concurrency=2)],
+        serves=Served(modules=["durable_fixtures"]),
     )
     durable.launch()
     try:
@@ -328,3 +331,93 @@ def test_the_call_log_works_outside_a_workflow(app: DurableApp) -> None:
     durable = log.adapter(counter_adapter())
     request = ModelRequest(context=CompiledContext(messages=(Message(role="user", content="rounds=0"),)))
     assert durable.name == "counter" and durable.complete(request).text == "counted 0"  # not recorded
+
+
+def test_a_refused_decision_queues_nothing_and_the_corrected_one_runs(app: DurableApp, folder: Path) -> None:
+    """A stale token took ``<session>:pause-<seq>``, so the corrected decision got its error back."""
+    from weakprompt.runtime import ResumeError, check_decisions_for
+
+    approval = {"prompt": "durable_fixtures:approval_prompt", "adapter": "durable_fixtures:approval_adapter"}
+    paused = app.evaluate(session_id="stale-1", input="tidy", **approval)
+    assert paused.paused is not None
+    pending = paused.paused.pending[0]
+    client = DurableClient(str(folder / "store.db"))
+    store = Store.open(str(folder / "store.db"))
+    try:
+        with pytest.raises(ResumeError, match="token for call 'call-del-0' does not match"):
+            client.decide("local", paused, [Approve(pending.call_id, "stale-token")], **approval)
+        with pytest.raises(ResumeError, match="no decision for pending call"):
+            client.decide("local", paused, [], **approval)
+        assert DBOS.list_workflows(workflow_id_prefix="stale-1:") == []  # nothing was queued
+        edited = Approve(pending.call_id, pending.token, arguments={"step": "seven"})
+        assert check_decisions_for(store, "stale-1", [edited]) == paused.paused  # arguments: the worker's
+        refused = client.decide("local", paused, [edited], **approval)
+        with pytest.raises(ResumeError, match="edited arguments for call 'call-del-0' are invalid"):
+            client.result(refused, timeout=60)
+        decided = client.decide("local", paused, [Approve(pending.call_id, pending.token)], **approval)
+        assert decided != refused  # the corrected decision is a run of its own
+        assert decided.startswith("stale-1:pause-1:")
+        assert client.result(decided, timeout=60).text == "all tidy"
+        with pytest.raises(ResumeError, match=r"pause 1 of session 'stale-1' is not waiting .*1, resumed"):
+            client.decide("local", paused, [Approve(pending.call_id, pending.token)], **approval)
+        nobody = PausedRun(session_id="nobody-1", seq=1, head=None, pending=())
+        with pytest.raises(ResumeError, match="'nobody-1' has no paused run"):
+            client.decide("local", nobody, [], **approval)
+    finally:
+        store.close()
+        client.close()
+    deletes = [who for who, _, _ in notes(folder / "counts", "deletes") if who == "stale-1"]
+    assert deletes == ["stale-1"]
+
+
+def test_a_continuation_that_finds_its_pause_decided_runs_nothing(app: DurableApp, folder: Path) -> None:
+    """Two continuations queued for one pause: the one that runs second is refused, its error stored."""
+    from dbos import SetWorkflowID
+
+    from weakprompt.durable import EvaluationJob, evaluation_workflow
+    from weakprompt.runtime import ResumeError
+    from weakprompt.runtime.approval import decisions_to_json
+
+    approval = {"prompt": "durable_fixtures:approval_prompt", "adapter": "durable_fixtures:approval_adapter"}
+    paused = app.evaluate(session_id="race-1", input="tidy", **approval)
+    assert paused.paused is not None
+    pending = paused.paused.pending[0]
+    late = EvaluationJob(
+        session_id="race-1",
+        decisions=decisions_to_json([Approve(pending.call_id, pending.token)]),
+        pause_seq=1,
+        **approval,
+    )
+    client = DurableClient(str(folder / "store.db"))
+    try:  # both were checked while the pause waited; the first one ran
+        first = client.decide("local", paused, [Approve(pending.call_id, pending.token)], **approval)
+        assert client.result(first, timeout=60).text == "all tidy"
+    finally:
+        client.close()
+    calls = len(notes(folder / "counts", "model"))
+    with SetWorkflowID("race-1:pause-1:late"):
+        handle = DBOS.start_workflow(evaluation_workflow, late.to_json())
+    with pytest.raises(ResumeError, match="decided before this continuation started"):
+        handle.get_result()
+    assert len(notes(folder / "counts", "model")) == calls  # the late one called no model
+    assert [who for who, _, _ in notes(folder / "counts", "deletes") if who == "race-1"] == ["race-1"]
+
+
+def test_a_pause_has_one_continuation_queued_at_a_time(app: DurableApp, folder: Path) -> None:
+    """While one continuation waits on its queue, another is refused at once; once it ends, one can follow."""
+    from weakprompt.runtime import ResumeError
+
+    approval = {"prompt": "durable_fixtures:approval_prompt", "adapter": "durable_fixtures:approval_adapter"}
+    paused = app.evaluate(session_id="held-1", input="tidy", **approval)
+    assert paused.paused is not None
+    approve = [Approve(paused.paused.pending[0].call_id, paused.paused.pending[0].token)]
+    client = DurableClient(str(folder / "store.db"))
+    try:
+        held = client.decide("nobody-listens", paused, approve, **approval)  # stays ENQUEUED
+        with pytest.raises(ResumeError, match=f"already has a continuation queued or running .*{held}"):
+            client.decide("nobody-listens", paused, approve, **approval)
+        DBOS.cancel_workflow(held)  # it ends: the pause may be decided again
+        decided = client.decide("local", paused, approve, **approval)
+        assert decided != held and client.result(decided, timeout=60).text == "all tidy"
+    finally:
+        client.close()

@@ -192,11 +192,11 @@ def test_a_worker_carries_on_when_the_server_ends_its_connections(
     pg_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DBOS pings no connection before a transaction: one the server dropped fails, and is retried."""
-    from weakprompt.durable import DurableApp
+    from weakprompt.durable import DurableApp, Served
 
     monkeypatch.setenv("WEAKPROMPT_DURABLE_COUNTS", str(tmp_path))
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
-    app = DurableApp(pg_database, executor_id="cut")
+    app = DurableApp(pg_database, executor_id="cut", serves=Served(modules=["durable_fixtures"]))
     app.launch()
     admin = create_engine(pg_database, isolation_level="AUTOCOMMIT")
     try:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..durable import Served
 
 
 @click.command()
@@ -33,6 +37,20 @@ import click
 )
 @click.option("--executor-id", help="This worker's name; a worker restarted with it recovers its runs.")
 @click.option("--system-db", help="DBOS system database (default: beside or inside --db).")
+@click.option(
+    "--allow-module",
+    "modules",
+    multiple=True,
+    metavar="PREFIX",
+    help="Serve prompts and adapters from this module and the ones under it (repeatable).",
+)
+@click.option(
+    "--serve",
+    "names",
+    multiple=True,
+    metavar="[NAME=]MODULE:ATTR",
+    help="Serve this one object, imported at start, to jobs that name it NAME (repeatable).",
+)
 @click.option("--path", "paths", multiple=True, help="Put this directory on sys.path (repeatable).")
 @click.option("--shutdown-timeout", default=10, show_default=True, type=click.IntRange(min=0))
 def worker(
@@ -45,12 +63,17 @@ def worker(
     polling_interval: float,
     executor_id: str | None,
     system_db: str | None,
+    modules: tuple[str, ...],
+    names: tuple[str, ...],
     paths: tuple[str, ...],
     shutdown_timeout: int,
 ) -> None:
     """Run queued evaluations until SIGTERM or SIGINT (needs weakprompt[dbos]).
 
-    Prompts and adapters are imported by the references the jobs name. On
+    A job names its prompt and adapter by reference; the worker runs only
+    those it serves: references under an --allow-module prefix (matched by
+    whole dotted names), and the names given with --serve. Any other job
+    fails before anything is imported, its refusal stored as its error. On
     SIGTERM the worker stops taking runs and waits up to
     --shutdown-timeout seconds for the ones in hand; those still going stay
     pending and are recovered when a worker with the same --executor-id
@@ -60,7 +83,10 @@ def worker(
         from ..durable import DurableApp, QueueLimits
     except ImportError as exc:  # pragma: no cover - the extra is part of the dev install
         raise click.ClickException(f"weakprompt worker needs the extra weakprompt[dbos]: {exc}") from exc
+    if not modules and not names:
+        raise click.UsageError("declare what this worker serves: --allow-module PREFIX or --serve REFERENCE")
     sys.path[:0] = list(paths)
+    served = _served(modules, names)
     app = DurableApp(
         db,
         system_database=system_db,
@@ -74,6 +100,7 @@ def worker(
                 polling_interval=polling_interval,
             )
         ],
+        serves=served,
     )
     stop = threading.Event()
 
@@ -83,10 +110,34 @@ def worker(
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     app.launch()
-    click.echo(f"weakprompt worker {app.executor_id}: serving queue {queue_name!r}", err=True)
+    click.echo(
+        f"weakprompt worker {app.executor_id}: serving queue {queue_name!r} ({served.describe()})", err=True
+    )
     try:
         while not stop.wait(0.5):
             pass
     finally:
         click.echo(f"weakprompt worker {app.executor_id}: stopping", err=True)
         app.shutdown(timeout=shutdown_timeout)
+
+
+def _served(modules: tuple[str, ...], names: tuple[str, ...]) -> Served:
+    """What the worker serves: the module prefixes, and each --serve object imported now."""
+    from ..durable import DurableJobError, Served, load_reference
+    from ..errors import ConfigurationError
+
+    objects: dict[str, object] = {}
+    for given in names:
+        name, equals, reference = given.partition("=")
+        if not equals:
+            name, reference = given, given
+        if not name or name in objects:
+            raise click.BadParameter(f"{given!r}: an empty or repeated name", param_hint="--serve")
+        try:
+            objects[name] = load_reference(reference, "served")
+        except DurableJobError as exc:
+            raise click.BadParameter(str(exc), param_hint="--serve") from exc
+    try:
+        return Served(objects, modules)
+    except ConfigurationError as exc:
+        raise click.BadParameter(str(exc), param_hint="--allow-module") from exc

@@ -9,19 +9,21 @@ import logging
 import os
 import socket
 import threading
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import sqlalchemy as sa
-from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID, WorkflowStatus
+from dbos import DBOS, DBOSClient, DBOSConfig, EnqueueOptions, SetWorkflowID, WorkflowStatus, error
 from sqlalchemy import event
 
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
 from ..runtime.approval import Decision, PausedRun, decisions_to_json
+from ..runtime.pause_errors import ResumeError
 from ._liveness import Liveness
-from ._references import EvaluationJob
+from ._references import EvaluationJob, Served
 from ._result import DurableResult
 from ._workflow import WORKFLOW_NAME, bind_store, evaluation_workflow
 
@@ -128,9 +130,7 @@ def _decision_job(
     decided_by: str | None,
     max_turns: int,
 ) -> tuple[EvaluationJob, str]:
-    pause = paused.paused if isinstance(paused, DurableResult) else paused
-    if pause is None:
-        raise ConfigurationError("decide: the result given is not paused")
+    pause = _pause_of(paused)
     job = attrs.evolve(
         _job(
             prompt,
@@ -144,13 +144,21 @@ def _decision_job(
         decided_by=decided_by,
         pause_seq=pause.seq,
     )
-    return job, f"{pause.session_id}:pause-{pause.seq}"
+    return job, f"{pause.session_id}:pause-{pause.seq}:{uuid.uuid4().hex[:16]}"
+
+
+def _pause_of(paused: DurableResult | PausedRun) -> PausedRun:
+    pause = paused.paused if isinstance(paused, DurableResult) else paused
+    if pause is None:
+        raise ConfigurationError("decide: the result given is not paused")
+    return pause
 
 
 class DurableClient:
     """Submit evaluations to a queue and read their results, from any process (runs nothing itself)."""
 
     def __init__(self, db: str, *, system_database: str | None = None) -> None:
+        self._db = db
         self._client = DBOSClient(
             system_database_url=system_database or system_database_url(db), application_name=_APP_NAME
         )
@@ -190,8 +198,17 @@ class DurableClient:
     ) -> str:
         """Queue the continuation of a paused run with ``decisions``; its workflow id.
 
-        The id is ``<session>:pause-<seq>``: deciding one pause twice queues it once.
+        The decisions are checked against the store first (the pause still
+        waits, nothing decided it, one decision per pending call with its
+        token): a refused one raises :class:`ResumeError` at once and
+        queues nothing. Each continuation gets its own id,
+        ``<session>:pause-<seq>:<random>``, and a pause has at most one
+        queued or running on ``queue`` at a time (another is refused the
+        same way); of two on different queues, the first to run claims the
+        pause and the other fails with ``ResumeError``.
         """
+        pause = _pause_of(paused)
+        self._check(pause, decisions)
         job, workflow_id = _decision_job(
             paused,
             decisions,
@@ -201,18 +218,45 @@ class DurableClient:
             decided_by=decided_by,
             max_turns=max_turns,
         )
-        return self._enqueue(queue, job, workflow_id)
+        one_at_a_time = f"{pause.session_id}:pause-{pause.seq}"
+        try:
+            return self._enqueue(queue, job, workflow_id, deduplication_id=one_at_a_time)
+        except error.DBOSQueueDeduplicatedError:
+            waiting = self._client.list_workflows(
+                workflow_id_prefix=one_at_a_time + ":",
+                status=["ENQUEUED", "PENDING"],
+                queue_name=queue,
+                load_input=False,
+                load_output=False,
+            )
+            raise ResumeError(
+                f"pause {pause.seq} of session {pause.session_id!r} already has a continuation queued "
+                f"or running on {queue!r} ({', '.join(w.workflow_id for w in waiting) or 'just ended'}); "
+                "nothing was queued: wait for its result"
+            ) from None
 
-    def _enqueue(self, queue: str, job: EvaluationJob, workflow_id: str) -> str:
-        self._client.enqueue(
-            {
-                "queue_name": queue,
-                "workflow_name": WORKFLOW_NAME,
-                "workflow_id": workflow_id,
-                "app_version": APPLICATION_VERSION,
-            },
-            job.to_json(),
-        )
+    def _check(self, pause: PausedRun, decisions: Sequence[Decision]) -> None:
+        from ..runtime import check_decisions_for
+        from ..store import Store
+
+        store = Store.open(self._db, read_only=True)
+        try:
+            check_decisions_for(store, pause.session_id, decisions, seq=pause.seq)
+        finally:
+            store.close()
+
+    def _enqueue(
+        self, queue: str, job: EvaluationJob, workflow_id: str, *, deduplication_id: str | None = None
+    ) -> str:
+        options: EnqueueOptions = {
+            "queue_name": queue,
+            "workflow_name": WORKFLOW_NAME,
+            "workflow_id": workflow_id,
+            "app_version": APPLICATION_VERSION,
+        }
+        if deduplication_id is not None:  # one workflow with it queued or running on the queue at a time
+            options["deduplication_id"] = deduplication_id
+        self._client.enqueue(options, job.to_json())
         return workflow_id
 
     def result(self, workflow_id: str, *, timeout: float | None = None) -> DurableResult:
@@ -281,6 +325,8 @@ class DurableApp:
     weakprompt store; the DBOS system database defaults to
     :func:`system_database_url` of it. ``executor_id`` names this worker:
     a worker restarted with the same id recovers the runs it had in hand.
+    ``serves`` declares the prompts and adapters this process runs (the
+    default, nothing: every job is refused, its refusal stored as its error).
     """
 
     def __init__(
@@ -292,8 +338,10 @@ class DurableApp:
         queues: Sequence[QueueLimits] = (),
         listen: bool = True,
         recovery_interval: float | None = 2.0,
+        serves: Served | None = None,
     ) -> None:
         self.db = db
+        self.serves = Served() if serves is None else serves
         self.system_database = system_database or system_database_url(db)
         self.executor_id = executor_id or f"{socket.gethostname()}-{os.getpid()}"
         self.queues = tuple(queues)
@@ -310,7 +358,7 @@ class DurableApp:
         from ..store import Store
 
         self._store = Store.open(self.db)
-        bind_store(self._store)
+        bind_store(self._store, self.serves)
         self._liveness = Liveness(self._store.url)
         self._liveness.hold(self.executor_id)
         config: DBOSConfig = {

@@ -125,10 +125,12 @@ def _arguments_hash(params: object) -> str:
 class CallLog:
     """The calls one workflow attempt has recorded, and the recording of new ones."""
 
-    def __init__(self, recorded: list[Envelope], start: str | None) -> None:
+    def __init__(self, recorded: list[Envelope], start: str | None, *, attempts: int = 1) -> None:
         self._by_key = {e.key: e for e in recorded if e.kind in ("model", "tool")}
         self.start = start
         """The transcript head when the workflow's first attempt began."""
+        self.attempts = attempts
+        """The attempts of the workflow that began, this one included (1: this is the first)."""
         models = [e.key for e in recorded if e.kind == "model"]
         tools = [e for e in recorded if e.kind == "tool" and e.state is not None]
         self.last_state: PersistedState | None = tools[-1].state if tools else None
@@ -159,7 +161,7 @@ class CallLog:
             if envelope.kind == "end":
                 starts.append(cast("str | None", envelope.value))
                 if envelope.key == token:  # this one ran now: the log ends here
-                    return cls(recorded, starts[0])
+                    return cls(recorded, starts[0], attempts=len(starts))
             else:
                 recorded.append(envelope)
 

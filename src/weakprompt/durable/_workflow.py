@@ -28,7 +28,7 @@ from ..runtime.resume import paused_run, resume_async
 from ..serde import dump
 from ..session import Session, restore_state
 from ._calls import CallLog
-from ._references import DurableJobError, EvaluationJob
+from ._references import DurableJobError, EvaluationJob, Served
 from ._result import DurableResult
 
 if TYPE_CHECKING:
@@ -40,12 +40,17 @@ __all__ = ["WORKFLOW_NAME", "evaluation_workflow", "run_job"]
 WORKFLOW_NAME = "weakprompt.durable.evaluation"
 
 _STORE: list[Store] = []  # the store of this process's DurableApp (set by launch)
+_SERVED: list[Served] = []  # what this process's DurableApp serves (set by launch)
 
 
-def bind_store(store: Store | None) -> None:
+def bind_store(store: Store | None, served: Served | None = None) -> None:
+    """Make ``store`` and ``served`` the ones this process's workflows use (``None``: none)."""
     _STORE.clear()
+    _SERVED.clear()
     if store is not None:
         _STORE.append(store)
+    if served is not None:
+        _SERVED.append(served)
 
 
 def _store() -> Store:
@@ -57,7 +62,7 @@ def _store() -> Store:
 @DBOS.workflow(name=WORKFLOW_NAME)
 async def evaluation_workflow(job_json: str) -> DurableResult:
     """Run (or continue) the evaluation ``job_json`` describes (:class:`EvaluationJob` as JSON)."""
-    return await run_job(EvaluationJob.from_json(job_json), _store())
+    return await run_job(EvaluationJob.from_json(job_json), _store(), _SERVED[0] if _SERVED else Served())
 
 
 def _where(store: Store, session_id: str) -> tuple[str | None, PausedRun | None]:
@@ -93,9 +98,9 @@ def _final_text(store: Store, session_id: str) -> str | None:
     return last.content
 
 
-async def run_job(job: EvaluationJob, store: Store) -> DurableResult:
-    prompt = job.load_prompt()
-    adapter = job.load_adapter()
+async def run_job(job: EvaluationJob, store: Store, served: Served) -> DurableResult:
+    """Run or continue ``job`` on ``store``; its references are resolved only from ``served``."""
+    prompt, adapter = job.load(served)
     head, waiting = await asyncio.to_thread(_where, store, job.session_id)
     log = await CallLog.replay(head)
     session = Session(session_id=job.session_id)
@@ -110,6 +115,13 @@ async def run_job(job: EvaluationJob, store: Store) -> DurableResult:
         "concurrent_tools": False,  # one call after another: the log's keys follow call order
         "tool_wrapper": log.wrap_tool,
     }
+    continuing = log.attempts > 1  # an earlier attempt of this workflow began (and may have claimed)
+    if job.decisions is not None and not continuing and (waiting is None or waiting.seq != job.pause_seq):
+        # another continuation (or a resume outside DBOS) decided this pause first: this one runs nothing
+        raise ResumeError(
+            f"pause {job.pause_seq} of session {job.session_id!r} was decided before this "
+            "continuation started; nothing is waiting for its decisions"
+        )
     try:
         if job.decisions is not None:
             if waiting is not None and waiting.seq == job.pause_seq:
@@ -133,6 +145,8 @@ async def run_job(job: EvaluationJob, store: Store) -> DurableResult:
         else:
             response = await resume_async(store, job.session_id, prompt=prompt, **common)
     except ResumeError:
+        if job.decisions is not None and not continuing:  # refused (lost the claim): not this one's answer
+            raise
         text = await asyncio.to_thread(_final_text, store, job.session_id)
         if text is None:
             raise

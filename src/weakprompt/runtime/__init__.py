@@ -25,7 +25,7 @@ from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, T
 from .pause_errors import ResumeError, ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
-from .resume import paused_run, paused_runs, resume, resume_async
+from .resume import check_decisions_for, paused_run, paused_runs, resume, resume_async
 
 if TYPE_CHECKING:
     from .approval import (
@@ -99,6 +99,7 @@ __all__ = [
     "ToolCallDecided",
     "ToolCallPending",
     "approval_token",
+    "check_decisions_for",
     "decision_records",
     "paused_run",
     "paused_runs",

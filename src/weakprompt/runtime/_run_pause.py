@@ -189,8 +189,8 @@ def write_journal(
 def check_decisions(
     paused: PausedRun,
     decisions: Sequence[Decision],
-    tools: Mapping[str, AnyTool],
-    hashes: Mapping[str, str],
+    tools: Mapping[str, AnyTool] | None,
+    hashes: Mapping[str, str] | None,
     *,
     store_id: str,
     key: bytes | None,
@@ -202,20 +202,15 @@ def check_decisions(
     recomputed), then against the tool as the prompt defines it now (a
     changed tool fails), then the decisions: one per pending call, with its
     token, of a kind that fits, and edited arguments that validate.
+    Without the prompt's ``tools`` and ``hashes`` (``None``: a check before
+    queueing a resume elsewhere) the checks that need them are left out.
     """
     where = f"pause {paused.seq} of session {paused.session_id!r}"
     by_id: dict[str, PendingCall] = {}
     check_stored_tokens(paused, store_id=store_id, key=key)
     for waiting in paused.pending:
-        if waiting.tool not in tools:
-            raise ResumeError(
-                f"{where}: the prompt no longer offers tool {waiting.tool!r} (call {waiting.call_id!r})"
-            )
-        if hashes.get(waiting.tool) != waiting.schema_hash:
-            raise ResumeError(
-                f"{where}: tool {waiting.tool!r} changed since the pause (schema hash "
-                f"{waiting.schema_hash[:12]} was shown for call {waiting.call_id!r}); pause a new run"
-            )
+        if tools is not None and hashes is not None:
+            _check_tool_unchanged(where, waiting, tools, hashes)
         if waiting.call_id in by_id:
             raise ResumeError(
                 f"{where}: two stored calls have the id {waiting.call_id!r}: the row is damaged"
@@ -243,11 +238,25 @@ def check_decisions(
                 raise ResumeError(
                     f"{where}: call {decision.call_id!r} is deferred: supply its result (Supply)"
                 )
-            if decision.arguments is not None:
+            if decision.arguments is not None and tools is not None:
                 _check_arguments(where, waiting, decision.arguments, tools[waiting.tool])
     missing = [call_id for call_id in by_id if call_id not in seen]
     if missing:
         raise ResumeError(f"{where}: no decision for pending call(s) {', '.join(missing)}")
+
+
+def _check_tool_unchanged(
+    where: str, waiting: PendingCall, tools: Mapping[str, AnyTool], hashes: Mapping[str, str]
+) -> None:
+    if waiting.tool not in tools:
+        raise ResumeError(
+            f"{where}: the prompt no longer offers tool {waiting.tool!r} (call {waiting.call_id!r})"
+        )
+    if hashes.get(waiting.tool) != waiting.schema_hash:
+        raise ResumeError(
+            f"{where}: tool {waiting.tool!r} changed since the pause (schema hash "
+            f"{waiting.schema_hash[:12]} was shown for call {waiting.call_id!r}); pause a new run"
+        )
 
 
 def same_token(given: object, expected: str) -> bool:

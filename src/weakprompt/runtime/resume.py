@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .results import ToolOutputSettings
     from .run_events import EventCallback
 
-__all__ = ["paused_run", "paused_runs", "resume", "resume_async"]
+__all__ = ["check_decisions_for", "paused_run", "paused_runs", "resume", "resume_async"]
 
 OutputT = TypeVar("OutputT")
 
@@ -72,6 +72,40 @@ def paused_runs(store: Store) -> list[PausedRun]:
 
     with store.read() as conn:
         return [_paused(row) for row in pause_rows.paused_rows(conn)]
+
+
+def check_decisions_for(
+    store: Store, session_id: str, decisions: Sequence[Decision], *, seq: int | None = None
+) -> PausedRun:
+    """Check ``decisions`` against the pause ``session_id`` waits in, writing nothing; that pause.
+
+    For deciding in one place and resuming in another (a queue): it refuses
+    (:class:`ResumeError`) what can be told from the store alone: no pause
+    waits, or not pause ``seq``, or it was decided already; a stored call was
+    altered; a pending call has no decision, two, or a wrong token. The
+    checks that need the prompt (a changed tool, edited arguments) and the
+    claim of the pause are :func:`resume_async`'s.
+    """
+    from ..store import pause_rows
+    from ._run_pause import check_decisions
+    from .approval import approval_key
+
+    with store.read() as conn:
+        pause = pause_rows.latest_pause(conn, session_id)
+        store_id = pause_rows.store_id(conn) if pause is not None else ""
+    if pause is None:
+        raise ResumeError(f"session {session_id!r} has no paused run: nothing is waiting for decisions")
+    if pause.status != "paused" or (seq is not None and pause.seq != seq):
+        asked = pause.seq if seq is None else seq
+        raise ResumeError(
+            f"pause {asked} of session {session_id!r} is not waiting for decisions (the session's last "
+            f"pause is {pause.seq}, {pause.status}"
+            + (f" by {pause.decided_by}" if pause.decided_by and pause.status != "paused" else "")
+            + ")"
+        )
+    paused = _paused(pause)
+    check_decisions(paused, tuple(decisions), None, None, store_id=store_id, key=approval_key())
+    return paused
 
 
 def resume(

@@ -8,9 +8,11 @@ checks run (and fail clearly) before a network call or a model load.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
 from ..canonical import canonical_json
@@ -21,8 +23,6 @@ from ..model import ForceTool, ModelRequest
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
-    import asyncio
-
     from ..tools import AnyTool
     from .retries import Retrier, RetrySetting
 
@@ -35,11 +35,14 @@ __all__ = [
     "missing_client",
     "reject_ignored_settings",
     "forced_tool_name",
+    "in_worker_threads",
     "is_strict_schema",
     "json_answer_instruction",
     "output_schema_name",
     "parameters_schema",
 ]
+
+logger = logging.getLogger("weakprompt.adapters")
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -163,6 +166,8 @@ OPENAI_FINISH_REASONS: dict[str, FinishReason] = {
 
 _S = TypeVar("_S")
 _A = TypeVar("_A")
+_T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)
 
 
 class RetryingClient(Protocol):
@@ -174,8 +179,50 @@ class RetryingClient(Protocol):
     def with_options(self, *, max_retries: int) -> Self: ...
 
 
+class ClosingAsyncClient(Protocol):
+    """An async SDK client: closing it releases the connections it keeps on its event loop."""
+
+    async def close(self) -> None: ...
+
+
+class SyncStream(Protocol[_T_co]):
+    """A sync SDK stream (``openai.Stream``, ``anthropic.Stream``): items one by one, then closed."""
+
+    def __next__(self) -> _T_co: ...
+
+    def close(self) -> None: ...
+
+
+class RetryingAsyncClient(RetryingClient, ClosingAsyncClient, Protocol):
+    """An async SDK client as an adapter holds it."""
+
+
 _SC = TypeVar("_SC", bound=RetryingClient)
-_AC = TypeVar("_AC", bound=RetryingClient)
+_AC = TypeVar("_AC", bound=RetryingAsyncClient)
+_CA = TypeVar("_CA", bound=ClosingAsyncClient)
+
+
+def _next_item(stream: SyncStream[_T]) -> tuple[_T] | None:
+    """The next item in a 1-tuple, or None at the end (a StopIteration cannot cross into a future)."""
+    try:
+        return (next(stream),)
+    except StopIteration:
+        return None
+
+
+async def in_worker_threads(open_stream: Callable[[], SyncStream[_T]]) -> AsyncGenerator[_T]:
+    """A stream of a sync SDK client, opened, read and closed on worker threads.
+
+    How a user's own sync client serves ``stream()``: every blocking call
+    (the request, each read, the close) runs off the event loop, which goes
+    on with other work meanwhile.
+    """
+    stream = await asyncio.to_thread(open_stream)
+    try:
+        while (item := await asyncio.to_thread(_next_item, stream)) is not None:
+            yield item[0]
+    finally:
+        await asyncio.to_thread(stream.close)
 
 
 class AdapterIdentity:
@@ -233,36 +280,57 @@ def missing_client(adapter: str, method: str, parameter: str, client_type: str) 
     )
 
 
-class LoopBoundClient(Generic[_A]):
-    """An async SDK client for the event loop that is running, rebuilt when that loop changes.
+class LoopBoundClient(Generic[_CA]):
+    """An async SDK client for the event loop that is running, built again when that loop changes.
 
     An async HTTP client keeps its connections on the event loop that opened
-    them, so a second ``evaluate()`` (a new loop) would reuse connections of
-    a closed loop. A client the adapter built itself is built again for each
-    new loop; a client the user gave is theirs and is used as it is.
+    them, so a second ``evaluate()`` (a new loop) cannot reuse them. A client
+    the adapter built itself is built again for each new loop, and closed
+    by the loop it served when that loop shuts down: the loop is handed an
+    async generator whose closing closes the client, and ``asyncio.run``
+    (so every ``evaluate()``) closes the async generators it ran before it
+    closes. Left to the garbage collector instead, the client would try to
+    close its connections on a loop already closed ("Event loop is closed").
+    A client the user gave is theirs: used as it is, never closed here.
     """
 
-    def __init__(self, client: _A | None, rebuild: Callable[[], _A] | None) -> None:
+    def __init__(self, client: _CA | None, rebuild: Callable[[], _CA] | None) -> None:
         self._client = client
         self._rebuild = rebuild
         self._loop: weakref.ReferenceType[asyncio.AbstractEventLoop] | None = None
+        # Held here: the loop keeps only a weak reference to the async generators it will close.
+        self._closer: AsyncGenerator[None] | None = None
 
     @property
-    def current(self) -> _A | None:
+    def current(self) -> _CA | None:
         """The client as it stands (no loop needed)."""
         return self._client
 
-    def for_running_loop(self) -> _A | None:
+    async def for_running_loop(self) -> _CA | None:
         """The client to use in the running event loop."""
         if self._client is None or self._rebuild is None:
             return self._client
-        import asyncio  # on first use: keeps importing this module cheap
-
         loop = asyncio.get_running_loop()
-        if self._loop is not None and self._loop() is not loop:  # used before, on another (maybe gone) loop
+        if self._loop is not None and self._loop() is loop:
+            return self._client
+        if self._loop is not None:  # used before, on another (maybe gone) loop
             self._client = self._rebuild()
         self._loop = weakref.ref(loop)
+        # Replacing an earlier closer whose loop still runs lets that loop close its own client.
+        self._closer = _closed_with_the_loop(self._client)
+        await anext(self._closer)  # now the running loop knows it, and will close it
         return self._client
+
+
+async def _closed_with_the_loop(client: ClosingAsyncClient) -> AsyncGenerator[None]:
+    """Waits at its one ``yield``; when the loop closes it, closes ``client`` on that loop."""
+    try:
+        yield
+    finally:
+        try:
+            await client.close()
+        except Exception:  # at shutdown there is nobody left to tell but the log
+            logger.debug("closing an async client at the end of its event loop failed", exc_info=True)
 
 
 def sdk_retries_and_clients(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -109,6 +109,7 @@ class StreamServer:
     responses: list[tuple[int, bytes | list[bytes], dict[str, str]]] = field(default_factory=list)
     requests: list[httpx2.Request] = field(default_factory=list)
     threads: list[threading.Thread] = field(default_factory=list)
+    before_answer: Callable[[], object] | None = None
 
     def stream(self, body: bytes, status: int = 200, **headers: str) -> StreamServer:
         self.responses.append((status, body, {"content-type": "text/event-stream", **headers}))
@@ -146,11 +147,11 @@ class StreamServer:
 
     def _sync_response(self, request: httpx2.Request) -> httpx2.Response:
         self.threads.append(threading.current_thread())
+        if self.before_answer is not None:
+            self.before_answer()
         response = self(request)
         body = response.content
-        return httpx2.Response(
-            response.status_code, headers=response.headers, content=self._pieces(body)
-        )
+        return httpx2.Response(response.status_code, headers=response.headers, content=self._pieces(body))
 
     def _pieces(self, body: bytes) -> Iterator[bytes]:
         for line in body.splitlines(keepends=True):

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import http.server
 import logging
+import threading
+from collections.abc import Iterator
 
 import openai
 import pytest
 
+from adapters_support import ANSWER_TURN
+from stream_support import anthropic_stream_events, openai_stream_chunks, sse_data, sse_events
 from weakprompt.adapters._support import LoopBoundClient
+from weakprompt.adapters.anthropic import AnthropicAdapter
 from weakprompt.adapters.openai import OpenAIAdapter
+from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
+from weakprompt.runtime.loop import evaluate
+from weakprompt.session import Session
 
 
 class Client:
@@ -100,3 +110,76 @@ def test_the_openai_adapter_rebuilds_only_what_it_built() -> None:
     assert isinstance(own_second, openai.AsyncOpenAI) and own_second.max_retries == 0
     assert str(own_second.base_url).startswith("http://compatible.test/v1")
     assert asyncio.run(current(given)) is asyncio.run(current(given))
+
+
+# ---------------------------------------------------------------- many evaluate() calls on one adapter
+
+
+class _Answers(http.server.BaseHTTPRequestHandler):
+    """A loopback server that answers both APIs with a whole streamed reply, keeping connections open."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive: the client pools the connection on its event loop
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        if self.path.endswith("/chat/completions"):
+            body = sse_data(*openai_stream_chunks(ANSWER_TURN), "[DONE]")
+        else:
+            body = sse_events(*anthropic_stream_events(ANSWER_TURN))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _plain_prompt() -> Prompt[None]:
+    template: PromptTemplate[None] = PromptTemplate(
+        ns="tests/loop-clients",
+        key="plain",
+        sections=[MarkdownSection(title="Task", key="task", template="Say something.")],
+    )
+    return Prompt(template)
+
+
+@pytest.mark.parametrize(("provider", "calls"), [("openai", 40), ("anthropic", 12)])
+def test_repeated_evaluate_calls_on_one_built_adapter_print_nothing(
+    provider: str,
+    calls: int,
+    loopback: str,
+    capfd: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before, each dropped client closed itself on a later loop: "Task exception was never retrieved"."""
+    adapter = (
+        OpenAIAdapter("m", base_url=f"{loopback}/v1", retries=0)
+        if provider == "openai"
+        else AnthropicAdapter("claude-test", base_url=loopback, api_key="k", retries=0)
+    )
+    prompt = _plain_prompt()
+
+    with caplog.at_level(logging.DEBUG, logger="asyncio"):
+        texts = {evaluate(prompt, adapter=adapter, session=Session()).text for _ in range(calls)}
+        gc.collect()
+
+    assert texts == {ANSWER_TURN.text}
+    out, err = capfd.readouterr()
+    assert "Event loop is closed" not in out + err and "never retrieved" not in out + err
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert adapter.async_client.is_closed()  # the last loop closed the client it was given

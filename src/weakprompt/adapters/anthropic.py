@@ -155,7 +155,9 @@ class AnthropicAdapter(AdapterIdentity):
             model=model,
             given=(client, async_client),
             ready=(self._client, built_async),
-            rebuild_async=lambda: _build_clients(api_key=api_key, base_url=base_url, timeout=timeout)[1],
+            rebuild_async=lambda: _build_clients(
+                api_key=api_key, base_url=base_url, timeout=timeout, sync=False
+            )[1],
             retries=retries,
             max_retries=max_retries,
         )
@@ -429,9 +431,9 @@ def _append_system(system: str | None, extra: str) -> str:
 
 
 def _build_clients(
-    *, api_key: str | None, base_url: str | None, timeout: float | None
-) -> tuple[anthropic.Anthropic, anthropic.AsyncAnthropic]:
-    """A sync and an async client with the same settings."""
+    *, api_key: str | None, base_url: str | None, timeout: float | None, sync: bool = True
+) -> tuple[anthropic.Anthropic | None, anthropic.AsyncAnthropic]:
+    """A sync and an async client with the same settings (the async one alone, for a new event loop)."""
     try:
         import anthropic
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -450,6 +452,8 @@ def _build_clients(
     retries = 0  # weakprompt retries (adapters.retries); the SDK's would multiply them
     wait = anthropic.NOT_GIVEN if timeout is None else timeout
     return (
-        anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
+        anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait)
+        if sync
+        else None,
         anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
     )

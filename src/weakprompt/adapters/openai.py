@@ -139,7 +139,9 @@ class OpenAIAdapter(AdapterIdentity):
             model=model,
             given=(client, async_client),
             ready=(self._client, built_async),
-            rebuild_async=lambda: _build_clients(base_url=base_url, api_key=api_key, timeout=timeout)[1],
+            rebuild_async=lambda: _build_clients(
+                base_url=base_url, api_key=api_key, timeout=timeout, sync=False
+            )[1],
             retries=retries,
             max_retries=max_retries,
         )
@@ -350,9 +352,9 @@ def _usage(completion: ChatCompletion) -> Usage:
 
 
 def _build_clients(
-    *, base_url: str | None, api_key: str | None, timeout: float | None
-) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
-    """A sync and an async client with the same settings."""
+    *, base_url: str | None, api_key: str | None, timeout: float | None, sync: bool = True
+) -> tuple[openai.OpenAI | None, openai.AsyncOpenAI]:
+    """A sync and an async client with the same settings (the async one alone, for a new event loop)."""
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -365,7 +367,9 @@ def _build_clients(
     wait = openai.NOT_GIVEN if timeout is None else timeout
     try:
         return (
-            openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
+            openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait)
+            if sync
+            else None,
             openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
         )
     except openai.OpenAIError as exc:

@@ -240,7 +240,8 @@ def test_an_anthropic_overloaded_error_event_after_text_is_raised_not_retried() 
     seen, raised = collect_until_error(adapter, make_request([USER]))
 
     assert of_type(seen, TextDelta) and type(raised) is ProviderError
-    assert raised.error_type == "overloaded_error" and raised.status_code is None  # type: ignore[attr-defined]
+    assert isinstance(raised, ProviderError) and raised.provider_error_type == "overloaded_error"
+    assert raised.status_code is None
     assert len(server.requests) == 1 and backup.requests == ()
 
 
@@ -267,7 +268,7 @@ def test_a_fallback_holds_back_usage_until_the_reply_starts() -> None:
     class UsageThenOverloaded(ScriptedAdapter):
         async def stream(self, request: Any) -> Any:  # type: ignore[override]
             yield UsageReported(Usage(input_tokens=5, model_calls=1))
-            raise ProviderError("overloaded", error_type="overloaded_error")
+            raise ProviderError("overloaded", provider_error_type="overloaded_error")
 
     adapter = FallbackAdapter([UsageThenOverloaded([]), ScriptedAdapter(["answer"], name="backup")])
 
@@ -278,7 +279,7 @@ def test_a_fallback_holds_back_usage_until_the_reply_starts() -> None:
 
 
 @pytest.mark.parametrize(
-    ("error_type", "status", "transient"),
+    ("kind", "status", "transient"),
     [
         ("overloaded_error", 529, True),
         ("api_error", 500, True),
@@ -289,9 +290,9 @@ def test_a_fallback_holds_back_usage_until_the_reply_starts() -> None:
     ],
 )
 def test_in_stream_errors_are_retried_and_handed_over_by_their_type(
-    error_type: str | None, status: int | None, transient: bool
+    kind: str | None, status: int | None, transient: bool
 ) -> None:
-    error = ProviderError("in-stream error", error_type=error_type)
+    error = ProviderError("in-stream error", provider_error_type=kind)
 
     assert classified_status(error) == status
     assert is_transient(error) is transient
@@ -299,9 +300,9 @@ def test_in_stream_errors_are_retried_and_handed_over_by_their_type(
 
 
 def test_an_http_status_wins_over_the_type() -> None:
-    error = ProviderError("x", status_code=400, error_type="overloaded_error")
+    error = ProviderError("x", status_code=400, provider_error_type="overloaded_error")
     assert classified_status(error) == 400 and not is_transient(error)
-    assert is_transient(RateLimitError("in-stream rate limit", error_type="rate_limit_error"))
+    assert is_transient(RateLimitError("in-stream rate limit", provider_error_type="rate_limit_error"))
 
 
 def test_no_retries_still_types_a_cut_stream() -> None:

@@ -115,12 +115,12 @@ class AdapterError(WeakpromptError):
         provider: str = "",
         status_code: int | None = None,
         retry_after: float | None = None,
-        error_type: str | None = None,
+        provider_error_type: str | None = None,
     ) -> None:
         super().__init__(message)
         self.provider = provider
         self.status_code = status_code
-        self.error_type = error_type
+        self.provider_error_type = provider_error_type
         """The provider's name for the failure (``overloaded_error``, ``rate_limit_exceeded``...), if given.
 
         An error sent inside a stream has no status code; its type says whether it is retried.

@@ -8,7 +8,6 @@ checks run (and fail clearly) before a network call or a model load.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import weakref
@@ -23,6 +22,8 @@ from ..model import ForceTool, ModelRequest
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ..tools import AnyTool
     from .retries import Retrier, RetrySetting
 
@@ -217,6 +218,8 @@ async def in_worker_threads(open_stream: Callable[[], SyncStream[_T]]) -> AsyncG
     (the request, each read, the close) runs off the event loop, which goes
     on with other work meanwhile.
     """
+    import asyncio  # on first use: keeps importing this module cheap
+
     stream = await asyncio.to_thread(open_stream)
     try:
         while (item := await asyncio.to_thread(_next_item, stream)) is not None:
@@ -310,6 +313,8 @@ class LoopBoundClient(Generic[_CA]):
         """The client to use in the running event loop."""
         if self._client is None or self._rebuild is None:
             return self._client
+        import asyncio  # on first use: keeps importing this module cheap
+
         loop = asyncio.get_running_loop()
         if self._loop is not None and self._loop() is loop:
             return self._client

@@ -401,8 +401,7 @@ class _EventReader:
             self._finish = _STOP_REASONS.get(event.delta.stop_reason or "", "other")
             self._usage = _merged_usage(self._usage, event.usage)
             return [add(UsageReported(_neutral_usage(self._usage)))]
-        if event.type == "message_stop":
-            self.stopped = True
+        self.stopped = self.stopped or event.type == "message_stop"
         return []
 
     def finish(self) -> tuple[ModelEvent, ...]:

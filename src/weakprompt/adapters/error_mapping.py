@@ -10,8 +10,8 @@ An error can also arrive inside a stream, after the HTTP status (200) was
 sent: the provider then names only an error type (``overloaded_error``,
 ``rate_limit_error``...). Such an error is classified by that type, as the
 status the type stands for would be, and carries no status code; it keeps
-the type (``error_type``), and :func:`classified_status` gives the status
-it stands for, which is what retries and fallbacks read. A stream that
+the type (``provider_error_type``), and :func:`classified_status` gives
+the status it stands for, which is what retries and fallbacks read. A stream that
 stops before its end marker was cut off (:func:`cut_stream`).
 
 The SDKs are imported inside the functions: an exception from an SDK means the
@@ -95,7 +95,7 @@ def classified_status(error: AdapterError) -> int | None:
     """The HTTP status ``error`` came with, or the one its in-stream error type stands for."""
     if error.status_code is not None:
         return error.status_code
-    return _TYPE_STATUS.get(error.error_type or "")
+    return _TYPE_STATUS.get(error.provider_error_type or "")
 
 
 def cut_stream(provider: str, where: object, problem: str) -> ProviderConnectionError:
@@ -198,7 +198,11 @@ def _build(
     if kind or code:
         label += f" ({kind or code})"
     return error_class(
-        f"{label}: {text}", provider=provider, status_code=status, retry_after=retry_after, error_type=named
+        f"{label}: {text}",
+        provider=provider,
+        status_code=status,
+        retry_after=retry_after,
+        provider_error_type=named,
     )
 
 

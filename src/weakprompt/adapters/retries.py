@@ -164,11 +164,11 @@ class Retrier:
             if final is exc:
                 raise
             raise final from exc
+        assert events is not None  # tenacity made at least one attempt
         for event in held:
             yield event
-        if events is not None:
-            async for event in events:
-                yield event
+        async for event in events:
+            yield event
 
     def complete(self, request: ModelRequest, call: Callable[[ModelRequest], _T]) -> _T:
         """``call(request)``, called again after a transient failure."""

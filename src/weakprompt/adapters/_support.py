@@ -266,8 +266,9 @@ def clients_or_build(
     """The ready clients when any is given (refusing settings they would ignore), else both built.
 
     A given sync client is never paired with an async one built from other
-    settings: that one would talk to another server or with another key. The
-    missing kind is then refused when it is needed (:func:`missing_client`).
+    settings: that one would talk to another server or with another key.
+    A sync client alone serves streams too (:func:`in_worker_threads`); an
+    async client alone is refused for whole replies (:func:`missing_client`).
     """
     if sync_client is not None or async_client is not None:
         reject_ignored_settings(adapter, **settings)
@@ -276,7 +277,7 @@ def clients_or_build(
 
 
 def missing_client(adapter: str, method: str, parameter: str, client_type: str) -> ConfigurationError:
-    """The error for a call that needs the kind of client the adapter was not given."""
+    """The error for a whole reply asked of an adapter given an async client only."""
     return ConfigurationError(
         f"{adapter}: {method} needs an {client_type} client, and only the other kind of client "
         f"was given; pass {parameter}= as well"

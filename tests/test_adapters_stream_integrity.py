@@ -15,6 +15,8 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from adapters_support import ANSWER_TURN, USER, anthropic_error_body, make_request
 from stream_support import (
@@ -30,7 +32,9 @@ from stream_support import (
     pieces_of,
     sse_data,
     sse_events,
+    turns,
 )
+from test_adapters_anthropic_stream import _anthropic_turns as anthropic_turns
 from test_adapters_retries import FakeSleep, retrier
 from weakprompt.adapters import FallbackAdapter, default_fall_back_on
 from weakprompt.adapters.anthropic import AnthropicAdapter
@@ -40,7 +44,7 @@ from weakprompt.adapters.retries import NO_RETRIES, RetryPolicy, is_transient
 from weakprompt.adapters.testing import ScriptedAdapter
 from weakprompt.clock import FakeClock
 from weakprompt.errors import ProviderConnectionError, ProviderError, RateLimitError
-from weakprompt.messages import Usage
+from weakprompt.messages import AssistantTurn, Usage
 from weakprompt.model import ReplyCompleted, TextDelta, ToolCallStarted, UsageReported
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime.loop import evaluate
@@ -370,3 +374,51 @@ def test_a_run_whose_first_reply_is_cut_before_any_text_stores_exactly_the_retri
 
     assert response.text == ANSWER_TURN.text and len(server.requests) == 2
     assert assistant_commits(path, session.session_id) == [ANSWER_TURN.text]
+
+
+# ---------------------------------------------------------------- any cut, anywhere before the end marker
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(turns().filter(lambda turn: turn.finish_reason != "other"), st.data())
+def test_an_openai_stream_cut_anywhere_before_its_finish_reason_never_completes(
+    turn: AssistantTurn, data: st.DataObject
+) -> None:
+    chunks = openai_stream_chunks(turn)
+    finish_at = next(i for i, c in enumerate(chunks) if c["choices"] and c["choices"][0]["finish_reason"])
+    kept = data.draw(st.integers(0, finish_at), label="chunks kept")
+    whole = collect(
+        openai_adapter(
+            StreamServer().stream(sse_data(*chunks, "[DONE]")), FakeSleep(FakeClock()), attempts=1
+        ),
+        make_request([USER]),
+    )
+    server = StreamServer().stream(sse_data(*chunks[:kept]))
+
+    seen, raised = collect_until_error(
+        openai_adapter(server, FakeSleep(FakeClock()), attempts=1), make_request([USER])
+    )
+
+    assert isinstance(raised, ProviderError) and not of_type(seen, ReplyCompleted)
+    assert seen == whole[: len(seen)]  # what arrived was passed on as it was, and nothing more
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(anthropic_turns(), st.data())
+def test_an_anthropic_stream_cut_anywhere_before_its_message_stop_never_completes(
+    turn: AssistantTurn, data: st.DataObject
+) -> None:
+    events = anthropic_stream_events(turn)
+    kept = data.draw(st.integers(0, len(events) - 1), label="events kept")
+    whole = collect(
+        anthropic_adapter(StreamServer().stream(sse_events(*events)), FakeSleep(FakeClock()), attempts=1),
+        make_request([USER]),
+    )
+    server = StreamServer().stream(sse_events(*events[:kept]))
+
+    seen, raised = collect_until_error(
+        anthropic_adapter(server, FakeSleep(FakeClock()), attempts=1), make_request([USER])
+    )
+
+    assert isinstance(raised, ProviderConnectionError) and not of_type(seen, ReplyCompleted)
+    assert seen == whole[: len(seen)]

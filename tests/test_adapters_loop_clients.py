@@ -6,6 +6,7 @@ import asyncio
 import gc
 import http.server
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -85,6 +86,51 @@ def test_a_client_that_fails_to_close_at_the_end_of_its_loop_is_only_logged(
         asyncio.run(use())
 
     assert any("closing an async client" in r.message and r.exc_info for r in caplog.records)
+
+
+def test_loops_running_at_once_in_threads_get_a_client_each_and_close_only_their_own() -> None:
+    clients = LoopBoundClient(Client(), Client)
+    both_running = threading.Barrier(2)
+    seen: dict[str, tuple[Client, asyncio.AbstractEventLoop, bool]] = {}
+
+    async def use(name: str) -> None:
+        client = await clients.for_running_loop()
+        assert client is not None
+        await asyncio.to_thread(both_running.wait, 30)  # the other loop has its client too
+        again = await clients.for_running_loop()
+        seen[name] = (client, asyncio.get_running_loop(), again is client and client.closed_on is None)
+
+    threads = [threading.Thread(target=asyncio.run, args=(use(name),)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    (a, loop_a, kept_a), (b, loop_b, kept_b) = seen["a"], seen["b"]
+    assert a is not b and kept_a and kept_b  # neither was replaced nor closed while its loop ran
+    assert a.closed_on is loop_a and b.closed_on is loop_b
+
+
+def test_a_loop_closed_by_hand_is_forgotten_quietly_when_the_next_loop_comes() -> None:
+    clients = LoopBoundClient(Client(), Client)
+    unraisable: list[object] = []
+
+    async def use() -> Client | None:
+        return await clients.for_running_loop()
+
+    loop = asyncio.new_event_loop()
+    first = loop.run_until_complete(use())
+    loop.close()  # without shutdown_asyncgens(): the loop never closes its client
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        second = asyncio.run(use())
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+
+    assert first is not None and second is not None and first is not second
+    assert first.closed_on is None and second.closed_on is not None
+    assert unraisable == []  # nothing asked the closed loop to close anything
 
 
 def test_a_given_client_is_never_replaced_nor_closed() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-import weakref
+import threading
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
@@ -285,29 +285,33 @@ def missing_client(adapter: str, method: str, parameter: str, client_type: str) 
 
 
 class LoopBoundClient(Generic[_CA]):
-    """An async SDK client for the event loop that is running, built again when that loop changes.
+    """An async SDK client for the event loop that is running: one per loop, closed by that loop.
 
     An async HTTP client keeps its connections on the event loop that opened
-    them, so a second ``evaluate()`` (a new loop) cannot reuse them. A client
-    the adapter built itself is built again for each new loop, and closed
-    by the loop it served when that loop shuts down: the loop is handed an
-    async generator whose closing closes the client, and ``asyncio.run``
-    (so every ``evaluate()``) closes the async generators it ran before it
-    closes. Left to the garbage collector instead, the client would try to
-    close its connections on a loop already closed ("Event loop is closed").
+    them, so a second ``evaluate()`` (a new loop) cannot reuse them, and
+    loops running at once in several threads cannot share one. A client the
+    adapter built itself is therefore built for each loop (the first loop
+    gets the one built with the adapter), and closed by the loop it served
+    when that loop shuts down: the loop is handed an async generator whose
+    closing closes the client, and ``asyncio.run`` (so every ``evaluate()``)
+    closes the async generators it ran before it closes. Left to the garbage
+    collector instead, the client would try to close its connections on a
+    later loop ("Task exception was never retrieved ... Event loop is
+    closed"). A loop closed by hand without closing its async generators
+    leaves its client unclosed; it is forgotten when the next loop comes.
     A client the user gave is theirs: used as it is, never closed here.
     """
 
     def __init__(self, client: _CA | None, rebuild: Callable[[], _CA] | None) -> None:
         self._client = client
         self._rebuild = rebuild
-        self._loop: weakref.ReferenceType[asyncio.AbstractEventLoop] | None = None
-        # Held here: the loop keeps only a weak reference to the async generators it will close.
-        self._closer: AsyncGenerator[None] | None = None
+        self._spare = client  # built with the adapter, for the first loop
+        self._by_loop: dict[asyncio.AbstractEventLoop, _LoopClient[_CA]] = {}
+        self._lock = threading.Lock()  # the bookkeeping only; loops in several threads may ask at once
 
     @property
     def current(self) -> _CA | None:
-        """The client as it stands (no loop needed)."""
+        """The client most recently handed out, or the one built with the adapter (no loop needed)."""
         return self._client
 
     async def for_running_loop(self) -> _CA | None:
@@ -317,26 +321,50 @@ class LoopBoundClient(Generic[_CA]):
         import asyncio  # on first use: keeps importing this module cheap
 
         loop = asyncio.get_running_loop()
-        if self._loop is not None and self._loop() is loop:
-            return self._client
-        if self._loop is not None:  # used before, on another (maybe gone) loop
-            self._client = self._rebuild()
-        self._loop = weakref.ref(loop)
-        # Replacing an earlier closer whose loop still runs lets that loop close its own client.
-        self._closer = _closed_with_the_loop(self._client)
-        await anext(self._closer)  # now the running loop knows it, and will close it
-        return self._client
+        with self._lock:
+            bound = self._by_loop.get(loop)
+            if bound is None:
+                for gone in [other for other in self._by_loop if other.is_closed()]:
+                    # closed by hand, its async generators never closed: nothing can close its client
+                    # now, and asyncio drops a closed loop's generators without calling on it
+                    del self._by_loop[gone]
+                client = self._spare if self._spare is not None else self._rebuild()
+                self._spare = None
+                bound = self._by_loop[loop] = _LoopClient(client, lambda: self._ended(loop))
+            self._client = bound.client
+        await bound.hand_to_loop()
+        return bound.client
+
+    def _ended(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            self._by_loop.pop(loop, None)
 
 
-async def _closed_with_the_loop(client: ClosingAsyncClient) -> AsyncGenerator[None]:
-    """Waits at its one ``yield``; when the loop closes it, closes ``client`` on that loop."""
-    try:
-        yield
-    finally:
+class _LoopClient(Generic[_CA]):
+    """One loop's client, and the async generator through which that loop closes it."""
+
+    def __init__(self, client: _CA, ended: Callable[[], None]) -> None:
+        self.client = client
+        self._ended = ended
+        # Held here: a loop keeps only a weak reference to the async generators it will close.
+        self._closer = self._closed_with_the_loop()
+        self._started = False
+
+    async def hand_to_loop(self) -> None:
+        """Run the closer to its ``yield`` on the running loop, which from then on will close it."""
+        if not self._started:
+            self._started = True
+            await anext(self._closer)
+
+    async def _closed_with_the_loop(self) -> AsyncGenerator[None]:
         try:
-            await client.close()
-        except Exception:  # at shutdown there is nobody left to tell but the log
-            logger.debug("closing an async client at the end of its event loop failed", exc_info=True)
+            yield
+        finally:
+            self._ended()
+            try:
+                await self.client.close()
+            except Exception:  # at shutdown there is nobody left to tell but the log
+                logger.debug("closing an async client at the end of its event loop failed", exc_info=True)
 
 
 def sdk_retries_and_clients(

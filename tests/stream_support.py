@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -107,6 +108,8 @@ class StreamServer:
 
     responses: list[tuple[int, bytes | list[bytes], dict[str, str]]] = field(default_factory=list)
     requests: list[httpx2.Request] = field(default_factory=list)
+    threads: list[threading.Thread] = field(default_factory=list)
+    before_answer: Callable[[], object] | None = None
 
     def stream(self, body: bytes, status: int = 200, **headers: str) -> StreamServer:
         self.responses.append((status, body, {"content-type": "text/event-stream", **headers}))
@@ -137,6 +140,23 @@ class StreamServer:
 
     def async_client(self) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(transport=httpx2.MockTransport(self))
+
+    def sync_client(self) -> httpx2.Client:
+        """For a sync SDK client; the body is read piece by piece, recording the reading threads."""
+        return httpx2.Client(transport=httpx2.MockTransport(self._sync_response))
+
+    def _sync_response(self, request: httpx2.Request) -> httpx2.Response:
+        self.threads.append(threading.current_thread())
+        if self.before_answer is not None:
+            self.before_answer()
+        response = self(request)
+        body = response.content
+        return httpx2.Response(response.status_code, headers=response.headers, content=self._pieces(body))
+
+    def _pieces(self, body: bytes) -> Iterator[bytes]:
+        for line in body.splitlines(keepends=True):
+            self.threads.append(threading.current_thread())
+            yield line
 
 
 async def _broken_stream(pieces: list[bytes]) -> AsyncIterator[bytes]:

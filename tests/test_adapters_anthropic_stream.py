@@ -39,7 +39,13 @@ from stream_support import (
     turns,
 )
 from weakprompt.adapters.anthropic import AnthropicAdapter
-from weakprompt.errors import ConfigurationError, ContextLengthError, ProviderError, RateLimitError
+from weakprompt.errors import (
+    ConfigurationError,
+    ContextLengthError,
+    ProviderConnectionError,
+    ProviderError,
+    RateLimitError,
+)
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
 from weakprompt.model import (
     ProviderAdapter,
@@ -244,7 +250,8 @@ def test_a_connection_lost_mid_stream_is_a_provider_error() -> None:
     seen, raised = collect_until_error(stream_adapter(server, max_retries=0), make_request([USER]))
 
     assert of_type(seen, TextDelta)
-    assert type(raised) is ProviderError and "connection failed during the stream" in str(raised)
+    assert type(raised) is ProviderConnectionError and "the connection failed" in str(raised)
+    assert "broke off before the reply was complete" in str(raised) and "http://fake.test" in str(raised)
 
 
 def test_http_errors_before_the_stream_are_retried_then_typed() -> None:
@@ -261,14 +268,14 @@ def test_http_errors_before_the_stream_are_retried_then_typed() -> None:
     assert type(raised) is ProviderError and raised.status_code == 529  # type: ignore[attr-defined]
 
 
-def test_a_client_of_one_kind_only_is_refused_for_the_other_kind_of_call() -> None:
-    sync_only = AnthropicAdapter("claude-test", client=anthropic.Anthropic(api_key="k"))
-    with pytest.raises(ConfigurationError, match=r"stream\(\) needs an anthropic.AsyncAnthropic client"):
-        collect(sync_only, make_request([USER]))
-
+def test_an_async_client_alone_is_refused_for_a_whole_reply() -> None:
     async_only = AnthropicAdapter("claude-test", async_client=anthropic.AsyncAnthropic(api_key="k"))
     with pytest.raises(ConfigurationError, match=r"complete\(\) needs an anthropic.Anthropic client"):
         async_only.complete(make_request([USER]))
+
+    sync_only = AnthropicAdapter("claude-test", client=anthropic.Anthropic(api_key="k"))
+    with pytest.raises(ConfigurationError, match=r"no anthropic.AsyncAnthropic client.*worker threads"):
+        _ = sync_only.async_client
 
 
 def test_built_clients_share_the_settings() -> None:

@@ -86,3 +86,22 @@ def test_errors_outside_the_api_are_provider_errors() -> None:
     error = from_anthropic_error(anthropic.AnthropicError("client misuse"))
     assert isinstance(error, ProviderError) and "client misuse" in str(error)
     assert error.status_code is None
+
+
+def test_the_providers_error_type_is_kept_with_the_word_that_classifies_it() -> None:
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    exc = anthropic.APIStatusError("Overloaded", response=_response(529), body=overloaded)
+    assert from_anthropic_error(exc).provider_error_type == "overloaded_error"
+
+    # OpenAI's telling word is often the code ("rate_limit_exceeded"), the type being vaguer ("requests")
+    limited = {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}
+    in_stream = openai.APIError(
+        "Rate limit reached", httpx2.Request("POST", "http://fake.test"), body=limited
+    )
+    error = from_openai_error(in_stream)
+    assert type(error) is RateLimitError and error.provider_error_type == "rate_limit_exceeded"
+    assert error.status_code is None
+
+    unknown = {"message": "odd", "type": "something_new", "code": "odd_code"}
+    odd = openai.APIError("odd", httpx2.Request("POST", "http://fake.test"), body=unknown)
+    assert from_openai_error(odd).provider_error_type == "something_new"

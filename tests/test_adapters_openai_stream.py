@@ -47,6 +47,7 @@ from weakprompt.errors import (
     AuthenticationError,
     ConfigurationError,
     ContextLengthError,
+    ProviderConnectionError,
     ProviderError,
     RateLimitError,
 )
@@ -179,13 +180,14 @@ def test_whitespace_before_a_tool_call_stays_the_text_of_a_tool_call_turn() -> N
     assert final_turn(collect(stream_adapter(server), make_request([USER], tools=TOOLS))) == turn
 
 
-def test_a_stream_that_ends_without_finish_reason_completes_as_other() -> None:
+def test_a_stream_that_ends_without_finish_reason_is_cut_off_even_after_done() -> None:
     chunks = openai_stream_chunks(ANSWER_TURN, finish=False, usage=False)
     server = StreamServer().stream(sse_data(*chunks, "[DONE]"))
 
-    turn = final_turn(collect(stream_adapter(server), make_request([USER])))
+    seen, raised = collect_until_error(stream_adapter(server, max_retries=0), make_request([USER]))
 
-    assert (turn.text, turn.finish_reason) == (ANSWER_TURN.text, "other")
+    assert "".join(t.text for t in of_type(seen, TextDelta)) == ANSWER_TURN.text
+    assert isinstance(raised, ProviderConnectionError) and "no chunk gave a finish reason" in str(raised)
 
 
 def test_a_streamed_refusal_becomes_the_text_with_content_filter() -> None:
@@ -304,16 +306,14 @@ def test_forced_tool_and_structured_output_options_reach_the_streamed_request() 
     assert body["response_format"]["type"] == "json_schema"
 
 
-def test_a_client_of_one_kind_only_is_refused_for_the_other_kind_of_call() -> None:
-    sync_only = OpenAIAdapter("gpt-test", client=openai.OpenAI(api_key="k"))
-    with pytest.raises(
-        ConfigurationError, match=r"stream\(\) needs an openai.AsyncOpenAI client.*async_client="
-    ):
-        collect(sync_only, make_request([USER]))
-
+def test_an_async_client_alone_is_refused_for_a_whole_reply() -> None:
     async_only = OpenAIAdapter("gpt-test", async_client=openai.AsyncOpenAI(api_key="k"))
     with pytest.raises(ConfigurationError, match=r"complete\(\) needs an openai.OpenAI client.*pass client="):
         async_only.complete(make_request([USER]))
+
+    sync_only = OpenAIAdapter("gpt-test", client=openai.OpenAI(api_key="k"))
+    with pytest.raises(ConfigurationError, match=r"no openai.AsyncOpenAI client.*worker threads"):
+        _ = sync_only.async_client
 
 
 def test_an_async_client_with_settings_is_refused() -> None:

@@ -115,10 +115,16 @@ class AdapterError(WeakpromptError):
         provider: str = "",
         status_code: int | None = None,
         retry_after: float | None = None,
+        provider_error_type: str | None = None,
     ) -> None:
         super().__init__(message)
         self.provider = provider
         self.status_code = status_code
+        self.provider_error_type = provider_error_type
+        """The provider's name for the failure (``overloaded_error``, ``rate_limit_exceeded``...), if given.
+
+        An error sent inside a stream has no status code; its type says whether it is retried.
+        """
         self.retry_after = retry_after
         """Seconds the provider asked to wait before trying again (its ``retry-after``), if it did."""
         self.attempts = 1
@@ -142,4 +148,4 @@ class ProviderError(AdapterError):
 
 
 class ProviderConnectionError(ProviderError):
-    """The provider could not be reached, or did not answer in time; the message names the URL."""
+    """The provider could not be reached, did not answer in time, or its reply broke off; names the URL."""

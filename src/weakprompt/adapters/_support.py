@@ -8,9 +8,10 @@ checks run (and fail clearly) before a network call or a model load.
 
 from __future__ import annotations
 
+import logging
 import re
-import weakref
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
 from ..canonical import canonical_json
@@ -35,11 +36,14 @@ __all__ = [
     "missing_client",
     "reject_ignored_settings",
     "forced_tool_name",
+    "in_worker_threads",
     "is_strict_schema",
     "json_answer_instruction",
     "output_schema_name",
     "parameters_schema",
 ]
+
+logger = logging.getLogger("weakprompt.adapters")
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -163,6 +167,8 @@ OPENAI_FINISH_REASONS: dict[str, FinishReason] = {
 
 _S = TypeVar("_S")
 _A = TypeVar("_A")
+_T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)
 
 
 class RetryingClient(Protocol):
@@ -174,8 +180,52 @@ class RetryingClient(Protocol):
     def with_options(self, *, max_retries: int) -> Self: ...
 
 
+class ClosingAsyncClient(Protocol):
+    """An async SDK client: closing it releases the connections it keeps on its event loop."""
+
+    async def close(self) -> None: ...
+
+
+class SyncStream(Protocol[_T_co]):
+    """A sync SDK stream (``openai.Stream``, ``anthropic.Stream``): items one by one, then closed."""
+
+    def __next__(self) -> _T_co: ...
+
+    def close(self) -> None: ...
+
+
+class RetryingAsyncClient(RetryingClient, ClosingAsyncClient, Protocol):
+    """An async SDK client as an adapter holds it."""
+
+
 _SC = TypeVar("_SC", bound=RetryingClient)
-_AC = TypeVar("_AC", bound=RetryingClient)
+_AC = TypeVar("_AC", bound=RetryingAsyncClient)
+_CA = TypeVar("_CA", bound=ClosingAsyncClient)
+
+
+def _next_item(stream: SyncStream[_T]) -> tuple[_T] | None:
+    """The next item in a 1-tuple, or None at the end (a StopIteration cannot cross into a future)."""
+    try:
+        return (next(stream),)
+    except StopIteration:
+        return None
+
+
+async def in_worker_threads(open_stream: Callable[[], SyncStream[_T]]) -> AsyncGenerator[_T]:
+    """A stream of a sync SDK client, opened, read and closed on worker threads.
+
+    How a user's own sync client serves ``stream()``: every blocking call
+    (the request, each read, the close) runs off the event loop, which goes
+    on with other work meanwhile.
+    """
+    import asyncio  # on first use: keeps importing this module cheap
+
+    stream = await asyncio.to_thread(open_stream)
+    try:
+        while (item := await asyncio.to_thread(_next_item, stream)) is not None:
+            yield item[0]
+    finally:
+        await asyncio.to_thread(stream.close)
 
 
 class AdapterIdentity:
@@ -216,8 +266,9 @@ def clients_or_build(
     """The ready clients when any is given (refusing settings they would ignore), else both built.
 
     A given sync client is never paired with an async one built from other
-    settings: that one would talk to another server or with another key. The
-    missing kind is then refused when it is needed (:func:`missing_client`).
+    settings: that one would talk to another server or with another key.
+    A sync client alone serves streams too (:func:`in_worker_threads`); an
+    async client alone is refused for whole replies (:func:`missing_client`).
     """
     if sync_client is not None or async_client is not None:
         reject_ignored_settings(adapter, **settings)
@@ -226,43 +277,94 @@ def clients_or_build(
 
 
 def missing_client(adapter: str, method: str, parameter: str, client_type: str) -> ConfigurationError:
-    """The error for a call that needs the kind of client the adapter was not given."""
+    """The error for a whole reply asked of an adapter given an async client only."""
     return ConfigurationError(
         f"{adapter}: {method} needs an {client_type} client, and only the other kind of client "
         f"was given; pass {parameter}= as well"
     )
 
 
-class LoopBoundClient(Generic[_A]):
-    """An async SDK client for the event loop that is running, rebuilt when that loop changes.
+class LoopBoundClient(Generic[_CA]):
+    """An async SDK client for the event loop that is running: one per loop, closed by that loop.
 
     An async HTTP client keeps its connections on the event loop that opened
-    them, so a second ``evaluate()`` (a new loop) would reuse connections of
-    a closed loop. A client the adapter built itself is built again for each
-    new loop; a client the user gave is theirs and is used as it is.
+    them, so a second ``evaluate()`` (a new loop) cannot reuse them, and
+    loops running at once in several threads cannot share one. A client the
+    adapter built itself is therefore built for each loop (the first loop
+    gets the one built with the adapter), and closed by the loop it served
+    when that loop shuts down: the loop is handed an async generator whose
+    closing closes the client, and ``asyncio.run`` (so every ``evaluate()``)
+    closes the async generators it ran before it closes. Left to the garbage
+    collector instead, the client would try to close its connections on a
+    later loop ("Task exception was never retrieved ... Event loop is
+    closed"). A loop closed by hand without closing its async generators
+    leaves its client unclosed; it is forgotten when the next loop comes.
+    A client the user gave is theirs: used as it is, never closed here.
     """
 
-    def __init__(self, client: _A | None, rebuild: Callable[[], _A] | None) -> None:
+    def __init__(self, client: _CA | None, rebuild: Callable[[], _CA] | None) -> None:
         self._client = client
         self._rebuild = rebuild
-        self._loop: weakref.ReferenceType[asyncio.AbstractEventLoop] | None = None
+        self._spare = client  # built with the adapter, for the first loop
+        self._by_loop: dict[asyncio.AbstractEventLoop, _LoopClient[_CA]] = {}
+        self._lock = threading.Lock()  # the bookkeeping only; loops in several threads may ask at once
 
     @property
-    def current(self) -> _A | None:
-        """The client as it stands (no loop needed)."""
+    def current(self) -> _CA | None:
+        """The client most recently handed out, or the one built with the adapter (no loop needed)."""
         return self._client
 
-    def for_running_loop(self) -> _A | None:
+    async def for_running_loop(self) -> _CA | None:
         """The client to use in the running event loop."""
         if self._client is None or self._rebuild is None:
             return self._client
         import asyncio  # on first use: keeps importing this module cheap
 
         loop = asyncio.get_running_loop()
-        if self._loop is not None and self._loop() is not loop:  # used before, on another (maybe gone) loop
-            self._client = self._rebuild()
-        self._loop = weakref.ref(loop)
-        return self._client
+        with self._lock:
+            bound = self._by_loop.get(loop)
+            if bound is None:
+                for gone in [other for other in self._by_loop if other.is_closed()]:
+                    # closed by hand, its async generators never closed: nothing can close its client
+                    # now, and asyncio drops a closed loop's generators without calling on it
+                    del self._by_loop[gone]
+                client = self._spare if self._spare is not None else self._rebuild()
+                self._spare = None
+                bound = self._by_loop[loop] = _LoopClient(client, lambda: self._ended(loop))
+            self._client = bound.client
+        await bound.hand_to_loop()
+        return bound.client
+
+    def _ended(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            self._by_loop.pop(loop, None)
+
+
+class _LoopClient(Generic[_CA]):
+    """One loop's client, and the async generator through which that loop closes it."""
+
+    def __init__(self, client: _CA, ended: Callable[[], None]) -> None:
+        self.client = client
+        self._ended = ended
+        # Held here: a loop keeps only a weak reference to the async generators it will close.
+        self._closer = self._closed_with_the_loop()
+        self._started = False
+
+    async def hand_to_loop(self) -> None:
+        """Run the closer to its ``yield`` on the running loop, which from then on will close it."""
+        if not self._started:
+            self._started = True
+            await anext(self._closer)
+
+    async def _closed_with_the_loop(self) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            self._ended()
+            try:
+                await self.client.close()
+            except Exception:  # at shutdown there is nobody left to tell but the log
+                logger.debug("closing an async client at the end of its event loop failed", exc_info=True)
 
 
 def sdk_retries_and_clients(

@@ -5,19 +5,22 @@ The transcript's wire conversion supplies ``system`` and the messages
 module adds tools, tool choice, the token limit and structured output, and
 reads ``text`` / ``tool_use`` blocks back into a neutral turn, whole
 (``complete``, on the sync client) or from the raw stream events
-(``stream``, on the async client).
+(``stream``, on the async client, or on the sync one in worker threads when
+only that one was given). A streamed reply is complete only at its
+``message_stop``: a stream that stops before it broke off.
 
 The SDK is imported when an adapter is built, never when this module loads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, cast
 
-from ..errors import ConfigurationError, ProviderError
+from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import (
@@ -37,13 +40,14 @@ from ._support import (
     AdapterIdentity,
     check_tool_choice,
     clients_or_build,
+    in_worker_threads,
     is_strict_schema,
     json_answer_instruction,
     missing_client,
     parameters_schema,
     sdk_retries_and_clients,
 )
-from .error_mapping import from_anthropic_error
+from .error_mapping import cut_stream, from_anthropic_error
 from .output_modes import (
     FINAL_ANSWER_DESCRIPTION,
     FINAL_ANSWER_TOOL,
@@ -104,7 +108,8 @@ class AnthropicAdapter(AdapterIdentity):
     prompt; the loop parses and validates the answer either way.
 
     Clients follow the same rule as :class:`~weakprompt.adapters.openai.OpenAIAdapter`:
-    ``client`` (``anthropic.Anthropic``) for ``complete``, ``async_client``
+    ``client`` (``anthropic.Anthropic``) for ``complete`` (and for ``stream``
+    in worker threads when it is the only one), ``async_client``
     (``anthropic.AsyncAnthropic``) for ``stream``, or both built from the settings.
     """
 
@@ -150,7 +155,9 @@ class AnthropicAdapter(AdapterIdentity):
             model=model,
             given=(client, async_client),
             ready=(self._client, built_async),
-            rebuild_async=lambda: _build_clients(api_key=api_key, base_url=base_url, timeout=timeout)[1],
+            rebuild_async=lambda: _build_clients(
+                api_key=api_key, base_url=base_url, timeout=timeout, sync=False
+            )[1],
             retries=retries,
             max_retries=max_retries,
         )
@@ -164,9 +171,12 @@ class AnthropicAdapter(AdapterIdentity):
 
     @property
     def async_client(self) -> anthropic.AsyncAnthropic:
-        """The async client ``stream`` uses."""
+        """The async client ``stream`` uses (none when only a sync client was given)."""
         if self._async_clients.current is None:
-            raise missing_client("AnthropicAdapter", "stream()", "async_client", "anthropic.AsyncAnthropic")
+            raise ConfigurationError(
+                "AnthropicAdapter: no anthropic.AsyncAnthropic client was given "
+                "(stream() runs the sync client in worker threads)"
+            )
         return self._async_clients.current
 
     def build_params(self, request: ModelRequest) -> MessageCreateParamsNonStreaming:
@@ -239,12 +249,19 @@ class AnthropicAdapter(AdapterIdentity):
         import anthropic
         import httpx2
 
-        client = self._async_clients.for_running_loop() or self.async_client  # the latter raises
         params = self.build_stream_params(request)
         reader = _EventReader(self._name)
+        where: object = "the server"
         try:
-            events = await client.messages.create(**params)
-            async with events:
+            client = await self._async_clients.for_running_loop()
+            if client is None:
+                sync_client = self.client
+                where = sync_client.base_url
+                events = in_worker_threads(lambda: sync_client.messages.create(**params))
+            else:
+                where = client.base_url
+                events = _async_events(client, params)
+            async with contextlib.aclosing(events):
                 async for event in events:
                     for neutral in reader.read(event):
                         yield neutral
@@ -252,9 +269,11 @@ class AnthropicAdapter(AdapterIdentity):
             raise from_anthropic_error(exc, provider=self._name) from exc
         except httpx2.TransportError as exc:  # the connection broke mid-stream; the SDK passes it on
             reason = str(exc) or type(exc).__name__
-            raise ProviderError(
-                f"{self._name} error: the connection failed during the stream: {reason}", provider=self._name
-            ) from exc
+            raise cut_stream(self._name, where, f"the connection failed: {reason}") from exc
+        except json.JSONDecodeError as exc:  # a data line that is not JSON: the stream is broken
+            raise cut_stream(self._name, where, f"a data line is not JSON: {exc}") from exc
+        if not reader.stopped:
+            raise cut_stream(self._name, where, "no message_stop event came")
         for neutral in reader.finish():
             yield neutral
 
@@ -269,6 +288,16 @@ class AnthropicAdapter(AdapterIdentity):
         if strict:
             param["strict"] = True
         return param
+
+
+async def _async_events(
+    client: anthropic.AsyncAnthropic, params: MessageCreateParamsStreaming
+) -> AsyncGenerator[RawMessageStreamEvent]:
+    """The raw events of one streamed reply, the response closed however the reading ends."""
+    events = await client.messages.create(**params)
+    async with events:
+        async for event in events:
+            yield event
 
 
 def tool_choice_param(choice: ToolChoice) -> ToolChoiceParam:
@@ -340,6 +369,8 @@ class _EventReader:
         self._calls: dict[int, int] = {}  # content block index -> tool call index
         self._usage: AnthropicUsage | None = None
         self._finish: FinishReason | None = None
+        self.stopped = False
+        """Whether ``message_stop`` came: until then the reply is not complete."""
 
     def read(self, event: RawMessageStreamEvent) -> list[ModelEvent]:
         add = self._assembler.add
@@ -370,7 +401,8 @@ class _EventReader:
             self._finish = _STOP_REASONS.get(event.delta.stop_reason or "", "other")
             self._usage = _merged_usage(self._usage, event.usage)
             return [add(UsageReported(_neutral_usage(self._usage)))]
-        return []  # message_stop: the stream ends
+        self.stopped = self.stopped or event.type == "message_stop"
+        return []
 
     def finish(self) -> tuple[ModelEvent, ...]:
         return self._assembler.finish(self._finish)
@@ -398,9 +430,9 @@ def _append_system(system: str | None, extra: str) -> str:
 
 
 def _build_clients(
-    *, api_key: str | None, base_url: str | None, timeout: float | None
-) -> tuple[anthropic.Anthropic, anthropic.AsyncAnthropic]:
-    """A sync and an async client with the same settings."""
+    *, api_key: str | None, base_url: str | None, timeout: float | None, sync: bool = True
+) -> tuple[anthropic.Anthropic | None, anthropic.AsyncAnthropic]:
+    """A sync and an async client with the same settings (the async one alone, for a new event loop)."""
     try:
         import anthropic
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -419,6 +451,8 @@ def _build_clients(
     retries = 0  # weakprompt retries (adapters.retries); the SDK's would multiply them
     wait = anthropic.NOT_GIVEN if timeout is None else timeout
     return (
-        anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
+        anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait)
+        if sync
+        else None,
         anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
     )

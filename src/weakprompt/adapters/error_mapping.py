@@ -9,7 +9,10 @@ read the provider's own message and HTTP status. The SDKs have already retried
 An error can also arrive inside a stream, after the HTTP status (200) was
 sent: the provider then names only an error type (``overloaded_error``,
 ``rate_limit_error``...). Such an error is classified by that type, as the
-status the type stands for would be, and carries no status code.
+status the type stands for would be, and carries no status code; it keeps
+the type (``provider_error_type``), and :func:`classified_status` gives
+the status it stands for, which is what retries and fallbacks read. A stream that
+stops before its end marker was cut off (:func:`cut_stream`).
 
 The SDKs are imported inside the functions: an exception from an SDK means the
 SDK is already loaded, and importing this module must stay free of them.
@@ -37,7 +40,14 @@ if TYPE_CHECKING:
     import anthropic
     import openai
 
-__all__ = ["classify_status", "from_anthropic_error", "from_openai_error", "retry_after_seconds"]
+__all__ = [
+    "classified_status",
+    "classify_status",
+    "cut_stream",
+    "from_anthropic_error",
+    "from_openai_error",
+    "retry_after_seconds",
+]
 
 # Wording providers (and OpenAI-compatible servers) use for an over-long prompt.
 _CONTEXT_WORDS = re.compile(
@@ -79,6 +89,22 @@ def classify_status(status: int | None, message: str, code: str | None = None) -
     if status == 400 and (code in _CONTEXT_CODES or _CONTEXT_WORDS.search(message)):
         return ContextLengthError
     return ProviderError
+
+
+def classified_status(error: AdapterError) -> int | None:
+    """The HTTP status ``error`` came with, or the one its in-stream error type stands for."""
+    if error.status_code is not None:
+        return error.status_code
+    return _TYPE_STATUS.get(error.provider_error_type or "")
+
+
+def cut_stream(provider: str, where: object, problem: str) -> ProviderConnectionError:
+    """A streamed reply that broke off: the partial reply is not a reply, and trying again may work."""
+    return ProviderConnectionError(
+        f"{provider} error: the stream from {where} broke off before the reply was complete ({problem}); "
+        "the partial reply was dropped",
+        provider=provider,
+    )
 
 
 def _error_fields(body: object) -> tuple[str | None, str | None, str | None]:
@@ -159,17 +185,25 @@ def _build(
     message, kind, body_code = _error_fields(body)
     text = message or fallback
     code = code or body_code
+    # OpenAI puts the telling word in the code ("rate_limit_exceeded") as often as in the type.
+    named = code if code in _TYPE_STATUS else kind or code
     if status is None or status < 400:  # sent inside a stream: the type says what went wrong
         status = None
-        error_type = classify_status(_TYPE_STATUS.get(code or "") or _TYPE_STATUS.get(kind or ""), text, code)
+        error_class = classify_status(_TYPE_STATUS.get(named or ""), text, code)
     else:
-        error_type = classify_status(status, text, code)
+        error_class = classify_status(status, text, code)
     label = f"{provider} error"
     if status is not None:
         label += f" {status}"
     if kind or code:
         label += f" ({kind or code})"
-    return error_type(f"{label}: {text}", provider=provider, status_code=status, retry_after=retry_after)
+    return error_class(
+        f"{label}: {text}",
+        provider=provider,
+        status_code=status,
+        retry_after=retry_after,
+        provider_error_type=named,
+    )
 
 
 def from_openai_error(exc: openai.OpenAIError, *, provider: str = "openai") -> AdapterError:

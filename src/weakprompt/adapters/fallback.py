@@ -4,8 +4,9 @@ Each adapter keeps its own retries; the fallback moves on only once an
 adapter has given up with an error the user's ``fall_back_on`` accepts (by
 default: a transient failure its retries could not get past, any 5xx, and a
 request the provider or adapter does not support). A streamed reply can
-switch only before its first event: once text has reached the loop, a
-failure ends the call.
+switch only before its first text, tool call or completion (usage reports
+before that are held back, see :func:`~weakprompt.adapters.retries.opening`):
+once text has reached the loop, a failure ends the call.
 
 Which adapter answered is part of the reply: ``AssistantTurn.metadata["adapter"]``
 (name, model, position, and the adapters that failed before it, with their
@@ -27,8 +28,9 @@ from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn
 from ..model import ModelEvent, ModelRequest, ProviderAdapter, ReplyCompleted
 from ..tokens import TokenCounter
+from .error_mapping import classified_status
 from .output_modes import UnsupportedOutputModeError, is_format_refusal
-from .retries import is_transient
+from .retries import is_transient, opening
 
 __all__ = ["FallbackAdapter", "default_fall_back_on"]
 
@@ -43,7 +45,7 @@ def default_fall_back_on(error: Exception) -> bool:
         return True
     if not isinstance(error, AdapterError):
         return False
-    status = error.status_code
+    status = classified_status(error)  # an in-stream error counts as the status its type stands for
     return is_transient(error) or (status is not None and status >= 500) or is_format_refusal(error)
 
 
@@ -117,20 +119,17 @@ class FallbackAdapter:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         failures: list[_Failure] = []
         for position, adapter in enumerate(self.adapters):
-            started = False
             events = adapter.stream(request)
             try:
+                try:
+                    held = await opening(events)
+                except Exception as exc:  # nothing of this reply has reached the caller yet
+                    self._give_up_or_switch(request, position, exc, failures)
+                    continue
+                for event in held:
+                    yield _answered_event(event, adapter, position, failures)
                 async for event in events:
-                    started = True
-                    if isinstance(event, ReplyCompleted):
-                        yield ReplyCompleted(_answered_by(event.turn, adapter, position, failures))
-                    else:
-                        yield event
-            except Exception as exc:
-                if started:
-                    raise
-                self._give_up_or_switch(request, position, exc, failures)
-                continue
+                    yield _answered_event(event, adapter, position, failures)
             finally:
                 aclose = getattr(events, "aclose", None)
                 if aclose is not None:
@@ -161,6 +160,14 @@ class FallbackAdapter:
                 error=str(error),
             )
             publish(request.dispatcher, event, logger=logger, about="an adapter fallback")
+
+
+def _answered_event(
+    event: ModelEvent, adapter: ProviderAdapter, position: int, failures: Sequence[_Failure]
+) -> ModelEvent:
+    if isinstance(event, ReplyCompleted):
+        return ReplyCompleted(_answered_by(event.turn, adapter, position, failures))
+    return event
 
 
 def _answered_by(

@@ -5,15 +5,20 @@ Works with OpenAI itself and with any server that speaks the same API
 transcript's own wire conversion; this module only adds the request options
 (tools, tool choice, response format) and reads the reply back, whole
 (``complete``, on the sync client) or streamed (``stream``, on the async
-client; chunks are read by :class:`~weakprompt.adapters.wire.openai_chunks.ChatChunkReader`).
+client, or on the sync one in worker threads when only that one was given;
+chunks are read by :class:`~weakprompt.adapters.wire.openai_chunks.ChatChunkReader`).
+A streamed reply is complete only once a chunk gave its finish reason: a
+stream that stops before that broke off, however it ended.
 
 The SDK is imported when an adapter is built, never when this module loads.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..errors import ConfigurationError, ProviderError
@@ -25,13 +30,14 @@ from ._support import (
     AdapterIdentity,
     check_tool_choice,
     clients_or_build,
+    in_worker_threads,
     is_strict_schema,
     missing_client,
     output_schema_name,
     parameters_schema,
     sdk_retries_and_clients,
 )
-from .error_mapping import from_openai_error
+from .error_mapping import cut_stream, from_openai_error
 from .output_modes import (
     FINAL_ANSWER_DESCRIPTION,
     FINAL_ANSWER_TOOL,
@@ -47,6 +53,7 @@ if TYPE_CHECKING:
     import openai
     from openai.types.chat import (
         ChatCompletion,
+        ChatCompletionChunk,
         ChatCompletionFunctionToolParam,
         ChatCompletionMessageParam,
         ChatCompletionToolChoiceOptionParam,
@@ -76,10 +83,11 @@ class OpenAIAdapter(AdapterIdentity):
     """A :class:`~weakprompt.model.ProviderAdapter` for Chat Completions.
 
     Pass ready clients (``client``: ``openai.OpenAI`` for ``complete``,
-    ``async_client``: ``openai.AsyncOpenAI`` for ``stream``) or let the
-    adapter build both from ``base_url`` / ``api_key`` / ``max_retries`` /
-    ``timeout``; giving a client and settings is a configuration error
-    because the settings would be ignored. With ``strict_tools`` every tool
+    ``async_client``: ``openai.AsyncOpenAI`` for ``stream``; a sync client
+    alone serves ``stream`` too, in worker threads) or let the adapter build
+    both from ``base_url`` / ``api_key`` / ``max_retries`` / ``timeout``;
+    giving a client and settings is a configuration error because the
+    settings would be ignored. With ``strict_tools`` every tool
     is sent with its strict schema and ``"strict": true``, so the provider
     guarantees arguments that parse. ``stream_usage`` asks for the usage
     chunk at the end of a stream (``stream_options.include_usage``).
@@ -131,7 +139,9 @@ class OpenAIAdapter(AdapterIdentity):
             model=model,
             given=(client, async_client),
             ready=(self._client, built_async),
-            rebuild_async=lambda: _build_clients(base_url=base_url, api_key=api_key, timeout=timeout)[1],
+            rebuild_async=lambda: _build_clients(
+                base_url=base_url, api_key=api_key, timeout=timeout, sync=False
+            )[1],
             retries=retries,
             max_retries=max_retries,
         )
@@ -145,9 +155,12 @@ class OpenAIAdapter(AdapterIdentity):
 
     @property
     def async_client(self) -> openai.AsyncOpenAI:
-        """The async client ``stream`` uses."""
+        """The async client ``stream`` uses (none when only a sync client was given)."""
         if self._async_clients.current is None:
-            raise missing_client("OpenAIAdapter", "stream()", "async_client", "openai.AsyncOpenAI")
+            raise ConfigurationError(
+                "OpenAIAdapter: no openai.AsyncOpenAI client was given "
+                "(stream() runs the sync client in worker threads)"
+            )
         return self._async_clients.current
 
     def build_params(self, request: ModelRequest) -> CompletionCreateParamsNonStreaming:
@@ -215,18 +228,27 @@ class OpenAIAdapter(AdapterIdentity):
     async def _stream_once(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import openai
 
-        client = self._async_clients.for_running_loop() or self.async_client  # the latter raises
         params = self.build_stream_params(request)
         reader = ChatChunkReader(provider=self._name)
+        where: object = "the server"
         try:
-            chunks = await client.chat.completions.create(**params)
-            async with chunks:
+            client = await self._async_clients.for_running_loop()
+            if client is None:
+                sync_client = self.client
+                where = sync_client.base_url
+                chunks = in_worker_threads(lambda: sync_client.chat.completions.create(**params))
+            else:
+                where = client.base_url
+                chunks = _async_chunks(client, params)
+            async with contextlib.aclosing(chunks):
                 async for chunk in chunks:
                     for event in reader.read(cast("JSONObject", chunk.to_dict())):
                         yield event
         except openai.OpenAIError as exc:
             raise from_openai_error(exc, provider=self._name) from exc
-        for event in reader.finish():
+        except json.JSONDecodeError as exc:  # a data line that is not JSON: the stream is broken
+            raise cut_stream(self._name, where, f"a data line is not JSON: {exc}") from exc
+        for event in reader.finish(cut_from=where):
             yield event
 
     def _tool_param(self, tool: AnyTool) -> ChatCompletionFunctionToolParam:
@@ -243,6 +265,16 @@ class OpenAIAdapter(AdapterIdentity):
         if strict:
             param["function"]["strict"] = True
         return param
+
+
+async def _async_chunks(
+    client: openai.AsyncOpenAI, params: CompletionCreateParamsStreaming
+) -> AsyncGenerator[ChatCompletionChunk]:
+    """The chunks of one streamed reply, the response closed however the reading ends."""
+    chunks = await client.chat.completions.create(**params)
+    async with chunks:
+        async for chunk in chunks:
+            yield chunk
 
 
 def tool_choice_param(choice: ToolChoice) -> ChatCompletionToolChoiceOptionParam:
@@ -320,9 +352,9 @@ def _usage(completion: ChatCompletion) -> Usage:
 
 
 def _build_clients(
-    *, base_url: str | None, api_key: str | None, timeout: float | None
-) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
-    """A sync and an async client with the same settings."""
+    *, base_url: str | None, api_key: str | None, timeout: float | None, sync: bool = True
+) -> tuple[openai.OpenAI | None, openai.AsyncOpenAI]:
+    """A sync and an async client with the same settings (the async one alone, for a new event loop)."""
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -335,7 +367,9 @@ def _build_clients(
     wait = openai.NOT_GIVEN if timeout is None else timeout
     try:
         return (
-            openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
+            openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait)
+            if sync
+            else None,
             openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=retries, timeout=wait),
         )
     except openai.OpenAIError as exc:

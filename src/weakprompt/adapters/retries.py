@@ -6,8 +6,13 @@ published as a :class:`~weakprompt.events.ModelCallRetried` event, and the
 waits count against the run's deadline: a wait that would end past the
 deadline is not started (the run stops with ``DeadlineExceededError``).
 
-Only a failure *before* the reply started is retried; once events have
-reached the loop, a failure ends the call. The policy is tenacity's (the
+Only a failure *before* the reply started is retried: usage reports are
+held back until the first text, tool call or completion (:func:`opening`),
+so an error that comes before any of those (an overloaded provider answers
+200, reports usage, then sends an error event) is retried, and the failed
+attempt's usage reports are dropped with it. Once text or a tool call has
+reached the caller, a failure ends the call: the caller has seen part of a
+reply, and a second reply would not continue it. The policy is tenacity's (the
 engine under stamina), because it lets the sleep and the clock be injected:
 tests move a fake clock instead of sleeping.
 """
@@ -26,11 +31,12 @@ import tenacity
 
 from ..errors import AdapterError, DeadlineExceededError, ProviderConnectionError, RateLimitError
 from ..events import ModelCallRetried, publish
-from ..model import ModelEvent, ModelRequest
+from ..model import ModelEvent, ModelRequest, UsageReported
 from ..runtime.tracing import report_retry
+from .error_mapping import classified_status
 from .output_modes import is_format_refusal
 
-__all__ = ["DEFAULT_RETRIES", "NO_RETRIES", "RetryPolicy", "Retrier", "is_transient"]
+__all__ = ["DEFAULT_RETRIES", "NO_RETRIES", "RetryPolicy", "Retrier", "is_transient", "opening"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,15 +48,32 @@ _TRANSIENT_STATUSES = frozenset({408, 409, 429})
 def is_transient(error: AdapterError) -> bool:
     """Worth trying again: a rate limit, overload, a 5xx, a timeout or a connection that failed.
 
-    A server refusing the output format is not transient (``auto`` changes
-    the mode instead), nor is anything else about the request itself.
+    An error sent inside a stream counts as the status its type stands for
+    (``overloaded_error`` as 529). A server refusing the output format is not
+    transient (``auto`` changes the mode instead), nor is anything else about
+    the request itself.
     """
     if isinstance(error, RateLimitError | ProviderConnectionError):
         return True
-    status = error.status_code
+    status = classified_status(error)
     if status is None:
         return False
     return (status in _TRANSIENT_STATUSES or status >= 500) and not is_format_refusal(error)
+
+
+async def opening(events: AsyncIterator[ModelEvent]) -> list[ModelEvent]:
+    """The events up to the first one a caller acts on (text, a tool call, the completion), that one included.
+
+    Usage reports before it are held with it: until then nothing of the reply
+    has been seen, and a failure may still be retried or handed to another
+    adapter. Empty when the stream ended without any event.
+    """
+    held: list[ModelEvent] = []
+    async for event in events:
+        held.append(event)
+        if not isinstance(event, UsageReported):
+            break
+    return held
 
 
 def _positive(_: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -123,27 +146,27 @@ class Retrier:
     async def stream(
         self, request: ModelRequest, open_stream: Callable[[ModelRequest], AsyncIterator[ModelEvent]]
     ) -> AsyncIterator[ModelEvent]:
-        """``open_stream(request)``, opened again after a transient failure before its first event."""
+        """``open_stream(request)``, opened again after a transient failure before its :func:`opening`."""
         cut = _Cut()
         retry, wait, stop, before_sleep = self._hooks(request, cut)
         retrying = tenacity.AsyncRetrying(
             sleep=self._sleep, retry=retry, wait=wait, stop=stop, before_sleep=before_sleep, reraise=True
         )
         events: AsyncIterator[ModelEvent] | None = None
-        first: ModelEvent | None = None
+        held: list[ModelEvent] = []
         try:
             async for attempt in retrying:
                 with attempt:
                     events = open_stream(request)
-                    first = await anext(events, None)
+                    held = await opening(events)
         except AdapterError as exc:
             final = self._final(exc, cut, request)
             if final is exc:
                 raise
             raise final from exc
-        if first is None or events is None:
-            return
-        yield first
+        assert events is not None  # tenacity made at least one attempt
+        for event in held:
+            yield event
         async for event in events:
             yield event
 

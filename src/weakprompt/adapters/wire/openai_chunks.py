@@ -19,9 +19,12 @@ How chunks map:
 - ``usage`` (a final chunk with no choices, when ``include_usage`` was asked
   for) -> :class:`UsageReported`.
 
-A stream that ends without a finish reason completes as ``"other"``; one that
-ends before any chunk arrived is a :class:`~weakprompt.errors.ProviderError`
-(llama.cpp's server answers so when a streamed prompt does not fit).
+A stream that ends before any chunk arrived is a
+:class:`~weakprompt.errors.ProviderError` (llama.cpp's server answers so
+when a streamed prompt does not fit). One that ends without a finish reason
+completes as ``"other"``, except for a network stream (``finish(cut_from=url)``):
+there, that is what a cut connection looks like, and it is a
+:func:`~weakprompt.adapters.error_mapping.cut_stream` error.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ...messages import FinishReason
 from ...model import ModelEvent, ReplyAssembler, TextDelta, ToolCallDelta, ToolCallStarted, UsageReported
 from ...usage import Usage
 from .._support import OPENAI_FINISH_REASONS
+from ..error_mapping import cut_stream
 
 __all__ = ["CallIdRule", "ChatChunkReader", "chat_usage"]
 
@@ -108,11 +112,14 @@ class ChatChunkReader:
             events.extend(self._assembler.close_open_calls())
         return events
 
-    def finish(self) -> list[ModelEvent]:
+    def finish(self, *, cut_from: object = None) -> list[ModelEvent]:
+        """The last events; ``cut_from`` (where a network stream came from) requires a finish reason."""
         if not self._chunks:
             raise ProviderError(
                 f"{self._provider} error: the stream ended before any chunk arrived", provider=self._provider
             )
+        if cut_from is not None and self._finish is None:
+            raise cut_stream(self._provider, cut_from, "no chunk gave a finish reason")
         events: list[ModelEvent] = []
         finish = self._finish
         refusal = "".join(self._refusal)

@@ -17,6 +17,7 @@ __all__ = [
     "lone_surrogate",
     "plain_text",
     "safe_repr",
+    "terminal_text",
     "type_name",
 ]
 
@@ -94,3 +95,33 @@ def escape_surrogates(text: str) -> str:
     if lone_surrogate(text) is None:
         return text
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+_SHORT_ESCAPES = {"\t": "\\t", "\r": "\\r"}
+
+
+def _visible(char: str) -> str:
+    short = _SHORT_ESCAPES.get(char)
+    if short is not None:
+        return short
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def terminal_text(text: str) -> str:
+    """``text`` safe to print on a terminal: every character that is not printable shows as an escape.
+
+    What a model, a tool or a server wrote must not drive the terminal: an
+    ESC (cursor moves, screen clears, OSC 8 links, OSC 52 clipboard writes),
+    a carriage return or backspace that overwrites what was shown, a C1
+    control, a bidi override that reorders it. Every character
+    ``str.isprintable`` refuses (controls, format characters, separators
+    other than the space, lone surrogates, unassigned code points) is written
+    as ``\\t``, ``\\r``, ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``; newlines stay.
+    A backslash is left as it is, so ordinary text reads unchanged.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char == "\n" or char.isprintable() else _visible(char) for char in text)

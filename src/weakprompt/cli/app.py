@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 import uuid
 from collections.abc import Callable, Generator
@@ -13,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 
 from ..errors import WeakpromptError
@@ -23,7 +23,8 @@ from .live import LivePrinter
 from .loading import load_prompt, load_redactor
 from .mcp_commands import mcp, run_with_servers
 from .pauses import cli_decisions, print_paused
-from .views import print_commits, print_sessions, print_tools, tools_document
+from .terminal import markup_text
+from .views import print_commits, print_pauses, print_sessions, print_tools, tools_document
 from .worker import worker
 
 if TYPE_CHECKING:
@@ -174,8 +175,9 @@ def run(
         store = _open_store(db, must_exist=False)
         try:
             console.print(
-                f"[bold]{escape(prompt.template.display_name)}[/bold] on "
-                f"{escape(adapter.name)}/{escape(adapter.model)} · session {escape(session.session_id)}"
+                f"[bold]{markup_text(prompt.template.display_name)}[/bold] on "
+                f"{markup_text(adapter.name)}/{markup_text(adapter.model)} · "
+                f"session {markup_text(session.session_id)}"
             )
 
             # the reply streams into the printer: text as it is written, each call as it completes
@@ -205,11 +207,11 @@ def _print_final(console: Console, response: PromptResponse[object]) -> None:
     from ..serde import dump
 
     console.rule("final answer", style="green")
-    console.print(Panel(escape(response.text or "(empty)"), title="text", expand=False))
+    console.print(Panel(markup_text(response.text or "(empty)"), title="text", expand=False))
     if response.output is not None:
         console.print(
             Panel(
-                escape(json.dumps(dump(response.output), indent=2, ensure_ascii=False)),
+                markup_text(json.dumps(dump(response.output), indent=2, ensure_ascii=False)),
                 title=f"output ({type(response.output).__name__})",
                 expand=False,
             )
@@ -218,7 +220,7 @@ def _print_final(console: Console, response: PromptResponse[object]) -> None:
     console.print(
         f"{response.turns} model call(s), {response.tool_calls} tool call(s) "
         f"({response.failed_tool_calls} failed), {usage.input_tokens} input / "
-        f"{usage.output_tokens} output tokens · session {escape(response.session_id)}"
+        f"{usage.output_tokens} output tokens · session {markup_text(response.session_id)}"
     )
 
 
@@ -238,7 +240,8 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     with _reported_errors():
         store = _open_store(db, must_exist=True)
         try:
-            from ..runtime import paused_run, paused_runs
+            from ..inspector.approvals import session_pauses
+            from ..runtime import paused_runs
 
             if session_id is None:
                 from ..inspector.sessions import list_sessions
@@ -257,9 +260,7 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
                     f"(sessions: {', '.join(known) if known else 'none'})"
                 )
             print_commits(console, record, commits, full=full)
-            paused = paused_run(store, session_id)
-            if paused is not None:
-                print_paused(console, paused)
+            print_pauses(console, session_pauses(store, session_id))
         finally:
             store.close()
 
@@ -272,21 +273,70 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     "--trace-url",
     help="Link a turn's trace id to this URL, e.g. http://localhost:16686/trace/{trace_id}.",
 )
-def inspect(*, db: str, host: str, port: int, trace_url: str | None) -> None:
-    """Serve a read-only web inspector for the store at --db (needs the 'inspector' extra)."""
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests whose Host is NAME (repeatable); loopback names always are.",
+)
+def inspect(*, db: str, host: str, port: int, trace_url: str | None, allow_hosts: tuple[str, ...]) -> None:
+    """Serve a read-only web inspector for the store at --db (needs the 'inspector' extra).
+
+    It answers only requests addressed to a loopback name (127.0.0.1,
+    localhost, [::1]), the --host address, and the names given with
+    --allow-host: a web page on another site cannot read the store through
+    a domain that points at this machine.
+    """
     if "://" not in db and not Path(db).is_file():
         raise click.ClickException(f"no database at {db}")
     try:
         import uvicorn
 
         from ..inspector.app import InspectorSettings, create_app
+        from ..inspector.hosts import allowed_host
     except ImportError as exc:
         raise click.ClickException(
             f"the inspector needs its extra: pip install 'weakprompt[inspector]' ({exc.name} is missing)"
         ) from exc
-    app = create_app(db, settings=InspectorSettings(trace_url=trace_url))
-    click.echo(f"weakprompt inspector on http://{host}:{port}/ (read-only; Ctrl-C stops it)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    names = list(allow_hosts)
+    if host not in _ANY_ADDRESS:  # a client that reaches a named address may call it by that address
+        names.append(host)
+    for name in names:
+        try:
+            allowed_host(name)
+        except ValueError as exc:
+            raise click.BadParameter(
+                str(exc), param_hint="--allow-host" if name != host else "--host"
+            ) from exc
+    app = create_app(db, settings=InspectorSettings(trace_url=trace_url, allowed_hosts=tuple(names)))
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+
+    class AnnouncedServer(uvicorn.Server):
+        """Says where it listens once it does: with ``--port 0``, the port the system chose."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.should_exit:  # pragma: no cover - uvicorn exits the process when it cannot bind
+                return
+            bound = sorted({s.getsockname()[1] for server in self.servers for s in server.sockets})
+            where = ", ".join(_http_url(host, p) for p in bound)
+            click.echo(f"weakprompt inspector on {where} (read-only; Ctrl-C stops it)")
+            if host in _ANY_ADDRESS:
+                click.echo("listening on every address: requests for other names need --allow-host NAME")
+
+    AnnouncedServer(config).run()
+
+
+_ANY_ADDRESS = frozenset({"", "0.0.0.0", "::"})
+
+
+def _http_url(host: str, port: int) -> str:
+    """Where a browser on this machine reaches the server (every address includes loopback)."""
+    if host in _ANY_ADDRESS:
+        host = "::1" if host == "::" else "127.0.0.1"
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
 
 
 @cli.command()

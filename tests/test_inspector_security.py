@@ -110,6 +110,7 @@ def test_a_post_from_another_origin_is_refused(client: TestClient) -> None:
     refused = client.post("/", headers={"Origin": "http://attacker.example"})
     assert refused.status_code == 403 and "another origin" in refused.text
     assert client.post("/", headers={"Origin": "null"}).status_code == 403
+    assert client.post("/", headers={"Origin": "http://[::1"}).status_code == 403  # not even a URL
     # the inspector has nothing to post to: a request from its own origin (or none) is just not allowed
     assert client.post("/", headers={"Origin": "http://127.0.0.1:8765"}).status_code == 405
     assert client.post("/").status_code == 405
@@ -202,6 +203,9 @@ def test_a_non_numeric_seq_is_marked_and_the_rest_is_shown(db: Path, tmp_path: P
     text = _text(session.text)
     assert "1 commit row cannot be read" in text and "seq 'x3' is not a whole number" in text
     assert "Turn 1" in text
+    terminal = CliRunner().invoke(cli, ["transcript", "show", "--db", str(copy)], catch_exceptions=False)
+    assert terminal.exit_code == 0, terminal.output
+    assert "1 damaged row(s): commit" in terminal.output and "'x3' is not a whole number" in terminal.output
 
 
 def test_a_session_whose_every_row_is_damaged_still_gets_a_page(db: Path, tmp_path: Path) -> None:
@@ -355,6 +359,7 @@ def test_damaged_pause_rows_are_shown_as_damaged(approvals_db: Path, tmp_path: P
     copy.write_bytes(approvals_db.read_bytes())
     with contextlib.closing(sqlite3.connect(copy)) as conn, conn:
         conn.execute("UPDATE paused_runs SET pending_json = 'nope', decisions_json = '[{}]' WHERE seq = 1")
+        conn.execute('UPDATE paused_runs SET pending_json = \'[{"kind": "magic"}]\' WHERE seq = 2')
         supplied = '[{"decision": "supply", "call_id": "c9", "token": "t", "result": "42", "is_error": true}]'
         conn.execute(
             "INSERT INTO paused_runs (session_id, seq, status, pending_json, state_json, decisions_json,"
@@ -372,6 +377,8 @@ def test_damaged_pause_rows_are_shown_as_damaged(approvals_db: Path, tmp_path: P
     shown = CliRunner().invoke(cli, ["transcript", "show", "--db", str(copy), "--session", "s1"])
     assert "damaged: the pending calls cannot be read" in shown.output
     assert "supply c9 : an error result: 42" in shown.output
+    listing = CliRunner().invoke(cli, ["transcript", "show", "--db", str(copy)], catch_exceptions=False)
+    assert listing.exit_code == 0 and "PAUSED (0 pending)" in listing.output
 
 
 def test_a_store_without_paused_runs_has_no_pauses(tmp_path: Path) -> None:

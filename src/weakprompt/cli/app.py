@@ -241,13 +241,17 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
         store = _open_store(db, must_exist=True)
         try:
             from ..inspector.approvals import session_pauses
-            from ..runtime import paused_runs
 
             if session_id is None:
                 from ..inspector.sessions import list_sessions
 
-                waiting = {p.session_id: len(p.pending) for p in paused_runs(store)}
-                print_sessions(console, list_sessions(store, limit=10**9).sessions, waiting)
+                sessions = list_sessions(store, limit=10**9).sessions
+                waiting = {  # read as the inspector reads them: a damaged pause row does not end the list
+                    s.session_id: sum(len(p.waiting) for p in session_pauses(store, s.session_id) if p.paused)
+                    for s in sessions
+                    if s.status == "paused"
+                }
+                print_sessions(console, sessions, waiting)
                 return
             from ..transcript import Transcript
 

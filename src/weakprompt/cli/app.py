@@ -11,6 +11,7 @@ from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import click
 from rich.console import Console
@@ -18,6 +19,7 @@ from rich.panel import Panel
 
 from ..errors import WeakpromptError
 from ..model.output_mode import OUTPUT_MODES, OutputMode
+from ..safetext import terminal_text
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
@@ -269,6 +271,10 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
             store.close()
 
 
+TOKEN_ENV = "WEAKPROMPT_INSPECTOR_TOKEN"
+"""Where ``weakprompt inspect`` reads its token when ``--token`` is not given."""
+
+
 @cli.command()
 @click.option("--db", required=True, help="SQLite file or database URL (opened read-only).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
@@ -284,25 +290,69 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     metavar="NAME",
     help="Also answer requests whose Host is NAME (repeatable); loopback names always are.",
 )
-def inspect(*, db: str, host: str, port: int, trace_url: str | None, allow_hosts: tuple[str, ...]) -> None:
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    show_envvar=True,
+    metavar="TOKEN",
+    help="Require this token (16+ visible ASCII characters) on every request; needed when --host is "
+    "not 127.0.0.1, ::1 or localhost. The environment variable keeps it out of the process list.",
+)
+@click.option(
+    "--insecure",
+    is_flag=True,
+    help="Serve off loopback without a token: anyone who reaches the address reads every transcript.",
+)
+def inspect(
+    *,
+    db: str,
+    host: str,
+    port: int,
+    trace_url: str | None,
+    allow_hosts: tuple[str, ...],
+    token: str | None,
+    insecure: bool,
+) -> None:
     """Serve a read-only web inspector for the store at --db (needs the 'inspector' extra).
 
     It answers only requests addressed to a loopback name (127.0.0.1,
     localhost, [::1]), the --host address, and the names given with
     --allow-host: a web page on another site cannot read the store through
-    a domain that points at this machine.
+    a domain that points at this machine. Off loopback it also needs a
+    token (--token or $WEAKPROMPT_INSPECTOR_TOKEN), which the printed URL
+    carries; only --insecure serves it there without one.
     """
     if "://" not in db and not Path(db).is_file():
         raise click.ClickException(f"no database at {db}")
     try:
         import uvicorn
 
+        from ..inspector.access import checked_token, is_loopback_bind
         from ..inspector.app import InspectorSettings, create_app
         from ..inspector.hosts import allowed_host
     except ImportError as exc:
         raise click.ClickException(
             f"the inspector needs its extra: pip install 'weakprompt[inspector]' ({exc.name} is missing)"
         ) from exc
+    if token is not None:
+        try:
+            checked_token(token)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=f"--token / ${TOKEN_ENV}") from exc
+    elif not is_loopback_bind(host):
+        if not insecure:
+            raise click.UsageError(
+                f"refusing to serve the store on {terminal_text(host)!r} without a token: off loopback "
+                f"(anything but 127.0.0.1, ::1 and localhost) anyone who reaches the address could read "
+                f"every transcript. Give --token TOKEN or set {TOKEN_ENV} (e.g. to the output of "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'), "
+                "or --insecure to serve it to everyone anyway."
+            )
+        click.echo(
+            f"warning: --insecure: serving the store on {terminal_text(host)!r} with no token; "
+            "anyone who can reach that address can read every transcript",
+            err=True,
+        )
     names = list(allow_hosts)
     if host not in _ANY_ADDRESS:  # a client that reaches a named address may call it by that address
         names.append(host)
@@ -313,7 +363,8 @@ def inspect(*, db: str, host: str, port: int, trace_url: str | None, allow_hosts
             raise click.BadParameter(
                 str(exc), param_hint="--allow-host" if name != host else "--host"
             ) from exc
-    app = create_app(db, settings=InspectorSettings(trace_url=trace_url, allowed_hosts=tuple(names)))
+    settings = InspectorSettings(trace_url=trace_url, allowed_hosts=tuple(names), token=token)
+    app = create_app(db, settings=settings)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning")
 
     class AnnouncedServer(uvicorn.Server):
@@ -324,12 +375,20 @@ def inspect(*, db: str, host: str, port: int, trace_url: str | None, allow_hosts
             if self.should_exit:  # pragma: no cover - uvicorn exits the process when it cannot bind
                 return
             bound = sorted({s.getsockname()[1] for server in self.servers for s in server.sockets})
-            where = ", ".join(_http_url(host, p) for p in bound)
-            click.echo(f"weakprompt inspector on {where} (read-only; Ctrl-C stops it)")
-            if host in _ANY_ADDRESS:
-                click.echo("listening on every address: requests for other names need --allow-host NAME")
+            for line in inspector_banner(host, bound, token):
+                click.echo(line)
 
     AnnouncedServer(config).run()
+
+
+def inspector_banner(host: str, ports: list[int], token: str | None) -> list[str]:
+    """What ``inspect`` prints once it listens: URLs a person can open (with the token), and caveats."""
+    query = f"?token={quote(token, safe='')}" if token is not None else ""
+    where = ", ".join(terminal_text(_http_url(host, port) + query) for port in ports)
+    lines = [f"weakprompt inspector on {where} (read-only; Ctrl-C stops it)"]
+    if host in _ANY_ADDRESS:
+        lines.append("listening on every address: requests for other names need --allow-host NAME")
+    return lines
 
 
 _ANY_ADDRESS = frozenset({"", "0.0.0.0", "::"})

@@ -30,6 +30,7 @@ from starlette.routing import Route
 from ..errors import StoreError, WeakpromptError
 from ..safetext import escape_surrogates
 from ..store import Store
+from .access import TokenCheck, checked_token
 from .charts import usage_chart
 from .hosts import HostCheck, allowed_host
 from .outputs import DamagedOutput, check_payload, list_outputs, load_output, stream_payload
@@ -52,6 +53,9 @@ class InspectorSettings:
     ``allowed_hosts``: ``Host`` names answered besides the loopback ones
     (``127.0.0.1``, ``localhost``, ``[::1]``); any other is refused with 421,
     so a rebinding domain cannot read the store (``specs/OBSERVABILITY.md``).
+    ``token``: when set, every request must show it (``Authorization: Bearer``,
+    or a cookie got by opening a page with ``?token=``), else 401; it is left
+    out of the settings' repr so it does not end up in logs.
     """
 
     sessions_per_page: int = 50
@@ -60,10 +64,13 @@ class InspectorSettings:
     paused_runs: PausedRuns = DEFAULT_PAUSED_RUNS
     trace_url: str | None = None
     allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple[str, ...])
+    token: str | None = attrs.field(default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         for name in self.allowed_hosts:
             allowed_host(name)  # a bad name fails here, naming it, not on the first request
+        if self.token is not None:
+            checked_token(self.token)
 
 
 class _Problem(Exception):
@@ -301,10 +308,13 @@ def create_app(
         yield
         holder.close()
 
+    middleware = [Middleware(HostCheck, extra_hosts=config.allowed_hosts)]  # outermost: Host first
+    if config.token is not None:
+        middleware.append(Middleware(TokenCheck, token=config.token))
     return Starlette(
         debug=debug,
         routes=routes,
-        middleware=[Middleware(HostCheck, extra_hosts=config.allowed_hosts)],
+        middleware=middleware,
         exception_handlers={404: not_found},
         lifespan=lifespan,
     )

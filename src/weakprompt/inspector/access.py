@@ -6,8 +6,8 @@ So off loopback the inspector wants a token. A program sends it as
 ``Authorization: Bearer TOKEN``; a person opens the printed URL, whose
 ``?token=TOKEN`` is traded for an HttpOnly, SameSite=Strict cookie and
 dropped from the address by a redirect, so it does not stay in the address
-bar or reach another site as a referrer. Every comparison takes the same
-time whatever the guess.
+bar or reach another site as a referrer. Every comparison is
+``hmac.compare_digest``: its time does not tell where a guess goes wrong.
 """
 
 from __future__ import annotations

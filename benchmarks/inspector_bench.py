@@ -313,7 +313,11 @@ def measure(path: Path, repeat: int, sessions: int) -> dict[str, Any]:
     from weakprompt.inspector import create_app
 
     results: dict[str, Any] = {}
-    with Store.open(path, read_only=True) as store, TestClient(create_app(store)) as client:
+    with (
+        Store.open(path, read_only=True) as store,
+        # the app answers loopback Host names only: TestClient's default "testserver" gets 421
+        TestClient(create_app(store), base_url="http://127.0.0.1") as client,
+    ):
 
         def get(url: str, **params: Any) -> Callable[[], Any]:
             def fetch() -> Any:

@@ -202,3 +202,74 @@ def build_store(path: Path) -> Path:
     with Store.open(path) as store:
         fill(store)
     return path
+
+
+def write_plain_sessions(store: Store, sessions: dict[str, int], *, prompt: str = "bulk") -> None:
+    """Sessions of ``turns`` user/assistant exchanges each, rows written straight into the tables.
+
+    For stores too large to write through the transcript in a test (10,000
+    sessions, a 5,000-turn session): shaped as the loop writes them (a system
+    commit naming its prompt, then a user message and a reply with usage per
+    turn); blobs are content-addressed and shared.
+    """
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import insert
+
+    from weakprompt.canonical import canonical_json, content_hash
+    from weakprompt.store import tables
+
+    blobs: dict[str, str] = {}
+
+    def blob(payload: dict[str, object]) -> str:
+        digest = content_hash(payload)
+        blobs.setdefault(digest, canonical_json(payload))
+        return digest
+
+    system = blob({"role": "system", "content": "You answer briefly."})
+    asked = blob({"role": "user", "content": "Go on."})
+    answered = blob({"role": "assistant", "content": "Done with this step."})
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    rows: list[dict[str, object]] = []
+    tick = 0
+    for index, (session_id, turns) in enumerate(sessions.items()):
+        parent: str | None = None
+        shape = [(system, "system", {"prompt": prompt})]
+        for _ in range(turns):
+            shape.append((asked, "user", {}))
+            shape.append((answered, "assistant", {"usage": {"input_tokens": 100, "output_tokens": 7}}))
+        for seq, (blob_hash, role, metadata) in enumerate(shape):
+            commit_hash = content_hash([index, session_id, seq])
+            tick += 1
+            rows.append(
+                {
+                    "hash": commit_hash,
+                    "session_id": session_id,
+                    "seq": seq,
+                    "parent_hash": parent,
+                    "operation": "APPEND",
+                    "edit_target": None,
+                    "role": role,
+                    "blob_hash": blob_hash,
+                    "message": None,
+                    "metadata_json": canonical_json(metadata),
+                    "token_count": 5,
+                    "created_at": (start + timedelta(seconds=tick)).isoformat(),
+                }
+            )
+            parent = commit_hash
+    with store.write() as conn:
+        conn.execute(
+            insert(tables.blobs),
+            [
+                {
+                    "hash": h,
+                    "content": text,
+                    "size_bytes": len(text.encode()),
+                    "created_at": start.isoformat(),
+                }
+                for h, text in blobs.items()
+            ],
+        )
+        for at in range(0, len(rows), 20_000):
+            conn.execute(insert(tables.commits), rows[at : at + 20_000])

@@ -33,18 +33,18 @@ def test_inspect_serves_the_app_on_localhost_by_default(db: Path, monkeypatch: p
 
     seen: dict[str, object] = {}
 
-    def fake_run(app: object, **options: object) -> None:
-        seen["app"], seen["options"] = app, options
+    async def main_loop(self: uvicorn.Server) -> None:  # the server is up: look, then stop
+        seen["host"], seen["app"] = self.config.host, self.config.app
 
-    monkeypatch.setattr(uvicorn, "run", fake_run)
+    monkeypatch.setattr(uvicorn.Server, "main_loop", main_loop)
     result = CliRunner().invoke(cli, ["inspect", "--db", str(db), "--port", "0"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert seen["options"] == {"host": "127.0.0.1", "port": 0, "log_level": "warning"}
+    assert seen["host"] == "127.0.0.1"
     assert "read-only" in result.output
 
     from starlette.testclient import TestClient
 
-    with TestClient(seen["app"]) as client:  # type: ignore[arg-type]
+    with TestClient(seen["app"], base_url="http://localhost") as client:  # type: ignore[arg-type]
         assert "agent-run" in client.get("/").text
 
 

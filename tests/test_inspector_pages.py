@@ -25,6 +25,8 @@ from weakprompt.store import Store
 
 pytest.importorskip("starlette")
 
+LOCAL = "http://127.0.0.1"  # the inspector answers loopback names only (TestClient's default is "testserver")
+
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -33,7 +35,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def client(db: Path) -> TestClient:
-    with TestClient(create_app(str(db))) as test_client:
+    with TestClient(create_app(str(db)), base_url=LOCAL) as test_client:
         yield test_client
 
 
@@ -64,7 +66,7 @@ def test_sessions_list_shows_time_prompt_turns_tokens_and_status(client: TestCli
 
 def test_sessions_list_filters_by_text_and_pages(db: Path) -> None:
     settings = InspectorSettings(sessions_per_page=2)
-    with TestClient(create_app(str(db), settings=settings)) as client:
+    with TestClient(create_app(str(db), settings=settings), base_url=LOCAL) as client:
         found = client.get("/", params={"q": "LOG-doc"})
         assert re.findall(r'data-session="([^"]+)"', found.text) == ["agent-run"]
         assert "matching “LOG-doc”" in _text(found.text)
@@ -108,7 +110,7 @@ def test_session_page_shows_turns_calls_edits_outputs_and_extractions(client: Te
 
 def test_session_page_shows_later_edits_trace_ids_and_tool_set_changes(db: Path) -> None:
     settings = InspectorSettings(trace_url="http://traces.example/trace/{trace_id}")
-    with TestClient(create_app(str(db), settings=settings)) as client:
+    with TestClient(create_app(str(db), settings=settings), base_url=LOCAL) as client:
         page = client.get("/session", params={"id": "edited-later"})
     text = _text(page.text)
     assert "edited later (commit #4)" in text and "triggered by tests:manual-trim" in text
@@ -121,7 +123,9 @@ def test_session_page_shows_later_edits_trace_ids_and_tool_set_changes(db: Path)
 
 
 def test_session_page_pages_long_sessions(db: Path) -> None:
-    with TestClient(create_app(str(db), settings=InspectorSettings(turns_per_page=3))) as client:
+    with TestClient(
+        create_app(str(db), settings=InspectorSettings(turns_per_page=3)), base_url=LOCAL
+    ) as client:
         first = client.get("/session", params={"id": "agent-run"})
         second = client.get("/session", params={"id": "agent-run", "page": 2})
         beyond = client.get("/session", params={"id": "agent-run", "page": 9})
@@ -150,7 +154,9 @@ def test_outputs_page_and_output_detail(client: TestClient) -> None:
 
 
 def test_a_commit_link_leads_to_the_turn_that_shows_it(db: Path) -> None:
-    with TestClient(create_app(str(db), settings=InspectorSettings(turns_per_page=2))) as client:
+    with TestClient(
+        create_app(str(db), settings=InspectorSettings(turns_per_page=2)), base_url=LOCAL
+    ) as client:
         detail = client.get("/output", params={"session": "agent-run", "seq": 2})
         link = re.search(r'class="extraction-commit" href="([^"]+)"', detail.text)
         assert link is not None
@@ -271,7 +277,7 @@ def _damaged_copy(db: Path, tmp_path: Path, damage: str) -> Path:
 def test_a_damaged_stored_output_gets_a_page(db: Path, tmp_path: Path, damage: str, says: str) -> None:
     copy = _damaged_copy(db, tmp_path, damage)
     before = _digest(copy)
-    with TestClient(create_app(str(copy))) as client:
+    with TestClient(create_app(str(copy)), base_url=LOCAL) as client:
         detail = client.get("/output", params={"session": "tiny", "seq": 0})
         assert detail.status_code == 200  # the row itself still reads
         raw = client.get("/output/raw", params={"session": "tiny", "seq": 0})
@@ -294,7 +300,7 @@ def test_an_older_schema_gets_a_page_and_stays_untouched(tmp_path: Path) -> None
             migrate(conn, FakeClock(), migrations=MIGRATIONS[:2])
     engine.dispose()
     before = _digest(old)
-    with TestClient(create_app(str(old))) as client:
+    with TestClient(create_app(str(old)), base_url=LOCAL) as client:
         page = client.get("/")
         again = client.get("/session", params={"id": "x"})
     assert page.status_code == 503 and again.status_code == 503
@@ -308,11 +314,11 @@ def test_an_older_schema_gets_a_page_and_stays_untouched(tmp_path: Path) -> None
 def test_missing_and_foreign_files_get_a_page(tmp_path: Path) -> None:
     foreign = tmp_path / "notes.txt"
     foreign.write_text("not a database")
-    with TestClient(create_app(str(foreign))) as client:
+    with TestClient(create_app(str(foreign)), base_url=LOCAL) as client:
         page = client.get("/")
     assert page.status_code == 503 and "not a database" in _text(page.text)
     assert foreign.read_text() == "not a database"
-    with TestClient(create_app(str(tmp_path / "missing.db"))) as client:
+    with TestClient(create_app(str(tmp_path / "missing.db")), base_url=LOCAL) as client:
         page = client.get("/")
     assert page.status_code == 503 and "no database file" in _text(page.text)
     assert not (tmp_path / "missing.db").exists()
@@ -322,7 +328,7 @@ def test_database_errors_get_a_page(db: Path, monkeypatch: pytest.MonkeyPatch) -
     store = Store.open(db, read_only=True)
     app = create_app(store)
     store.close()  # every read now fails with StoreError
-    with TestClient(app) as client:
+    with TestClient(app, base_url=LOCAL) as client:
         page = client.get("/")
     assert page.status_code == 500 and "Database error" in page.text and "is closed" in page.text
 
@@ -334,12 +340,12 @@ def test_database_errors_get_a_page(db: Path, monkeypatch: pytest.MonkeyPatch) -
         raise OperationalError("SELECT", {}, Exception("disk I/O error"))
 
     monkeypatch.setattr(app_module, "load_session", broken)
-    with TestClient(create_app(str(db))) as client:
+    with TestClient(create_app(str(db)), base_url=LOCAL) as client:
         page = client.get("/session", params={"id": "agent-run"})
     assert page.status_code == 500 and "disk I/O error" in _text(page.text)
 
     monkeypatch.setattr(app_module, "load_session", lambda *a, **k: 1 / 0)
-    with TestClient(create_app(str(db))) as client:
+    with TestClient(create_app(str(db)), base_url=LOCAL) as client:
         page = client.get("/session", params={"id": "agent-run"})
     assert page.status_code == 500 and "Internal error" in page.text and "ZeroDivisionError" in page.text
 
@@ -348,7 +354,7 @@ def test_the_inspector_never_writes(db: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy.db"
     copy.write_bytes(db.read_bytes())
     before = _digest(copy)
-    with TestClient(create_app(str(copy))) as client:
+    with TestClient(create_app(str(copy)), base_url=LOCAL) as client:
         for url, params in [
             ("/", {}),
             ("/session", {"id": "agent-run"}),
@@ -368,7 +374,7 @@ def test_paused_runs_show_when_the_store_has_them(db: Path, tmp_path: Path) -> N
         conn.execute("CREATE TABLE runs_on_hold (session_id TEXT, resumed INTEGER)")
         conn.execute("INSERT INTO runs_on_hold VALUES ('ran-out', 0), ('agent-run', 1)")
     settings = InspectorSettings(paused_runs=PausedRuns(table="runs_on_hold", where="resumed = 0"))
-    with TestClient(create_app(str(copy), settings=settings)) as client:
+    with TestClient(create_app(str(copy), settings=settings), base_url=LOCAL) as client:
         listing = client.get("/")
         session = client.get("/session", params={"id": "ran-out"})
     rows = dict(re.findall(r'<tr data-session="([^"]+)">(.*?)</tr>', listing.text, re.S))
@@ -385,7 +391,7 @@ def test_the_stores_own_paused_runs_mark_only_sessions_still_paused(db: Path, tm
     )
     with contextlib.closing(sqlite3.connect(copy)) as conn, conn:
         conn.executemany(insert, [("ran-out", "paused"), ("agent-run", "resumed")])
-    with TestClient(create_app(str(copy))) as client:
+    with TestClient(create_app(str(copy)), base_url=LOCAL) as client:
         listing = client.get("/")
     rows = dict(re.findall(r'<tr data-session="([^"]+)">(.*?)</tr>', listing.text, re.S))
     assert "paused" in _text(rows["ran-out"]) and "finished" in _text(rows["agent-run"])
@@ -398,14 +404,14 @@ def test_text_with_lone_surrogates_is_shown_escaped(tmp_path: Path) -> None:
     with Store.open(path) as store:
         t = Transcript(store, "odd")
         t.user("half a character: \ud800 here")
-    with TestClient(create_app(str(path))) as client:
+    with TestClient(create_app(str(path)), base_url=LOCAL) as client:
         page = client.get("/session", params={"id": "odd"})
     assert page.status_code == 200 and "half a character: \\ud800 here" in page.text
 
 
 def test_an_open_store_is_left_open(db: Path) -> None:
     with Store.open(db, read_only=True) as store:
-        with TestClient(create_app(store)) as client:
+        with TestClient(create_app(store), base_url=LOCAL) as client:
             assert client.get("/").status_code == 200
         assert not store.closed
     with pytest.raises(StoreError):
@@ -438,7 +444,7 @@ def test_the_pages_read_a_postgresql_store() -> None:
     try:
         with Store.open(database) as store:
             fill(store)
-        with TestClient(create_app(database)) as client:
+        with TestClient(create_app(database), base_url=LOCAL) as client:
             listing = client.get("/")
             session = client.get("/session", params={"id": "agent-run"})
             detail = client.get("/output", params={"session": "agent-run", "seq": 2})

@@ -4,26 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 import uuid
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 
 from ..errors import WeakpromptError
 from ..model.output_mode import OUTPUT_MODES, OutputMode
+from ..safetext import terminal_text
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
 from .mcp_commands import mcp, run_with_servers
 from .pauses import approvals, cli_decisions, default_decider, print_paused
-from .views import print_commits, print_sessions, print_tools, tools_document
+from .terminal import markup_text
+from .views import print_commits, print_pauses, print_sessions, print_tools, tools_document
 from .worker import worker
 
 if TYPE_CHECKING:
@@ -174,8 +177,9 @@ def run(
         store = _open_store(db, must_exist=False)
         try:
             console.print(
-                f"[bold]{escape(prompt.template.display_name)}[/bold] on "
-                f"{escape(adapter.name)}/{escape(adapter.model)} · session {escape(session.session_id)}"
+                f"[bold]{markup_text(prompt.template.display_name)}[/bold] on "
+                f"{markup_text(adapter.name)}/{markup_text(adapter.model)} · "
+                f"session {markup_text(session.session_id)}"
             )
 
             # the reply streams into the printer: text as it is written, each call as it completes
@@ -205,11 +209,11 @@ def _print_final(console: Console, response: PromptResponse[object]) -> None:
     from ..serde import dump
 
     console.rule("final answer", style="green")
-    console.print(Panel(escape(response.text or "(empty)"), title="text", expand=False))
+    console.print(Panel(markup_text(response.text or "(empty)"), title="text", expand=False))
     if response.output is not None:
         console.print(
             Panel(
-                escape(json.dumps(dump(response.output), indent=2, ensure_ascii=False)),
+                markup_text(json.dumps(dump(response.output), indent=2, ensure_ascii=False)),
                 title=f"output ({type(response.output).__name__})",
                 expand=False,
             )
@@ -218,7 +222,7 @@ def _print_final(console: Console, response: PromptResponse[object]) -> None:
     console.print(
         f"{response.turns} model call(s), {response.tool_calls} tool call(s) "
         f"({response.failed_tool_calls} failed), {usage.input_tokens} input / "
-        f"{usage.output_tokens} output tokens · session {escape(response.session_id)}"
+        f"{usage.output_tokens} output tokens · session {markup_text(response.session_id)}"
     )
 
 
@@ -238,13 +242,18 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     with _reported_errors():
         store = _open_store(db, must_exist=True)
         try:
-            from ..runtime import paused_run, paused_runs
+            from ..inspector.approvals import session_pauses
 
             if session_id is None:
                 from ..inspector.sessions import list_sessions
 
-                waiting = {p.session_id: len(p.pending) for p in paused_runs(store)}
-                print_sessions(console, list_sessions(store, limit=10**9).sessions, waiting)
+                sessions = list_sessions(store, limit=10**9).sessions
+                waiting = {  # read as the inspector reads them: a damaged pause row does not end the list
+                    s.session_id: sum(len(p.waiting) for p in session_pauses(store, s.session_id) if p.paused)
+                    for s in sessions
+                    if s.status == "paused"
+                }
+                print_sessions(console, sessions, waiting)
                 return
             from ..transcript import Transcript
 
@@ -257,11 +266,13 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
                     f"(sessions: {', '.join(known) if known else 'none'})"
                 )
             print_commits(console, record, commits, full=full)
-            paused = paused_run(store, session_id)
-            if paused is not None:
-                print_paused(console, paused)
+            print_pauses(console, session_pauses(store, session_id))
         finally:
             store.close()
+
+
+TOKEN_ENV = "WEAKPROMPT_INSPECTOR_TOKEN"
+"""Where ``weakprompt inspect`` reads its token when ``--token`` is not given."""
 
 
 @cli.command()
@@ -272,21 +283,123 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     "--trace-url",
     help="Link a turn's trace id to this URL, e.g. http://localhost:16686/trace/{trace_id}.",
 )
-def inspect(*, db: str, host: str, port: int, trace_url: str | None) -> None:
-    """Serve a read-only web inspector for the store at --db (needs the 'inspector' extra)."""
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests whose Host is NAME (repeatable); loopback names always are.",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    show_envvar=True,
+    metavar="TOKEN",
+    help="Require this token (16+ visible ASCII characters) on every request; needed when --host is "
+    "not 127.0.0.1, ::1 or localhost. The environment variable keeps it out of the process list.",
+)
+@click.option(
+    "--insecure",
+    is_flag=True,
+    help="Serve off loopback without a token: anyone who reaches the address reads every transcript.",
+)
+def inspect(
+    *,
+    db: str,
+    host: str,
+    port: int,
+    trace_url: str | None,
+    allow_hosts: tuple[str, ...],
+    token: str | None,
+    insecure: bool,
+) -> None:
+    """Serve a read-only web inspector for the store at --db (needs the 'inspector' extra).
+
+    It answers only requests addressed to a loopback name (127.0.0.1,
+    localhost, [::1]), the --host address, and the names given with
+    --allow-host: a web page on another site cannot read the store through
+    a domain that points at this machine. Off loopback it also needs a
+    token (--token or $WEAKPROMPT_INSPECTOR_TOKEN), which the printed URL
+    carries; only --insecure serves it there without one.
+    """
     if "://" not in db and not Path(db).is_file():
         raise click.ClickException(f"no database at {db}")
     try:
         import uvicorn
 
+        from ..inspector.access import checked_token, is_loopback_bind
         from ..inspector.app import InspectorSettings, create_app
+        from ..inspector.hosts import allowed_host
     except ImportError as exc:
         raise click.ClickException(
             f"the inspector needs its extra: pip install 'weakprompt[inspector]' ({exc.name} is missing)"
         ) from exc
-    app = create_app(db, settings=InspectorSettings(trace_url=trace_url))
-    click.echo(f"weakprompt inspector on http://{host}:{port}/ (read-only; Ctrl-C stops it)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    if token is not None:
+        try:
+            checked_token(token)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=f"--token / ${TOKEN_ENV}") from exc
+    elif not is_loopback_bind(host):
+        if not insecure:
+            raise click.UsageError(
+                f"refusing to serve the store on {terminal_text(host)!r} without a token: off loopback "
+                f"(anything but 127.0.0.1, ::1 and localhost) anyone who reaches the address could read "
+                f"every transcript. Give --token TOKEN or set {TOKEN_ENV} (e.g. to the output of "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'), "
+                "or --insecure to serve it to everyone anyway."
+            )
+        click.echo(
+            f"warning: --insecure: serving the store on {terminal_text(host)!r} with no token; "
+            "anyone who can reach that address can read every transcript",
+            err=True,
+        )
+    names = list(allow_hosts)
+    if host not in _ANY_ADDRESS:  # a client that reaches a named address may call it by that address
+        names.append(host)
+    for name in names:
+        try:
+            allowed_host(name)
+        except ValueError as exc:
+            raise click.BadParameter(
+                str(exc), param_hint="--allow-host" if name != host else "--host"
+            ) from exc
+    settings = InspectorSettings(trace_url=trace_url, allowed_hosts=tuple(names), token=token)
+    app = create_app(db, settings=settings)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+
+    class AnnouncedServer(uvicorn.Server):
+        """Says where it listens once it does: with ``--port 0``, the port the system chose."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.should_exit:  # pragma: no cover - uvicorn exits the process when it cannot bind
+                return
+            bound = sorted({s.getsockname()[1] for server in self.servers for s in server.sockets})
+            for line in inspector_banner(host, bound, token):
+                click.echo(line)
+
+    AnnouncedServer(config).run()
+
+
+def inspector_banner(host: str, ports: list[int], token: str | None) -> list[str]:
+    """What ``inspect`` prints once it listens: URLs a person can open (with the token), and caveats."""
+    query = f"?token={quote(token, safe='')}" if token is not None else ""
+    where = ", ".join(terminal_text(_http_url(host, port) + query) for port in ports)
+    lines = [f"weakprompt inspector on {where} (read-only; Ctrl-C stops it)"]
+    if host in _ANY_ADDRESS:
+        lines.append("listening on every address: requests for other names need --allow-host NAME")
+    return lines
+
+
+_ANY_ADDRESS = frozenset({"", "0.0.0.0", "::"})
+
+
+def _http_url(host: str, port: int) -> str:
+    """Where a browser on this machine reaches the server (every address includes loopback)."""
+    if host in _ANY_ADDRESS:
+        host = "::1" if host == "::" else "127.0.0.1"
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
 
 
 @cli.command()

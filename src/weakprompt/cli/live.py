@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rich.console import Console
-from rich.markup import escape
 
 from ..events import AdapterFellBack, Dispatcher, ModelCallRetried
 from ..jsontypes import JSONValue
 from ..messages import ToolCall
 from ..runtime.loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from ..runtime.run_events import RunEvent, TextDelta, ToolCallCompleted
+from .terminal import markup_text
 
 __all__ = ["LivePrinter", "call_text", "format_arguments", "shorten"]
 
@@ -60,8 +60,8 @@ class LivePrinter:
         """A model call that failed transiently, and how long until the next try."""
         self._end_line()
         self._console.print(
-            f"[magenta]retry[/magenta] {escape(event.provider)} attempt {event.attempt} failed "
-            f"({escape(event.error_type)}: {escape(shorten(event.error, 200))}); "
+            f"[magenta]retry[/magenta] {markup_text(event.provider)} attempt {event.attempt} failed "
+            f"({markup_text(event.error_type)}: {markup_text(shorten(event.error, 200))}); "
             f"trying again in {event.wait_seconds:.1f}s"
         )
 
@@ -69,8 +69,9 @@ class LivePrinter:
         """A fallback adapter moving on to its next adapter."""
         self._end_line()
         self._console.print(
-            f"[magenta]fallback[/magenta] {escape(event.from_adapter)}/{escape(event.from_model)} failed "
-            f"({escape(event.error_type)}); asking {escape(event.to_adapter)}/{escape(event.to_model)}"
+            f"[magenta]fallback[/magenta] {markup_text(event.from_adapter)}/"
+            f"{markup_text(event.from_model)} failed ({markup_text(event.error_type)}); "
+            f"asking {markup_text(event.to_adapter)}/{markup_text(event.to_model)}"
         )
 
     def on_event(self, event: RunEvent[object]) -> None:
@@ -80,7 +81,7 @@ class LivePrinter:
             if not self._line_open:
                 self._console.print("[bold]assistant:[/bold] ", end="")
                 self._line_open = True
-            self._console.print(escape(event.text), end="", soft_wrap=True)
+            self._console.print(markup_text(event.text), end="", soft_wrap=True)
         elif isinstance(event, ToolCallCompleted):
             self._start_streamed_turn()
             self._end_line()
@@ -104,12 +105,12 @@ class LivePrinter:
             return
         usage = event.usage
         self._console.rule(
-            f"turn {event.turn} · {escape(event.adapter)}/{escape(event.model)} · "
+            f"turn {event.turn} · {markup_text(event.adapter)}/{markup_text(event.model)} · "
             f"{usage.input_tokens} in / {usage.output_tokens} out tokens · {event.finish_reason}",
             style="cyan",
         )
         if event.text:
-            self._console.print(f"[bold]assistant:[/bold] {escape(shorten(event.text))}")
+            self._console.print(f"[bold]assistant:[/bold] {markup_text(shorten(event.text))}")
         for call in event.tool_calls:
             self._console.print(f"[yellow]→ call[/yellow] {call_text(call)}")
 
@@ -121,7 +122,7 @@ class LivePrinter:
                 self._console.print(f"[yellow]→ call[/yellow] {call_text(call)}")
         usage = event.usage
         self._console.print(
-            f"[dim]{escape(event.adapter)}/{escape(event.model)} · {usage.input_tokens} in / "
+            f"[dim]{markup_text(event.adapter)}/{markup_text(event.model)} · {usage.input_tokens} in / "
             f"{usage.output_tokens} out tokens · {event.finish_reason}[/dim]"
         )
         self._streaming = False
@@ -130,22 +131,22 @@ class LivePrinter:
     def on_result(self, event: ToolResultCommitted) -> None:
         self._end_line()
         mark = "[red]← failed[/red]" if event.is_error else "[green]← result[/green]"
-        self._console.print(f"{mark} {escape(event.call.name)}: {escape(shorten(event.content))}")
+        self._console.print(f"{mark} {markup_text(event.call.name)}: {markup_text(shorten(event.content))}")
 
     def on_expanded(self, event: SectionsExpanded) -> None:
         self._console.print(
-            f"[magenta]opened sections[/magenta] {escape(', '.join(event.section_keys))}; "
-            f"tools now: {escape(', '.join(event.tool_names) or 'none')}"
+            f"[magenta]opened sections[/magenta] {markup_text(', '.join(event.section_keys))}; "
+            f"tools now: {markup_text(', '.join(event.tool_names) or 'none')}"
         )
 
     def on_rejected(self, event: OutputRejected) -> None:
         then = "asking the model to correct it" if event.retrying else "no corrective turn left"
         self._console.print(
-            f"[red]answer rejected[/red] (turn {event.turn}): {escape(shorten(event.errors))}; {then}"
+            f"[red]answer rejected[/red] (turn {event.turn}): {markup_text(shorten(event.errors))}; {then}"
         )
 
 
 def call_text(call: ToolCall, limit: int = 300) -> str:
     """``name(arguments) id=...`` as rich markup, arguments shortened to ``limit``."""
-    arguments = escape(shorten(call.arguments_json(), limit))  # the call's own encoding
-    return f"{escape(call.name)}({arguments}) [dim]id={escape(call.id)}[/dim]"
+    arguments = markup_text(shorten(call.arguments_json(), limit))  # the call's own encoding
+    return f"{markup_text(call.name)}({arguments}) [dim]id={markup_text(call.id)}[/dim]"

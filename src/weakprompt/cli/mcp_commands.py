@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import click
 from rich.console import Console
-from rich.markup import escape
+
+from ..safetext import terminal_text
+from .terminal import markup_text
 
 if TYPE_CHECKING:
     from ..prompt import Prompt
@@ -83,9 +85,9 @@ def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
     try:
         document = asyncio.run(read())
     except WeakpromptError as exc:
-        raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
-    if as_json:
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        raise click.ClickException(terminal_text(f"{type(exc).__name__}: {exc}")) from exc
+    if as_json:  # JSON escapes of what the server sent, never its control characters
+        click.echo(json.dumps(document, indent=2, ensure_ascii=True))
         return
     console = Console(highlight=False)
     console.print(f"{len(document['tools'])} tool(s)")
@@ -96,20 +98,18 @@ def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
         shown = (
             item["name"] if item["name"] == item["server_name"] else f"{item['name']} ({item['server_name']})"
         )
-        console.print(f"[bold]{escape(shown)}[/bold] {escape(' '.join(hints))}")
+        console.print(f"[bold]{markup_text(shown)}[/bold] {markup_text(' '.join(hints))}")
         if item["description"]:
-            console.print(f"  {escape(item['description'])}")
-        console.print(f"  {escape(json.dumps(item['input_schema'], ensure_ascii=False))}")
+            console.print(f"  {markup_text(item['description'])}")
+        console.print(f"  {markup_text(json.dumps(item['input_schema'], ensure_ascii=False))}")
     for problem in document["problems"]:
-        console.print(f"[red]not offered:[/red] {escape(problem)}")
+        console.print(f"[red]not offered:[/red] {markup_text(problem)}")
     if document["prompts"]:
-        console.print(
-            f"{len(document['prompts'])} prompt(s): " + ", ".join(p["name"] for p in document["prompts"])
-        )
+        names = markup_text(", ".join(str(p["name"]) for p in document["prompts"]))
+        console.print(f"{len(document['prompts'])} prompt(s): {names}")
     if document["resources"]:
-        console.print(
-            f"{len(document['resources'])} resource(s): " + ", ".join(r["uri"] for r in document["resources"])
-        )
+        uris = markup_text(", ".join(str(r["uri"]) for r in document["resources"]))
+        console.print(f"{len(document['resources'])} resource(s): {uris}")
 
 
 @mcp.command("serve")

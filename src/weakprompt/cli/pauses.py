@@ -10,20 +10,14 @@ from typing import TYPE_CHECKING, cast
 
 import click
 from rich.console import Console
-from rich.markup import escape
 
-from ..safetext import terminal_text
+from .terminal import markup_text
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
     from ..runtime import CallDecision, Decision, PausedRun
 
 __all__ = ["approvals", "cli_decisions", "default_decider", "print_decisions", "print_paused"]
-
-
-def _shown(text: str) -> str:
-    """Untrusted text (a model's arguments, a person's name) as it may reach the terminal."""
-    return escape(terminal_text(text))
 
 
 def default_decider() -> str | None:
@@ -41,8 +35,8 @@ def print_paused(console: Console, paused: PausedRun) -> None:
     )
     for waiting in paused.pending:
         arguments = json.dumps(waiting.arguments, ensure_ascii=False)
-        note = f" · {_shown(waiting.note)}" if waiting.note else ""
-        call = f"{_shown(waiting.call_id)} {_shown(waiting.tool)}({_shown(arguments)})"
+        note = f" · {markup_text(waiting.note)}" if waiting.note else ""
+        call = f"{markup_text(waiting.call_id)} {markup_text(waiting.tool)}({markup_text(arguments)})"
         detail = f"[dim]{waiting.kind} token={waiting.token}[/dim]{note}"
         console.print(f"  [yellow]pending[/yellow] {call} {detail}")
 
@@ -102,18 +96,19 @@ def print_decisions(console: Console, records: Sequence[CallDecision]) -> None:
     for record in records:
         when = (record.decided_at or record.paused_at).isoformat(timespec="seconds")
         arguments = json.dumps(record.arguments, ensure_ascii=False)
-        call = f"{_shown(record.call_id)} {_shown(record.tool)}({_shown(arguments)})"
-        where = f"{_shown(record.session_id)} #{record.seq}"
+        call = f"{markup_text(record.call_id)} {markup_text(record.tool)}({markup_text(arguments)})"
+        where = f"{markup_text(record.session_id)} #{record.seq}"
         if record.decision == "pending":
             detail = f"[yellow]pending[/yellow] [dim]{record.kind} token={record.token}[/dim]"
         else:
-            who = _shown(record.decided_by) if record.decided_by is not None else "[dim](not named)[/dim]"
+            named = record.decided_by
+            who = markup_text(named) if named is not None else "[dim](not named)[/dim]"
             detail = f"[bold]{record.decision}[/bold] by {who}"
             if record.edited_arguments is not None:
                 edited = json.dumps(record.edited_arguments, ensure_ascii=False)
-                detail += f" [dim]ran with[/dim] {_shown(edited)}"
+                detail += f" [dim]ran with[/dim] {markup_text(edited)}"
             if record.message:
-                detail += f" [dim]·[/dim] {_shown(record.message)}"
+                detail += f" [dim]·[/dim] {markup_text(record.message)}"
         console.print(f"{when}  {where}  {call}  {detail}", highlight=False)
 
 

@@ -1,4 +1,9 @@
-"""Read-only views the CLI prints: a stored transcript and a prompt's tools."""
+"""Read-only views the CLI prints: a stored transcript, its approvals, and a prompt's tools.
+
+Every text a model, a tool or a person stored goes through
+:func:`~weakprompt.cli.terminal.markup_text`, so none of it can drive the
+terminal (a call id cannot overwrite the line a person is about to approve).
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from .live import call_text, shorten
+from .terminal import markup_text
 
 if TYPE_CHECKING:
+    from ..inspector.approvals import CallDecision, PauseView
     from ..inspector.sessions import SessionSummary
     from ..prompt import RenderedPrompt
     from ..transcript.records import CommitInfo
     from ..transcript.transcript import Transcript
 
-__all__ = ["print_commits", "print_sessions", "print_tools", "tools_document"]
+__all__ = ["print_commits", "print_pauses", "print_sessions", "print_tools", "tools_document"]
 
 _ROLE_STYLE = {"system": "blue", "user": "green", "assistant": "cyan", "tool": "yellow"}
 
@@ -27,6 +33,8 @@ def print_commits(
     console: Console, transcript: Transcript, commits: Sequence[CommitInfo], *, full: bool
 ) -> None:
     """One block per commit: position, role, short hash, edit provenance, tools linked, usage."""
+    from ..inspector.approvals import call_decision
+
     limit = 10**9 if full else 600
     for info in commits:
         message = info.content
@@ -36,21 +44,70 @@ def print_commits(
             header += f" [magenta]EDIT of {info.edit_target[:12]}[/magenta]"
         tools = transcript.get_commit_tools(info.hash)
         if tools:
-            header += f" [dim]tools: {escape(', '.join(str(t.get('name')) for t in tools))}[/dim]"
+            header += f" [dim]tools: {markup_text(', '.join(str(t.get('name')) for t in tools))}[/dim]"
         usage = info.usage
         if usage is not None:
             header += f" [dim]usage: {usage.input_tokens} in / {usage.output_tokens} out[/dim]"
         if message.role == "tool":
             flag = " [red]error[/red]" if message.is_error else ""
-            header += (
-                f" [dim]{escape(message.name or '')} id={escape(message.tool_call_id or '')}[/dim]{flag}"
-            )
+            name, call_id = markup_text(message.name or ""), markup_text(message.tool_call_id or "")
+            header += f" [dim]{name} id={call_id}[/dim]{flag}"
         console.print(header)
+        decision = call_decision(info.metadata) if message.role == "tool" else None
+        if decision is not None:
+            console.print(
+                f"  [magenta]decision[/magenta] {decision_text(decision, info.created_at.isoformat())}"
+            )
         if message.content:
-            console.print(escape(shorten(message.content, limit)), highlight=False)
+            console.print(markup_text(shorten(message.content, limit)), highlight=False)
         for call in message.tool_calls:
             console.print(f"  [yellow]→ call[/yellow] {call_text(call, limit)}")
         console.print()
+
+
+def decision_text(decision: CallDecision, when: str) -> str:
+    """Who decided a call, what, and when its result was committed (markup, escaped)."""
+    who = markup_text(decision.decided_by) if decision.decided_by else "(not recorded)"
+    text = f"{markup_text(decision.decision.replace('_', ' '))} by {who} · committed {markup_text(when)}"
+    if decision.message:
+        text += f" · message: {markup_text(decision.message)}"
+    if decision.original_arguments is not None and decision.arguments is not None:
+        text += (
+            f"\n    asked for {markup_text(decision.original_arguments)}"
+            f"\n    approved  {markup_text(decision.arguments)}"
+        )
+    return text
+
+
+def print_pauses(console: Console, pauses: Sequence[PauseView]) -> None:
+    """Every pause of a session: a waiting one with each call and its token, a decided one with
+    who decided (``decided_by``), when, and each call's decision."""
+    for pause in pauses:
+        if pause.paused:
+            console.print(
+                f"[bold red]PAUSED[/bold red] (pause {pause.seq}): {len(pause.waiting)} call(s) wait for a "
+                f"decision (since {markup_text(pause.created_at)})"
+            )
+            for waiting in pause.waiting:
+                state = "waiting for approval" if waiting.kind == "approval" else "waiting for its result"
+                note = f" · {markup_text(waiting.note)}" if waiting.note else ""
+                console.print(
+                    f"  [yellow]pending[/yellow] {markup_text(waiting.call_id)} {markup_text(waiting.tool)}"
+                    f"({markup_text(waiting.arguments)}) {state} "
+                    f"[dim]token={markup_text(waiting.token)}[/dim]{note}"
+                )
+        else:
+            who = markup_text(pause.decided_by) if pause.decided_by else "(not recorded)"
+            when = markup_text(pause.decided_at) if pause.decided_at else "(not recorded)"
+            console.print(f"[bold]pause {pause.seq}[/bold] decided by {who} at {when}")
+            for decided in pause.decided:
+                detail = f": {markup_text(shorten(decided.detail, 300))}" if decided.detail else ""
+                console.print(
+                    f"  {markup_text(decided.decision)} {markup_text(decided.call_id)} "
+                    f"{markup_text(decided.tool)}{detail}"
+                )
+        if pause.problem:
+            console.print(f"  [red]damaged:[/red] {markup_text(pause.problem)}")
 
 
 _STATUS_STYLE = {"finished": "green", "failed": "red", "paused": "yellow"}
@@ -75,10 +132,12 @@ def print_sessions(
         status = "paused" if paused else s.status
         style = _STATUS_STYLE[status]
         mark = f" ({pending[s.session_id]} pending)" if paused else ""
+        if s.damaged:
+            mark += f" [red]({len(s.damaged)} damaged row(s): {markup_text('; '.join(s.damaged))})[/red]"
         table.add_row(
-            s.started_at[:19].replace("T", " "),
-            escape(s.session_id),
-            escape(s.prompt or "-"),
+            markup_text(s.started_at[:19].replace("T", " ")),
+            markup_text(s.session_id),
+            markup_text(s.prompt or "-"),
             str(s.turns),
             f"{s.tokens:,}",
             f"[{style}]{status.upper() if paused else status}[/{style}]{mark}",
@@ -98,22 +157,21 @@ def tools_document(rendered: RenderedPrompt[object]) -> list[dict[str, object]]:
 
 def print_tools(console: Console, rendered: RenderedPrompt[object]) -> None:
     if not rendered.tools:
-        console.print(f"prompt {escape(rendered.ns)}/{escape(rendered.key)} offers no tools")
+        console.print(f"prompt {markup_text(rendered.ns)}/{markup_text(rendered.key)} offers no tools")
         return
-    table = Table(title=f"tools of {rendered.ns}/{rendered.key}", show_lines=True)
+    table = Table(title=markup_text(f"tools of {rendered.ns}/{rendered.key}"), show_lines=True)
     table.add_column("name", style="bold")
     table.add_column("sha256")
     table.add_column("description")
     table.add_column("parameters (JSON Schema)")
     for tool, digest, schema in zip(rendered.tools, rendered.tool_hashes, rendered.tool_schemas, strict=True):
         table.add_row(
-            escape(tool.name),
-            digest,
-            escape(tool.description),
-            escape(json.dumps(schema.get("parameters"), indent=2, ensure_ascii=False)),
+            markup_text(tool.name),
+            markup_text(digest),
+            markup_text(tool.description),
+            markup_text(json.dumps(schema.get("parameters"), indent=2, ensure_ascii=False)),
         )
     console.print(table)
     if rendered.summarized_keys:
-        console.print(
-            f"summarized sections (more tools behind open_sections): {', '.join(rendered.summarized_keys)}"
-        )
+        keys = markup_text(", ".join(rendered.summarized_keys))
+        console.print(f"summarized sections (more tools behind open_sections): {keys}")

@@ -22,6 +22,7 @@ import jinja2
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -29,10 +30,12 @@ from starlette.routing import Route
 from ..errors import StoreError, WeakpromptError
 from ..safetext import escape_surrogates
 from ..store import Store
+from .access import TokenCheck, checked_token
 from .charts import usage_chart
+from .hosts import HostCheck, allowed_host
 from .outputs import DamagedOutput, check_payload, list_outputs, load_output, stream_payload
 from .session_view import UnknownSession, load_session, locate_commit
-from .sessions import list_sessions
+from .sessions import list_sessions, session_exists
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns
 from .toolsets import load_tool_set_page
 
@@ -43,10 +46,16 @@ _TEMPLATES = Path(__file__).with_name("templates")
 
 @attrs.frozen
 class InspectorSettings:
-    """What the app shows: page sizes, the paused-runs table, and a trace URL template.
+    """What the app shows: page sizes, the paused-runs table, a trace URL template; whom it answers.
 
     ``trace_url`` is e.g. ``"http://localhost:16686/trace/{trace_id}"``: a
     turn whose commit holds a trace id links there (without it, the ids are shown).
+    ``allowed_hosts``: ``Host`` names answered besides the loopback ones
+    (``127.0.0.1``, ``localhost``, ``[::1]``); any other is refused with 421,
+    so a rebinding domain cannot read the store (``specs/OBSERVABILITY.md``).
+    ``token``: when set, every request must show it (``Authorization: Bearer``,
+    or a cookie got by opening a page with ``?token=``), else 401; it is left
+    out of the settings' repr so it does not end up in logs.
     """
 
     sessions_per_page: int = 50
@@ -54,6 +63,14 @@ class InspectorSettings:
     outputs_per_page: int = 100
     paused_runs: PausedRuns = DEFAULT_PAUSED_RUNS
     trace_url: str | None = None
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple[str, ...])
+    token: str | None = attrs.field(default=None, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        for name in self.allowed_hosts:
+            allowed_host(name)  # a bad name fails here, naming it, not on the first request
+        if self.token is not None:
+            checked_token(self.token)
 
 
 class _Problem(Exception):
@@ -200,6 +217,8 @@ def create_app(
             store, query=query, offset=(number - 1) * per, limit=per, paused_runs=config.paused_runs
         )
         pages = max(1, -(-listing.total // per))
+        if number > pages:  # past the end (the list shrank, or a hand-made link): show the last page
+            return RedirectResponse(f"/?{_query({'q': query, 'page': pages})}", status_code=303)
         return render("sessions.html", listing=listing, page=number, pages=pages, query=query)
 
     def session(request: Request, store: Store) -> Response:
@@ -224,6 +243,8 @@ def create_app(
     def outputs(request: Request, store: Store) -> Response:
         session_id = _required(request, "session")
         number = _positive(request, "page")
+        if not session_exists(store, session_id):
+            raise UnknownSession(session_id)
         per = config.outputs_per_page
         listing = list_outputs(store, session_id, offset=(number - 1) * per, limit=per)
         pages = max(1, -(-listing.total // per))
@@ -287,7 +308,16 @@ def create_app(
         yield
         holder.close()
 
-    return Starlette(debug=debug, routes=routes, exception_handlers={404: not_found}, lifespan=lifespan)
+    middleware = [Middleware(HostCheck, extra_hosts=config.allowed_hosts)]  # outermost: Host first
+    if config.token is not None:
+        middleware.append(Middleware(TokenCheck, token=config.token))
+    return Starlette(
+        debug=debug,
+        routes=routes,
+        middleware=middleware,
+        exception_handlers={404: not_found},
+        lifespan=lifespan,
+    )
 
 
 def _seq(request: Request) -> int:

@@ -30,15 +30,17 @@ from ..transcript.provenance import (
 )
 from ..transcript.shaped import TOOL_OUTPUT_NAME
 from ._json import as_int, as_object, as_str, load_object, pretty
+from .approvals import CallDecision, PauseView, WaitingCall, call_decision, read_pauses
 from .charts import UsagePoint
 from .diffs import DiffLine, line_diff
-from .sessions import prompt_label
+from .sessions import prompt_label, row_problem
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns, RunStatus, shape_status
 from .toolsets import ToolSetChange, compare_sets, set_members
 
 __all__ = [
     "CallView",
     "CommitView",
+    "DamagedRow",
     "EditView",
     "ExtractionView",
     "Provenance",
@@ -54,6 +56,19 @@ __all__ = [
 
 class UnknownSession(LookupError):
     """The store has no commit for this session id."""
+
+
+@attrs.frozen
+class DamagedRow:
+    """A commit row that cannot be placed in the session (e.g. a ``seq`` that is not a number).
+
+    It is left out of the turns and listed on its own, so the rest of the
+    session is still shown.
+    """
+
+    hash: str
+    role: str
+    problem: str
 
 
 @attrs.frozen
@@ -144,6 +159,7 @@ class CommitView:
     trace: TraceRef | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    decision: CallDecision | None = None
 
 
 @attrs.frozen
@@ -152,6 +168,8 @@ class CallView:
     name: str
     arguments: str
     result: CommitView | None
+    waiting: WaitingCall | None = None
+    """The call waits in the session's open pause (it has no result yet)."""
 
 
 @attrs.frozen
@@ -181,6 +199,8 @@ class SessionView:
     turns: tuple[TurnView, ...]
     usage: tuple[UsagePoint, ...]
     outputs: int
+    pauses: tuple[PauseView, ...] = ()
+    damaged: tuple[DamagedRow, ...] = ()
 
 
 @attrs.frozen
@@ -224,13 +244,19 @@ _HEADER = re.compile(
 )
 
 
-def _read_rows(conn: Connection, session_id: str) -> list[_Row]:
-    return [
-        _Row(
-            str(h), int(s), str(r), str(o), None if t is None else str(t), str(b), str(m), str(c), int(n or 0)
+def _read_rows(conn: Connection, session_id: str) -> tuple[list[_Row], list[DamagedRow]]:
+    """The session's commit rows in order, and the rows whose numbers cannot be read."""
+    rows: list[_Row] = []
+    damaged: list[DamagedRow] = []
+    for h, s, r, o, t, b, m, c, n in conn.execute(_ROWS, {"session": session_id}):
+        problem = row_problem(s, n)
+        if problem is not None:
+            damaged.append(DamagedRow(str(h), str(r), problem))
+            continue
+        rows.append(
+            _Row(str(h), s, str(r), str(o), None if t is None else str(t), str(b), str(m), str(c), n or 0)
         )
-        for h, s, r, o, t, b, m, c, n in conn.execute(_ROWS, {"session": session_id})
-    ]
+    return rows, damaged
 
 
 def _group(rows: Iterable[_Row]) -> tuple[list[_Group], dict[str, list[_Row]]]:
@@ -283,7 +309,7 @@ def find_trace(metadata: JSONObject) -> TraceRef | None:
 def locate_commit(store: Store, session_id: str, commit_hash: str, *, per_page: int = 50) -> str | None:
     """The session page and anchor showing ``commit_hash`` (an edit: where its original is), or ``None``."""
     with store.read() as conn:
-        rows = _read_rows(conn, session_id)
+        rows, _ = _read_rows(conn, session_id)
     groups, _ = _group(rows)
     target = next((r.edit_target or r.hash for r in rows if r.hash == commit_hash), None)
     for number, group in enumerate(groups, start=1):
@@ -306,8 +332,8 @@ def load_session(
     Raises :class:`UnknownSession` when the store has no commit for ``session_id``.
     """
     with store.read() as conn:
-        rows = _read_rows(conn, session_id)
-        if not rows:
+        rows, damaged = _read_rows(conn, session_id)
+        if not rows and not damaged:
             raise UnknownSession(session_id)
         groups, edits = _group(rows)
         pages = max(1, -(-len(groups) // per_page))
@@ -323,13 +349,15 @@ def load_session(
         )
         links = {str(c): str(s) for c, s in conn.execute(_LINKS, {"session": session_id})}
         tool_sets = _tool_sets(conn, groups, start, len(shown), links)
-        builder = _Builder(conn, session_id, shown, edits)
+        pauses = read_pauses(conn, session_id)
+        waiting = {call.call_id: call for pause in pauses if pause.paused for call in pause.waiting}
+        builder = _Builder(conn, session_id, shown, edits, waiting)
         turns = tuple(
             builder.turn(start + index + 1, group, tool_sets[index]) for index, group in enumerate(shown)
         )
-        first = rows[0]
+        first = rows[0] if rows else None
         system_text = None
-        if first.role == "system":
+        if first is not None and first.role == "system":
             system_text = as_str(builder.blob(first.blob_hash).get("content"))
         last = next((r for r in reversed(rows) if r.operation == "APPEND"), None)
         last_calls = last is not None and bool(
@@ -339,11 +367,11 @@ def load_session(
         outputs = int(conn.execute(_OUTPUT_COUNT, {"session": session_id}).scalar_one())
     return SessionView(
         session_id=session_id,
-        prompt=prompt_label(first.metadata, system_text),
+        prompt=prompt_label(first.metadata if first else "", system_text),
         status="paused" if paused else shape_status(None if last is None else last.role, last_calls),
-        started_at=first.created_at,
-        ended_at=max(r.created_at for r in rows),
-        commits=len(rows),
+        started_at=first.created_at if first else "",
+        ended_at=max((r.created_at for r in rows), default=""),
+        commits=len(rows) + len(damaged),
         total_turns=len(groups),
         input_tokens=sum(p.input_tokens for p in usage),
         output_tokens=sum(p.output_tokens for p in usage),
@@ -353,6 +381,8 @@ def load_session(
         turns=turns,
         usage=usage,
         outputs=outputs,
+        pauses=pauses,
+        damaged=tuple(damaged),
     )
 
 
@@ -388,9 +418,15 @@ class _Builder:
     """Reads what the shown turns need in a few batched queries, then builds their views."""
 
     def __init__(
-        self, conn: Connection, session_id: str, groups: Sequence[_Group], edits: dict[str, list[_Row]]
+        self,
+        conn: Connection,
+        session_id: str,
+        groups: Sequence[_Group],
+        edits: dict[str, list[_Row]],
+        waiting: dict[str, WaitingCall],
     ):
         self._edits = edits
+        self._waiting = waiting
         shown = [r for g in groups for r in (*g.lead, *([g.reply] if g.reply else []), *g.results)]
         versions = [e for r in shown for e in edits.get(r.hash, [])]
         hashes = {r.blob_hash for r in (*shown, *versions)}
@@ -457,6 +493,7 @@ class _Builder:
                         name=name,
                         arguments=pretty(arguments if isinstance(arguments, (str, dict)) else ""),
                         result=None if row is None else self.commit(row, extraction=extraction),
+                        waiting=self._waiting.get(call_id) if row is None else None,
                     )
                 )
         unanswered = tuple(self.commit(r) for key, r in results.items() if key not in answered)
@@ -512,6 +549,7 @@ class _Builder:
             trace=find_trace(metadata),
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            decision=call_decision(metadata),
         )
 
     def _with_outcome(

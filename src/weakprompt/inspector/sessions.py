@@ -19,11 +19,19 @@ import attrs
 from sqlalchemy import Connection, bindparam, select, text
 
 from ..runtime.loop import PROMPT_KEY
+from ..safetext import safe_repr
 from ..store import Store, tables
 from ._json import as_int, as_object, as_str, load_object
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns, RunStatus, shape_status
 
-__all__ = ["SessionListing", "SessionSummary", "list_sessions", "prompt_label"]
+__all__ = [
+    "SessionListing",
+    "SessionSummary",
+    "list_sessions",
+    "prompt_label",
+    "row_problem",
+    "session_exists",
+]
 
 _FIRST_COMMITS = text(
     """
@@ -33,8 +41,9 @@ _FIRST_COMMITS = text(
         SELECT (SELECT MIN(c.session_id) FROM commits c WHERE c.session_id > ids.session_id)
         FROM ids WHERE ids.session_id IS NOT NULL
     )
-    SELECT f.session_id, f.created_at, f.metadata_json, f.blob_hash
-    FROM ids JOIN commits f ON f.session_id = ids.session_id AND f.seq = 0
+    SELECT ids.session_id, f.created_at, f.metadata_json, f.blob_hash
+    FROM ids LEFT JOIN commits f ON f.session_id = ids.session_id AND f.seq = 0
+    WHERE ids.session_id IS NOT NULL
     """
 )
 
@@ -55,6 +64,8 @@ class SessionSummary:
     input_tokens: int = 0
     output_tokens: int = 0
     status: RunStatus = "failed"
+    damaged: tuple[str, ...] = ()
+    """What is wrong with each of the session's commit rows that cannot be read (those are not counted)."""
 
     @property
     def tokens(self) -> int:
@@ -110,7 +121,7 @@ def list_sessions(
     needle = query.strip().casefold()
     with store.read() as conn:
         firsts = [
-            (str(s), str(t), as_str(load_object(m).get(PROMPT_KEY)), str(b))
+            (str(s), "" if t is None else str(t), as_str(load_object(m).get(PROMPT_KEY)), str(b))
             for s, t, m, b in conn.execute(_FIRST_COMMITS)
         ]
         unnamed = {b for _, _, name, b in firsts if not name}
@@ -133,6 +144,25 @@ def list_sessions(
     return SessionListing(sessions=sessions, total=len(rows), offset=offset, limit=limit, query=query)
 
 
+def session_exists(store: Store, session_id: str) -> bool:
+    """Whether the store holds a commit or a stored output of ``session_id`` (one index seek each)."""
+    with store.read() as conn:
+        for table in (tables.commits, tables.tool_outputs):
+            query = select(table.c.session_id).where(table.c.session_id == session_id).limit(1)
+            if conn.execute(query).first() is not None:
+                return True
+    return False
+
+
+def row_problem(seq: object, token_count: object) -> str | None:
+    """What is wrong with a commit row's numbers, or ``None`` (SQLite keeps any value in any column)."""
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        return f"seq {safe_repr(seq, 60)} is not a whole number"
+    if token_count is not None and (not isinstance(token_count, int) or isinstance(token_count, bool)):
+        return f"token_count {safe_repr(token_count, 60)} is not a whole number"
+    return None
+
+
 def _sort_time(value: str) -> float:
     try:
         return datetime.fromisoformat(value).timestamp()
@@ -141,7 +171,7 @@ def _sort_time(value: str) -> float:
 
 
 _PAGE_ROWS = text(
-    "SELECT session_id, seq, role, operation, metadata_json, created_at, blob_hash "
+    "SELECT session_id, seq, role, operation, metadata_json, created_at, blob_hash, hash, token_count "
     "FROM commits WHERE session_id IN :ids"
 ).bindparams(bindparam("ids", expanding=True))
 
@@ -153,16 +183,29 @@ def _page_details(
     counts: dict[str, list[int]] = {s: [0, 0, 0, 0] for s in session_ids}  # commits, turns, in, out
     ended: dict[str, str] = {}
     last: dict[str, tuple[int, str, str]] = {}  # seq, role, blob of the last APPEND
-    for session_id, seq, role, operation, metadata, created_at, blob_hash in conn.execute(
-        _PAGE_ROWS, {"ids": list(session_ids)}
-    ):
+    damaged: dict[str, list[str]] = {}
+    for (
+        session_id,
+        seq,
+        role,
+        operation,
+        metadata,
+        created_at,
+        blob_hash,
+        commit_hash,
+        tokens,
+    ) in conn.execute(_PAGE_ROWS, {"ids": list(session_ids)}):
         key = str(session_id)
+        problem = row_problem(seq, tokens)
+        if problem is not None:  # shown on the session's line; the rest is counted as usual
+            damaged.setdefault(key, []).append(f"commit {str(commit_hash)[:12]}: {problem}")
+            continue
         tally = counts[key]
         tally[0] += 1
         ended[key] = max(ended.get(key, ""), str(created_at))
         if operation != "APPEND":
             continue
-        last[key] = max(last.get(key, (-1, "", "")), (int(seq), str(role), str(blob_hash)))
+        last[key] = max(last.get(key, (-1, "", "")), (seq, str(role), str(blob_hash)))
         if role == "assistant":
             tally[1] += 1
             usage = as_object(load_object(metadata).get("usage"))
@@ -185,6 +228,7 @@ def _page_details(
             input_tokens=tokens_in,
             output_tokens=tokens_out,
             status=status,
+            damaged=tuple(damaged.get(key, ())),
         )
     return details
 

@@ -90,12 +90,14 @@ async def _paired(db: str, runs: int) -> tuple[list[float], list[float], list[fl
     machine: other work on it changes both alike, and the medians shed the
     runs it disturbed most.
     """
-    from weakprompt.durable import DurableApp
+    from weakprompt.durable import DurableApp, Served
     from weakprompt.runtime import run
     from weakprompt.session import Session
     from weakprompt.store import Store
 
-    app = DurableApp(db, executor_id=f"bench-{uuid.uuid4().hex[:6]}")
+    app = DurableApp(
+        db, executor_id=f"bench-{uuid.uuid4().hex[:6]}", serves=Served(modules=["durable_bench"])
+    )
     await asyncio.to_thread(app.launch)
     store = Store.open(db)
     plain_wall: list[float] = []
@@ -166,6 +168,8 @@ def _start_worker(db: str, queue: str, executor: str, concurrency: int, log: Pat
                 str(concurrency),
                 "--executor-id",
                 executor,
+                "--allow-module",
+                "durable_bench",
             ],
             env=env,
             stdout=subprocess.DEVNULL,

@@ -12,7 +12,7 @@ import math
 from typing import Annotated, Any
 
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, find, given, settings
 
 from weakprompt.serde import Meta
 from weakprompt.serde.nodes import NumberNode
@@ -161,3 +161,24 @@ def test_each_stated_bound_is_drawn_often() -> None:
     }
     assert all(count >= len(drawn) / 8 for count in share.values()), share
     assert not any(len(d["huge"]) > MAX_EDGE_ITEMS for d in drawn)  # too large to draw at its bound
+
+
+def test_a_stated_minimum_length_of_zero_is_drawn_as_empty_text() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Short:
+        text: Annotated[str, Meta(min_length=0, max_length=3)]
+
+    assert find(json_for(Short), lambda data: data == {"text": ""}) == {"text": ""}
+    assert any(len(text) == 3 for text in _drawn_texts(Short))
+
+
+def _drawn_texts(tp: type[Any]) -> list[str]:
+    texts: list[str] = []
+
+    @settings(max_examples=50, derandomize=True, database=None)
+    @given(json_for(tp))
+    def collect(data: Any) -> None:
+        texts.append(data["text"])
+
+    collect()
+    return texts

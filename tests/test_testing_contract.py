@@ -488,3 +488,16 @@ class Sized:
 
     def render(self) -> str:
         return f"size {self.size}"
+
+
+def test_an_async_handler_raising_on_a_value_the_schema_admits_is_found() -> None:
+    async def measure(params: Measure, *, context: ToolContext) -> ToolResult[int]:
+        if params.size > 20:
+            raise ValueError(f"too big: {params.size}")
+        return ToolResult.ok(params.size)
+
+    with pytest.raises(AssertionError) as failure:
+        check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
+
+    assert "the handler raised ValueError" in str(failure.value)
+    assert 'arguments: {"size": 21}' in str(failure.value)

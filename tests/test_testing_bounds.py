@@ -118,7 +118,8 @@ def test_check_tool_finds_a_crash_only_at_the_largest_object() -> None:
         (NumberNode(integer=True, gt=0, lt=10), [1, 9]),
         (NumberNode(integer=True, gt=0.5, le=2.5), [1, 2]),
         (NumberNode(integer=True), []),
-        (NumberNode(integer=True, ge=2**60), []),  # beyond what a float field could hold exactly
+        (NumberNode(integer=True, ge=2**60), [2**60]),
+        (NumberNode(integer=False, ge=2**60), [2.0**60]),  # no integer a float cannot hold exactly
         (NumberNode(integer=False, ge=0, le=1), [0, 1, 0.0, 1.0]),
         (NumberNode(integer=False, gt=0.0), [1, 5e-324]),
         (NumberNode(integer=False, lt=1.0), [0, math.nextafter(1.0, 0.0)]),

@@ -299,7 +299,9 @@ def number_edges(node: NumberNode) -> list[JSONValue]:
     ints = int_bounds(node)
     found: list[JSONValue] = []
     if ints is not None:
-        found.extend(edge for edge in ints if edge is not None and abs(edge) <= _FLOAT_SAFE_INT)
+        # a float field is sent whole numbers only where a float holds them exactly
+        limit = math.inf if node.integer else _FLOAT_SAFE_INT
+        found.extend(edge for edge in ints if edge is not None and abs(edge) <= limit)
     if not node.integer:
         bounds = float_bounds(node)
         if bounds is not None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Annotated, Any
+import math
+from typing import Annotated, Any, cast
 
 import pytest
 from hypothesis import settings
@@ -19,7 +20,7 @@ from weakprompt.runtime import ToolDispatcher
 from weakprompt.serde import Meta
 from weakprompt.session import Session
 from weakprompt.testing import InvalidArguments, check_tool, state_of
-from weakprompt.tools import NoParams, Tool, ToolContext, ToolResult
+from weakprompt.tools import CallDeferred, NoParams, Tool, ToolContext, ToolResult
 
 FEW = 40  # examples per property: every planted bug below is found well within this
 
@@ -378,3 +379,123 @@ def test_check_tool_notices_valid_arguments_being_refused(monkeypatch: pytest.Mo
 
     with pytest.raises(AssertionError, match="valid arguments were refused before the handler ran"):
         check_tool(ADD_NOTE, max_examples=5)
+
+
+# -- results the model cannot be shown -----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Measure:
+    size: Annotated[int, Meta(ge=0, le=100)]
+
+
+def measuring(bad: object) -> Tool[Measure, object]:
+    """A tool whose result is ``bad`` from size 7 on, and a plain number below."""
+
+    def measure(params: Measure, *, context: ToolContext) -> ToolResult[object]:
+        return ToolResult.ok(bad if params.size >= 7 else params.size)
+
+    return Tool(name="measure", description="Measure.", handler=measure)
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        (object(), "cannot dump a value of type object"),
+        ({1, 2}, "cannot dump a value of type set"),
+        (math.nan, "Out of range float values are not JSON compliant"),
+        ([1.0, -math.inf], "Out of range float values are not JSON compliant"),
+    ],
+    ids=["object", "set", "nan", "infinity"],
+)
+def test_check_tool_reports_a_result_that_cannot_be_rendered(bad: object, problem: str) -> None:
+    with pytest.raises(AssertionError) as failure:
+        check_tool(measuring(bad), max_examples=FEW)
+
+    message = str(failure.value)
+    assert message.startswith("check_tool('measure'): the handler's result cannot be shown to the model")
+    assert 'arguments: {"size": 7}' in message  # shrunk to the first size that returns it
+    assert "could not be rendered" in message
+    assert problem in message
+
+
+def test_a_result_that_cannot_be_rendered_is_found_even_when_handler_errors_are_allowed() -> None:
+    with pytest.raises(AssertionError, match="cannot be shown to the model"):
+        check_tool(measuring(math.nan), allow_handler_errors=True, max_examples=FEW)
+
+
+def test_an_async_handler_returning_a_result_that_cannot_be_rendered_is_found() -> None:
+    async def measure(params: Measure, *, context: ToolContext) -> ToolResult[object]:
+        return ToolResult.ok({"sizes": {params.size}})
+
+    with pytest.raises(AssertionError) as failure:
+        check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
+
+    assert 'arguments: {"size": 0}' in str(failure.value)
+    assert "cannot dump a value of type set" in str(failure.value)
+
+
+def test_check_tool_reports_a_handler_that_returns_no_tool_result() -> None:
+    def measure(params: Measure, *, context: ToolContext) -> ToolResult[int]:
+        return cast(Any, params.size)  # forgot ToolResult.ok(...)
+
+    with pytest.raises(AssertionError) as failure:
+        check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
+
+    message = str(failure.value)
+    assert "cannot be shown to the model" in message
+    assert "returned: 0" in message
+
+
+def test_check_tool_reports_a_failed_result_whose_message_is_not_text() -> None:
+    def measure(params: Measure, *, context: ToolContext) -> ToolResult[None]:
+        return ToolResult(message=cast(str, params.size), success=False)
+
+    with pytest.raises(AssertionError) as failure:
+        check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
+
+    assert "its result's message is int, not a str" in str(failure.value)
+
+
+def test_results_the_dispatcher_keeps_are_not_reported() -> None:
+    def measure(params: Measure, *, context: ToolContext) -> ToolResult[object]:
+        if params.size > 50:  # a failure with a value and a secret-looking message: kept, redacted
+            return ToolResult(message="token sk-abcdefghijklmnopqrstuvwx", value=[params.size], success=False)
+        return ToolResult.ok(Sized(params.size), message="measured")
+
+    check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
+
+
+def test_a_tool_that_defers_its_result_passes_check_tool() -> None:
+    def measure(params: Measure, *, context: ToolContext) -> ToolResult[int]:
+        if params.size > 60:
+            raise CallDeferred("a person measures this one")
+        if params.size > 30:
+            return cast(Any, CallDeferred("returned rather than raised"))
+        return ToolResult.ok(params.size)
+
+    check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sized:
+    """A value that renders itself (a float NaN inside would not matter: render() decides)."""
+
+    size: int
+    ratio: float = math.nan
+
+    def render(self) -> str:
+        return f"size {self.size}"
+
+
+def test_an_async_handler_raising_on_a_value_the_schema_admits_is_found() -> None:
+    async def measure(params: Measure, *, context: ToolContext) -> ToolResult[int]:
+        if params.size > 20:
+            raise ValueError(f"too big: {params.size}")
+        return ToolResult.ok(params.size)
+
+    with pytest.raises(AssertionError) as failure:
+        check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
+
+    assert "the handler raised ValueError" in str(failure.value)
+    assert 'arguments: {"size": 21}' in str(failure.value)

@@ -121,7 +121,7 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     assert project["entry-points"]["pytest11"] == {
         "weakprompt.testing.pytest_plugin": "weakprompt.testing.pytest_plugin"
     }
-    assert project["optional-dependencies"]["testing"] == ["hypothesis>=6.115"]
+    assert project["optional-dependencies"]["testing"] == ["hypothesis>=6.115", "pytest>=8.3"]  # the fixtures need pytest
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:

@@ -12,9 +12,10 @@ broke it.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import attrs
 import hypothesis
@@ -27,6 +28,8 @@ from weakprompt.jsontypes import JSONObject, JSONValue
 from weakprompt.messages import ToolCall
 from weakprompt.resources import ResourceRegistry
 from weakprompt.runtime import ToolCallPending, ToolDispatcher, ToolExecution
+from weakprompt.runtime.redaction import default_redact, redacted
+from weakprompt.safetext import safe_repr
 from weakprompt.serde import SerdeError, StrictSchemaError, dump, parse
 from weakprompt.session import Session
 from weakprompt.tools import AnyTool, Tool, ToolContext, ToolResult, ToolReturn
@@ -62,6 +65,9 @@ def check_tool(
     - valid arguments are never refused, and the handler does not raise on
       them (``ToolValidationError`` is a deliberate refusal and allowed;
       ``allow_handler_errors=True`` allows any exception);
+    - what the handler returns is a ``ToolResult`` the dispatcher can show
+      the model (a value serde cannot dump, NaN or an infinity is a defect
+      of the tool, found whatever ``allow_handler_errors`` says);
     - invalid arguments never reach the handler;
     - a failed call leaves the session's STATE slices, the resources and
       ``observe(session)`` (state you keep elsewhere) exactly as they were;
@@ -120,6 +126,7 @@ class _Recorder:
 
     calls: int = 0
     raised: BaseException | None = None
+    returned: object = None
 
     def wrap(self, handler: Callable[..., ToolReturn[R]]) -> Callable[..., ToolReturn[R]]:
         def recording(params: object, /, *, context: ToolContext) -> ToolReturn[R]:
@@ -129,7 +136,8 @@ class _Recorder:
             except BaseException as exc:
                 self.raised = exc
                 raise
-            if isinstance(outcome, ToolResult):
+            if not inspect.isawaitable(outcome):
+                self.returned = outcome
                 return outcome
             return self._awaited(outcome)
 
@@ -137,10 +145,12 @@ class _Recorder:
 
     async def _awaited(self, outcome: Awaitable[ToolResult[R]]) -> ToolResult[R]:
         try:
-            return await outcome
+            result = await outcome
         except BaseException as exc:
             self.raised = exc
             raise
+        self.returned = result
+        return result
 
 
 @attrs.frozen
@@ -149,6 +159,7 @@ class _Run:
     events: tuple[ToolInvoked, ...]
     recorder: _Recorder
     changed: str | None
+    deferred: bool
 
 
 class _Checker:
@@ -203,11 +214,11 @@ class _Checker:
                 raise self.fail("the strict schema refuses a valid value", full, *strict_errors)
         run = self.run(json.dumps(data) if as_text else data)
         execution = run.execution
-        if execution.event.params is None:
+        if execution.event.params is None and not run.deferred:  # an answered deferral has no params
             raise self.fail(
                 "valid arguments were refused before the handler ran", data, f"message: {execution.message}"
             )
-        raised = run.recorder.raised
+        raised = None if run.deferred else run.recorder.raised
         if (
             raised is not None
             and not self.allow_handler_errors
@@ -220,6 +231,19 @@ class _Checker:
                 data,
                 f"raised: {type(raised).__name__}: {raised}",
             ) from raised
+        if (
+            run.recorder.raised is None
+            and not run.deferred
+            and not _kept(run.recorder.returned, execution.result)
+        ):
+            raise self.fail(
+                "the handler's result cannot be shown to the model, so every such call fails as a "
+                "defect in the tool (return values serde can dump, with finite numbers, or give the "
+                "value a render() method)",
+                data,
+                f"returned: {safe_repr(run.recorder.returned)}",
+                f"the model is told: {execution.message}",
+            )
         if not execution.success and run.changed is not None:
             raise self.fail(
                 "a failed call left state changed (the dispatcher restores the session's slice table "
@@ -269,17 +293,19 @@ class _Checker:
         dispatcher = ToolDispatcher([tool], session=session, resources=resources)
         before = self.fingerprint(session, resources)
         call = ToolCall(id=_CALL_ID, name=tool.name, arguments=arguments)
+        deferred = False
         try:
             execution = dispatcher.execute(call, approved=True)
-        except ToolCallPending as deferred:  # a deferred result: the call ends unanswered here
-            execution = dispatcher.answer(call, ToolResult.error(f"deferred: {deferred.note}"))
+        except ToolCallPending as pending:  # a deferred result: the call ends unanswered here
+            execution = dispatcher.answer(call, ToolResult.error(f"deferred: {pending.note}"))
+            deferred = True
         after = self.fingerprint(session, resources)
         if len(events) != 1 or events[0] is not execution.event or events[0].call_id != _CALL_ID:
             raise self.fail(
                 f"one call published {len(events)} ToolInvoked events instead of exactly one",
                 arguments,
             )
-        return _Run(execution, tuple(events), recorder, _difference(before, after))
+        return _Run(execution, tuple(events), recorder, _difference(before, after), deferred)
 
     def fingerprint(self, session: Session, resources: ResourceRegistry | None) -> dict[str, object]:
         found: dict[str, object] = {"session state": state_of(session)}
@@ -291,6 +317,28 @@ class _Checker:
 
 
 _BROKEN = object()
+
+
+def _kept(returned: object, settled: ToolResult[object]) -> bool:
+    """Whether the dispatcher kept the handler's result, rather than reporting it as a defect.
+
+    The dispatcher renders each result exactly as a real call does; a result
+    it cannot render (or that is not a ``ToolResult``) is replaced by a
+    failure naming the defect. A failure the tool reported itself is kept
+    with its message redacted, so that is compared as the dispatcher writes it.
+    """
+    if settled is returned:
+        return True
+    if not isinstance(returned, ToolResult):
+        return False
+    kept = cast("ToolResult[object]", returned)
+    return (
+        kept.success is False
+        and isinstance(kept.message, str)  # a tool's value: not always the declared str
+        and settled.message == redacted(kept.message, default_redact)
+        and settled.value is kept.value
+        and settled.exclude_value_from_context == kept.exclude_value_from_context
+    )
 
 
 def _difference(before: dict[str, object], after: dict[str, object]) -> str | None:

@@ -9,6 +9,7 @@ too, and a constraint serde adds later fails loudly instead of being skipped.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 import math
@@ -43,7 +44,16 @@ from weakprompt.serde.nodes import (
     kinds_of,
 )
 
-__all__ = ["ANY_JSON", "float_bounds", "int_bounds", "json_for_model", "json_for", "strings_for"]
+__all__ = [
+    "ANY_JSON",
+    "float_bounds",
+    "int_bounds",
+    "json_for",
+    "json_for_model",
+    "number_edges",
+    "strings_for",
+    "with_edges",
+]
 
 # Integers a float field may receive as JSON numbers: exactly representable.
 _FLOAT_SAFE_INT = 2**53
@@ -114,14 +124,17 @@ class _Generator:
                 return st.sampled_from(node.values) if node.values else st.nothing()
             case ListNode():
                 low, high = _sizes(node.min_length, node.max_length)
-                return st.lists(self.node(node.item), min_size=low, max_size=high)
+                item = self.node(node.item)
+                edges = _sized(_edge_sizes(node.min_length, node.max_length), lambda n: _list_of(item, n))
+                return with_edges(st.lists(item, min_size=low, max_size=high), edges)
             case TupleNode():
                 return st.tuples(*(self.node(item) for item in node.items)).map(_as_json_list)
             case DictNode():
                 low, high = _sizes(node.min_length, node.max_length)
-                return st.dictionaries(
-                    st.text(max_size=8), self.node(node.value), min_size=low, max_size=high
-                )
+                value = self.node(node.value)
+                edges = _sized(_edge_sizes(node.min_length, node.max_length), lambda n: _object_of(value, n))
+                general = st.dictionaries(st.text(max_size=8), value, min_size=low, max_size=high)
+                return with_edges(general, edges)
             case UnionNode():
                 return st.one_of(*(self.node(option) for option in node.options))
             case ClassRef():  # pragma: no branch (the cases cover every kind of node)
@@ -163,6 +176,69 @@ def _sizes(low: int | None, high: int | None) -> tuple[int, int]:
 
 def _as_json_list(items: tuple[JSONValue, ...]) -> JSONValue:
     return list(items)
+
+
+# -- bounds, drawn exactly -----------------------------------------------------------------------
+
+# Half the values of a bounded node are drawn at one of its bounds (or, for an exclusive bound,
+# at the nearest admitted value): a handler that breaks only at ``le=4096`` is then found in
+# every run, not only when the general strategy happens to land there.
+
+# Arrays and objects longer than this are not drawn at their bounds (nor strings longer than
+# MAX_EDGE_LENGTH): an example that large is slow to build, check and read.
+MAX_EDGE_ITEMS = 1_000
+MAX_EDGE_LENGTH = 100_000
+
+# Up to this many items, an array at its bound draws every item; beyond it, a few drawn items
+# repeat (cheap to draw, and the length is what the bound is about).
+_DRAWN_EDGE_ITEMS = 8
+
+
+def with_edges(
+    general: SearchStrategy[JSONValue], edges: SearchStrategy[JSONValue] | None
+) -> SearchStrategy[JSONValue]:
+    """``general`` or, as often, a value from ``edges``.
+
+    ``general`` comes first, so a failure that does not need a bound shrinks
+    towards its small examples.
+    """
+    return general if edges is None else st.one_of(general, edges)
+
+
+def _sized(
+    sizes: list[int], make: Callable[[int], SearchStrategy[JSONValue]]
+) -> SearchStrategy[JSONValue] | None:
+    """One strategy over the ``sizes`` (a size is drawn first, so the share of ``general`` stays a half)."""
+    if not sizes:
+        return None
+    return st.sampled_from(sizes).flatmap(make)
+
+
+def _edge_sizes(low: int | None, high: int | None, limit: int = MAX_EDGE_ITEMS) -> list[int]:
+    """The sizes the schema states as bounds (an unstated one is no edge), up to ``limit``."""
+    stated = [size for size in (low, high) if size is not None and size <= limit]
+    return sorted(set(stated))
+
+
+def _list_of(item: SearchStrategy[JSONValue], size: int) -> SearchStrategy[JSONValue]:
+    if size <= _DRAWN_EDGE_ITEMS:
+        return st.lists(item, min_size=size, max_size=size)
+
+    def repeated(drawn: list[JSONValue]) -> JSONValue:
+        return [copy.deepcopy(drawn[index % len(drawn)]) for index in range(size)]
+
+    return st.lists(item, min_size=1, max_size=3).map(repeated)
+
+
+def _object_of(value: SearchStrategy[JSONValue], size: int) -> SearchStrategy[JSONValue]:
+    if size <= _DRAWN_EDGE_ITEMS:
+        return st.dictionaries(st.text(max_size=8), value, min_size=size, max_size=size)
+
+    def numbered(drawn: tuple[str, list[JSONValue]]) -> JSONValue:
+        prefix, values = drawn  # distinct keys, numbered after one drawn prefix
+        return {f"{prefix}{index}": copy.deepcopy(values[index % len(values)]) for index in range(size)}
+
+    return st.tuples(st.text(max_size=4), st.lists(value, min_size=1, max_size=3)).map(numbered)
 
 
 # -- numbers -------------------------------------------------------------------------------------
@@ -214,7 +290,50 @@ def float_bounds(node: NumberNode) -> tuple[float | None, bool, float | None, bo
     return low, low_open, high, high_open
 
 
+def number_edges(node: NumberNode) -> list[JSONValue]:
+    """The numbers at ``node``'s bounds: each inclusive bound, and the nearest value inside an exclusive one.
+
+    A float node gets the bounds as floats and, where the range holds whole
+    numbers a model could write (within 2^53), as integers too.
+    """
+    ints = int_bounds(node)
+    found: list[JSONValue] = []
+    if ints is not None:
+        # a float field is sent whole numbers only where a float holds them exactly
+        limit = math.inf if node.integer else _FLOAT_SAFE_INT
+        found.extend(edge for edge in ints if edge is not None and abs(edge) <= limit)
+    if not node.integer:
+        bounds = float_bounds(node)
+        if bounds is not None:
+            low, low_open, high, high_open = bounds
+            if low is not None:
+                found.append(math.nextafter(low, math.inf) if low_open else float(low))
+            if high is not None:
+                found.append(math.nextafter(high, -math.inf) if high_open else float(high))
+    edges: list[JSONValue] = []
+    for edge in found:
+        if _admits(node, edge) and not any(type(edge) is type(seen) and edge == seen for seen in edges):
+            edges.append(edge)
+    return edges
+
+
+def _admits(node: NumberNode, number: JSONValue) -> bool:
+    assert isinstance(number, int | float)
+    return (
+        math.isfinite(number)
+        and (node.ge is None or number >= node.ge)
+        and (node.gt is None or number > node.gt)
+        and (node.le is None or number <= node.le)
+        and (node.lt is None or number < node.lt)
+    )
+
+
 def numbers_for(node: NumberNode) -> SearchStrategy[JSONValue]:
+    edges = number_edges(node)
+    return with_edges(_numbers_within(node), st.sampled_from(edges) if edges else None)
+
+
+def _numbers_within(node: NumberNode) -> SearchStrategy[JSONValue]:
     ints = int_bounds(node)
     if node.integer:
         if ints is None:
@@ -257,11 +376,23 @@ def strings_for(node: StrNode) -> SearchStrategy[JSONValue]:
     low = node.min_length or 0
     high = node.max_length
     if node.pattern is None:
-        return st.text(min_size=low, max_size=high)
+        edges = _sized(_edge_sizes(node.min_length, high, MAX_EDGE_LENGTH), _text_of)
+        return with_edges(st.text(min_size=low, max_size=high), edges)
     pattern = re.compile(node.pattern)
     drawn = re.compile(node.pattern, re.ASCII) if _ascii_compatible(node.pattern) else pattern
     candidates = st.one_of(st.from_regex(drawn, fullmatch=True), st.from_regex(drawn))
     return candidates.filter(_string_check(pattern, low, high))
+
+
+def _text_of(size: int) -> SearchStrategy[JSONValue]:
+    """Text of exactly ``size`` characters, cheap to draw however long: a drawn piece, repeated."""
+    if size == 0:
+        return st.just("")
+
+    def repeated(piece: str) -> JSONValue:
+        return (piece * (size // len(piece) + 1))[:size]
+
+    return st.text(min_size=1, max_size=4).map(repeated)
 
 
 def _ascii_compatible(pattern: str) -> bool:

@@ -32,6 +32,7 @@ __all__ = [
     "metadata",
     "paused_runs",
     "run_journal",
+    "run_leases",
     "schema_versions",
     "tool_definitions",
     "tool_output_blobs",
@@ -179,3 +180,16 @@ run_journal = Table(
     Column("created_at", String(40), nullable=False),
 )
 """At most one row per session: a turn whose tool calls are running; removed with the turn's commit."""
+
+run_leases = Table(
+    "run_leases",
+    metadata,
+    Column("session_id", String(255), primary_key=True),
+    Column("token", String(32), nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("pid", BigInteger, nullable=False),
+    Column("pid_started", String(32), nullable=False),
+    Column("acquired_at", String(40), nullable=False),
+    Column("expires_ms", BigInteger, nullable=False),
+)
+"""At most one row per session: the run under way on it (``store/run_leases.py``); removed when it ends."""

@@ -269,7 +269,6 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     from async_support import tools_prompt
     from weakprompt.adapters.testing import FunctionAdapter
-from weakprompt.clock import FakeClock
     from weakprompt.runtime import evaluate
     from weakprompt.session import Session
     from weakprompt.store import Store

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from weakprompt.errors import SchemaVersionError, StoreError
-from weakprompt.store import Store
+from weakprompt.store import LATEST_VERSION, Store
 from weakprompt.store.migrations import foreign_objects
 
 
@@ -52,6 +52,18 @@ def test_a_database_holding_only_a_view_is_refused_untouched(tmp_path: Path) -> 
     with pytest.raises(SchemaVersionError, match=r"view 'answer'"):
         Store.open(path, read_only=True)
     assert _digest(tmp_path) == before
+
+
+def test_a_read_only_open_reads_a_store_of_ours_past_a_table_added_to_it(tmp_path: Path) -> None:
+    """The inspector may be told to read an application's own table kept in the store's database."""
+    path = tmp_path / "s.db"
+    Store.open(path).close()
+    with _raw(path) as raw:
+        raw.execute("create table runs_on_hold (session_id text)")
+    with Store.open(path, read_only=True) as reader:
+        assert reader.schema_version == LATEST_VERSION
+    with pytest.raises(SchemaVersionError, match="table 'runs_on_hold'"):
+        Store.open(path)  # a writer would migrate and write into it: refused
 
 
 def test_a_schema_version_error_is_a_store_error() -> None:
@@ -127,12 +139,17 @@ def test_any_foreign_object_is_refused_and_the_file_left_byte_identical(base: st
                     )  # a table named like ours
                 raw.executescript(objects[name][0])
         before = _digest(folder)
-        for read_only in (False, True):
-            with pytest.raises(SchemaVersionError, match="not a weakprompt store") as refused:
-                Store.open(path, read_only=read_only)
-            shown = str(refused.value)
-            named = [objects[name][1] for name in picked] + ["table 'audit'", "table 'notes'"]
-            assert any(n in shown for n in named), shown
-            assert _digest(folder) == before
+        with pytest.raises(SchemaVersionError, match="not a weakprompt store") as refused:
+            Store.open(path)
+        shown = str(refused.value)
+        named = [objects[name][1] for name in picked] + ["table 'audit'", "table 'notes'"]
+        assert any(n in shown for n in named), shown
+        assert _digest(folder) == before
+        if base == "empty":
+            with pytest.raises(SchemaVersionError, match="not a weakprompt store"):
+                Store.open(path, read_only=True)
+        else:  # a read-only open never writes: it reads a store of ours past what was added to it
+            Store.open(path, read_only=True).close()
+        assert _digest(folder) == before
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -240,16 +240,19 @@ MIGRATIONS: tuple[Migration, ...] = (
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
-def read_version(conn: Connection) -> int:
+def read_version(conn: Connection, *, read_only: bool = False) -> int:
     """The applied schema version; 0 for an empty database.
 
     Raises :class:`SchemaVersionError` for a database holding any schema
     object weakprompt did not create (not ours, see :func:`foreign_objects`)
-    or an empty version table (damaged).
+    or an empty version table (damaged). ``read_only``: the caller never
+    writes, so objects someone added beside a store of ours (one with our
+    version table; say, an application's own table the inspector is told to
+    read) are read past instead.
     """
     names = set(inspect(conn).get_table_names())
     foreign = foreign_objects(conn)
-    if foreign:
+    if foreign and not (read_only and tables.schema_versions.name in names):
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         version_table = tables.schema_versions.name
         missing = "" if version_table in names else f" (and no {version_table!r} version table)"
@@ -366,7 +369,7 @@ def _server_objects(conn: Connection) -> list[tuple[str, str, str]]:
             if index.get("duplicates_constraint") is None and index["name"] is not None:
                 found.append(("index", index["name"], name))
     found.extend(("view", name, name) for name in inspector.get_view_names())
-    if conn.dialect.name == "postgresql":
+    if conn.dialect.name == "postgresql":  # pragma: no branch - the only server dialect tested
         found.extend(("materialized view", name, name) for name in inspector.get_materialized_view_names())
         found.extend(("sequence", name, name) for name in inspector.get_sequence_names())
         triggers = conn.exec_driver_sql(

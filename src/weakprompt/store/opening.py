@@ -74,7 +74,7 @@ def migrated_engine(url: str, clock: Clock, path: Path | None) -> tuple[Engine, 
         engine = build_engine(url, read_only=True)
         try:
             with engine.connect() as conn, conn.begin():
-                _judge(conn, allow_older=True)
+                _judge(conn, read_only=False)
         finally:
             engine.dispose()
     engine = build_engine(url)
@@ -124,20 +124,23 @@ def _open_read_only(url: str, path: Path | None) -> tuple[Engine, int]:
         with engine.connect() as conn:
             conn.execution_options(**transaction_options(engine.dialect.name, write=False))
             with conn.begin():
-                version = _judge(conn, allow_older=False)
+                version = _judge(conn, read_only=True)
     except BaseException:
         engine.dispose()
         raise
     return engine, version
 
 
-def _judge(conn: Connection, *, allow_older: bool) -> int:
-    """Check the version (and, for the current one, the shape) of a database, writing nothing."""
-    version = read_version(conn)
+def _judge(conn: Connection, *, read_only: bool) -> int:
+    """Check the version (and, for the current one, the shape) of a database, writing nothing.
+
+    ``read_only``: for a read-only store, which cannot migrate an older one.
+    """
+    version = read_version(conn, read_only=read_only)
     check_not_newer(version)
     if version == LATEST_VERSION:
         check_shape(conn)
-    elif not allow_older:
+    elif read_only:
         found = "an empty database" if version == 0 else f"schema version {version}"
         raise SchemaVersionError(
             f"the store is {found} and this weakprompt needs version {LATEST_VERSION}; read_only=True "

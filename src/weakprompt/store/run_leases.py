@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 from sqlalchemy import bindparam, select
+from sqlalchemy.engine import make_url
 
 from ..errors import SessionBusyError, StoreError
 from . import tables
@@ -191,7 +192,7 @@ def _is_private(store: Store) -> bool:
     """A database no other ``Store`` object can reach: a plain in-memory SQLite one."""
     if not store.in_memory:
         return False
-    database = store.engine.url.database
+    database = make_url(store.url).database  # not store.engine: that would build a deferred store's database
     return is_memory_database(database) and not (database or "").startswith("file:")
 
 

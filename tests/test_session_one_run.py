@@ -29,7 +29,7 @@ from async_support import tools_prompt
 from weakprompt import run
 from weakprompt.adapters.testing import FunctionAdapter
 from weakprompt.clock import FakeClock
-from weakprompt.errors import ConfigurationError, SessionBusyError
+from weakprompt.errors import ConfigurationError, SessionBusyError, StoreError
 from weakprompt.model import ModelRequest
 from weakprompt.runtime import evaluate
 from weakprompt.session import Session
@@ -260,6 +260,31 @@ def test_the_heartbeat_renews_held_leases_and_ends_when_none_are_held(tmp_path: 
         run_leases.renew_now()
         thread.join(timeout=0.05)
     assert not thread.is_alive()
+    store.close()
+
+
+def test_a_release_that_fails_is_retried_until_the_row_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = Store.open(tmp_path / "s.db")
+    lease = take_session_lease(store, "t")
+
+    def locked(*_args: object, **_kwargs: object) -> None:
+        raise StoreError("database is locked")
+
+    monkeypatch.setattr(store, "write", locked)
+    with caplog.at_level(logging.WARNING, logger="weakprompt.store.run_leases"):
+        lease.release()  # the run's outcome is not replaced by a failed release
+    assert "could not release the lease of session 't'" in caplog.text
+    monkeypatch.undo()
+    deadline = time.monotonic() + 30
+    rows: list[object] = [None]
+    while rows and time.monotonic() < deadline:
+        run_leases.renew_now()
+        time.sleep(0.01)
+        with store.read() as conn:
+            rows = list(conn.execute(select(tables.run_leases)).all())
+    assert rows == []
     store.close()
 
 

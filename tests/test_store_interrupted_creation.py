@@ -185,13 +185,14 @@ def test_a_directory_without_hard_links_falls_back_to_creating_in_place(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
 
 
+@pytest.mark.parametrize("step", ["fsync", "link"])
 def test_a_store_that_cannot_be_built_beside_its_path_is_a_store_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
-    def fsync(descriptor: int) -> None:
+    def fail(*_args: object) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(opening.os, "fsync", fsync)
+    monkeypatch.setattr(opening.os, step, fail)
     path = tmp_path / "s.db"
     with pytest.raises(StoreError, match=r"cannot create the store at .*Input/output error"):
         Store.open(path)

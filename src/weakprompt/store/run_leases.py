@@ -68,6 +68,7 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _live: dict[str, tuple[Store, str]] = {}  # token -> (store, session): leases held by runs of this process
 _private: set[tuple[int, str]] = set()  # (id(store), session) of runs on private in-memory stores
+_unreleased: dict[str, tuple[Store, str]] = {}  # token -> (store, session): rows a release failed to remove
 _heartbeat: list[threading.Thread] = []  # the running heartbeat thread, if any
 _wake = threading.Event()
 
@@ -89,10 +90,24 @@ class SessionLease:
                 return
             if _live.pop(self.token, None) is None:
                 return
-        if self.store.closed:
-            return
-        with self.store.write(lock=_lock_name(self.session_id)) as conn:
-            _DELETE.executemany(conn, [{"session_id": self.session_id, "token": self.token}])
+        if not _delete(self.store, self.session_id, self.token):
+            # Still stored, the row would hold the session while this process lives: retried on each beat.
+            with _lock:
+                _unreleased[self.token] = (self.store, self.session_id)
+            _start_heartbeat()
+
+
+def _delete(store: Store, session_id: str, token: str) -> bool:
+    """Remove a lease row of ours; False when the store failed (a closed store keeps nothing to remove)."""
+    if store.closed:
+        return True
+    try:
+        with store.write(lock=_lock_name(session_id)) as conn:
+            _DELETE.executemany(conn, [{"session_id": session_id, "token": token}])
+    except StoreError as exc:
+        logger.warning("could not release the lease of session %r (retried later): %s", session_id, exc)
+        return False
+    return True
 
 
 _COLUMNS = ("session_id", "token", "host", "pid", "pid_started", "acquired_at", "expires_ms")
@@ -234,6 +249,17 @@ def _now_ms() -> int:
 _HOST = socket.gethostname()
 
 
+def _forget_in_child() -> None:  # pragma: no cover - runs in a forked child, which coverage does not follow
+    """A forked child runs none of its parent's runs, and has no heartbeat thread."""
+    _live.clear()
+    _private.clear()
+    _unreleased.clear()
+    _heartbeat.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def _start_heartbeat() -> None:
     with _lock:
         if _heartbeat and _heartbeat[0].is_alive():
@@ -244,16 +270,24 @@ def _start_heartbeat() -> None:
 
 
 def _beat() -> None:
-    """Push the expiry of every lease this process holds forward; end after a beat with none held."""
+    """Push the expiry of every lease this process holds forward, and retry failed releases.
+
+    Ends after a beat with nothing left to do.
+    """
     while True:
         _wake.wait(RENEW_SECONDS)
         _wake.clear()
         with _lock:
             held = list(_live.items())
-            if not held:
+            unreleased = list(_unreleased.items())
+            if not held and not unreleased:
                 _heartbeat.clear()
                 return
         renew(held)
+        for token, (store, session_id) in unreleased:
+            if _delete(store, session_id, token):
+                with _lock:
+                    del _unreleased[token]
 
 
 def renew_now() -> None:

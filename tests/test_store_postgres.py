@@ -261,6 +261,39 @@ def test_a_trigger_or_index_added_to_a_store_of_ours_is_foreign(pg_url: str) -> 
         Store.open(pg_url)
 
 
+_LEASE_HOLDER = """
+import sys, time
+from weakprompt.store import Store
+from weakprompt.store.run_leases import take_session_lease
+store = Store.open(sys.argv[1])
+take_session_lease(store, "ticket-1")
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_session_held_by_another_process_is_busy_until_that_process_dies(backend_url: str) -> None:
+    from weakprompt.errors import SessionBusyError
+    from weakprompt.store.run_leases import take_session_lease
+
+    Store.open(backend_url).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _LEASE_HOLDER, backend_url], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with Store.open(backend_url) as store:
+            with pytest.raises(SessionBusyError, match=rf"in process {holder.pid} "):
+                take_session_lease(store, "ticket-1")
+            holder.kill()
+            holder.wait()
+            take_session_lease(store, "ticket-1").release()  # a dead holder's row no longer counts
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+
+
 def test_one_run_per_session_across_store_objects_on_postgres(pg_url: str) -> None:
     from weakprompt.errors import SessionBusyError
     from weakprompt.store.run_leases import take_session_lease

@@ -220,6 +220,92 @@ def test_a_foreign_database_is_refused_and_left_untouched(backend_url: str) -> N
         engine.dispose()
 
 
+@pytest.mark.parametrize(
+    ("ddl", "named"),
+    [
+        ("CREATE VIEW answer AS SELECT 42 AS x", "view 'answer'"),
+        ("CREATE SEQUENCE tickets", "sequence 'tickets'"),
+        ("CREATE MATERIALIZED VIEW totals AS SELECT 1 AS n", "materialized view 'totals'"),
+    ],
+)
+def test_a_database_holding_no_table_but_a_foreign_object_is_refused(
+    pg_url: str, ddl: str, named: str
+) -> None:
+    engine = create_engine(pg_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text(ddl))
+        with pytest.raises(SchemaVersionError, match=rf"not a weakprompt store.*{named}"):
+            Store.open(pg_url)
+        with engine.connect() as conn:
+            assert inspect(conn).get_table_names() == []
+    finally:
+        engine.dispose()
+
+
+def test_a_trigger_or_index_added_to_a_store_of_ours_is_foreign(pg_url: str) -> None:
+    Store.open(pg_url).close()
+    engine = create_engine(pg_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("CREATE INDEX my_roles ON commits (role)"))
+            conn.execute(
+                text("CREATE FUNCTION noop() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'")
+            )
+            conn.execute(
+                text("CREATE TRIGGER on_commit BEFORE INSERT ON commits FOR EACH ROW EXECUTE FUNCTION noop()")
+            )
+    finally:
+        engine.dispose()
+    with pytest.raises(SchemaVersionError, match=r"index 'my_roles', trigger 'on_commit'"):
+        Store.open(pg_url)
+
+
+_LEASE_HOLDER = """
+import sys, time
+from weakprompt.store import Store
+from weakprompt.store.run_leases import take_session_lease
+store = Store.open(sys.argv[1])
+take_session_lease(store, "ticket-1")
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_session_held_by_another_process_is_busy_until_that_process_dies(backend_url: str) -> None:
+    from weakprompt.errors import SessionBusyError
+    from weakprompt.store.run_leases import take_session_lease
+
+    Store.open(backend_url).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _LEASE_HOLDER, backend_url], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with Store.open(backend_url) as store:
+            with pytest.raises(SessionBusyError, match=rf"in process {holder.pid} "):
+                take_session_lease(store, "ticket-1")
+            holder.kill()
+            holder.wait()
+            take_session_lease(store, "ticket-1").release()  # a dead holder's row no longer counts
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+
+
+def test_one_run_per_session_across_store_objects_on_postgres(pg_url: str) -> None:
+    from weakprompt.errors import SessionBusyError
+    from weakprompt.store.run_leases import take_session_lease
+
+    with Store.open(pg_url) as first, Store.open(pg_url) as second:
+        lease = take_session_lease(first, "ticket-1")
+        with pytest.raises(SessionBusyError, match="'ticket-1' is already running"):
+            take_session_lease(second, "ticket-1")
+        lease.release()
+        take_session_lease(second, "ticket-1").release()
+
+
 # --- transcripts -------------------------------------------------------------------------------------
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "ProviderError",
     "RateLimitError",
     "SchemaVersionError",
+    "SessionBusyError",
     "StoreError",
     "ToolValidationError",
     "TranscriptError",
@@ -41,6 +42,10 @@ class WeakpromptError(Exception):
 
 class ConfigurationError(WeakpromptError):
     """A component was wired up with values that cannot work together."""
+
+
+class SessionBusyError(ConfigurationError):
+    """Another run, in this process or another one, is running the same session of the same store."""
 
 
 class PromptValidationError(WeakpromptError):

@@ -246,7 +246,10 @@ async def run(
     (or a deadline passing) stops the run between or inside turns: the turn
     in progress is not stored, and the session and snapshotable resources
     are put back as they were after the last stored turn. A second run on a
-    session that is already running is refused (``ConfigurationError``).
+    session that is already running is refused (``ConfigurationError``), and
+    so is a run on a session id another run (any ``Session`` object, any
+    process) is running in the same store (``SessionBusyError``, a
+    ``ConfigurationError``): the second run does not wait.
     """
     _check_limits(max_turns, output_retries, max_expansions)
     tracker = BudgetTracker(budget) if isinstance(budget, Budget) else budget
@@ -418,6 +421,11 @@ async def _run_on(
     def begin() -> None:
         # Many small transactions follow one another: run them on one held connection (SQLite).
         scope.enter_context(record.store.hold_connection())
+        if not empty:  # a store this run made itself: no other run can reach it
+            # One run per session of a store, across Session objects and processes (store/run_leases).
+            from ..store.run_leases import take_session_lease
+
+            scope.callback(take_session_lease(record.store, record.session_id).release)
         outputs.open()
         scope.callback(outputs.close)
         # tool_result hooks summarize with this evaluation's adapter (unless they have their

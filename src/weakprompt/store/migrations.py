@@ -48,6 +48,7 @@ __all__ = [
     "Migration",
     "check_not_newer",
     "check_shape",
+    "foreign_objects",
     "migrate",
     "read_version",
 ]
@@ -223,6 +224,23 @@ def _v5_store_identity(conn: Connection) -> None:
     conn.execute(identity.insert().values(store_id=uuid.uuid4().hex))
 
 
+def _v6_run_leases(conn: Connection) -> None:
+    """One row per session with a run under way: who runs it, until when (``run_leases`` module)."""
+    md = MetaData()
+    Table(
+        "run_leases",
+        md,
+        Column("session_id", String(255), primary_key=True),
+        Column("token", String(32), nullable=False),
+        Column("host", String(255), nullable=False),
+        Column("pid", BigInteger, nullable=False),
+        Column("pid_started", String(32), nullable=False),
+        Column("acquired_at", String(40), nullable=False),
+        Column("expires_ms", BigInteger, nullable=False),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
     Migration(
@@ -231,25 +249,33 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "tool outputs: tool_output_blobs, tool_outputs", _v3_tool_outputs),
     Migration(4, "approval and resume: paused_runs, run_journal", _v4_paused_runs),
     Migration(5, "store identity: store_identity", _v5_store_identity),
+    Migration(6, "one run per session: run_leases", _v6_run_leases),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
-def read_version(conn: Connection) -> int:
+def read_version(conn: Connection, *, read_only: bool = False) -> int:
     """The applied schema version; 0 for an empty database.
 
-    Raises :class:`SchemaVersionError` for a database that has tables but no
-    version table (not ours) or an empty version table (damaged).
+    Raises :class:`SchemaVersionError` for a database holding any schema
+    object weakprompt did not create (not ours, see :func:`foreign_objects`)
+    or an empty version table (damaged). ``read_only``: the caller never
+    writes, so objects someone added beside a store of ours (one with our
+    version table; say, an application's own table the inspector is told to
+    read) are read past instead.
     """
     names = set(inspect(conn).get_table_names())
+    foreign = foreign_objects(conn)
+    if foreign and not (read_only and tables.schema_versions.name in names):
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        version_table = tables.schema_versions.name
+        missing = "" if version_table in names else f" (and no {version_table!r} version table)"
+        raise SchemaVersionError(
+            f"not a weakprompt store: the database holds {shown}, which weakprompt did not create"
+            f"{missing}; it is left as it is"
+        )
     if tables.schema_versions.name not in names:
-        if names:
-            shown = ", ".join(sorted(names)[:5])
-            raise SchemaVersionError(
-                f"not a weakprompt store: the database has tables ({shown}) but no "
-                f"{tables.schema_versions.name!r} version table"
-            )
         return 0
     version = conn.execute(select(sql_func.max(tables.schema_versions.c.version))).scalar()
     if not isinstance(version, int):
@@ -305,3 +331,65 @@ def check_shape(conn: Connection) -> None:
             raise SchemaVersionError(
                 f"table {table.name!r} is missing columns {missing}: damaged or not ours"
             )
+
+
+def foreign_objects(conn: Connection) -> list[str]:
+    """Every schema object weakprompt did not create (``"view 'answer'"``), sorted; empty for ours.
+
+    Any table, view, trigger, index or sequence that is not one of ours
+    means someone else's database, even one holding only a view: the store
+    must not add its tables beside it. SQLite's own objects (``sqlite_*``,
+    such as the statistics ``ANALYZE`` writes) are not counted.
+    """
+    found = _sqlite_objects(conn) if conn.dialect.name == "sqlite" else _server_objects(conn)
+    known_tables = set(tables.metadata.tables)
+    known_indexes = _index_names()
+    foreign: list[str] = []
+    for kind, name, table in found:
+        if name.startswith("sqlite_"):
+            continue
+        if kind == "table" and name in known_tables:
+            continue
+        if kind == "index" and known_indexes.get(name) == table:
+            continue
+        foreign.append(f"{kind} {name!r}")
+    return sorted(foreign)
+
+
+def _index_names() -> dict[str, str]:
+    """Index name to table name, for every index the migrations create (named ones and PostgreSQL keys)."""
+    names: dict[str, str] = {}
+    for table in tables.metadata.sorted_tables:
+        names[f"{table.name}_pkey"] = table.name
+        for index in table.indexes:
+            names[str(index.name)] = table.name
+        for constraint in table.constraints:
+            if isinstance(constraint, UniqueConstraint) and constraint.name:
+                names[str(constraint.name)] = table.name
+    return names
+
+
+def _sqlite_objects(conn: Connection) -> list[tuple[str, str, str]]:
+    rows = conn.exec_driver_sql("SELECT type, name, tbl_name FROM sqlite_master").all()
+    return [(str(kind), str(name), str(table)) for kind, name, table in rows]
+
+
+def _server_objects(conn: Connection) -> list[tuple[str, str, str]]:
+    """Tables, views, sequences, indexes and triggers of the connection's default schema."""
+    inspector = inspect(conn)
+    found: list[tuple[str, str, str]] = []
+    for name in inspector.get_table_names():
+        found.append(("table", name, name))
+        for index in inspector.get_indexes(name):
+            if index.get("duplicates_constraint") is None and index["name"] is not None:
+                found.append(("index", index["name"], name))
+    found.extend(("view", name, name) for name in inspector.get_view_names())
+    if conn.dialect.name == "postgresql":  # pragma: no branch - the only server dialect tested
+        found.extend(("materialized view", name, name) for name in inspector.get_materialized_view_names())
+        found.extend(("sequence", name, name) for name in inspector.get_sequence_names())
+        triggers = conn.exec_driver_sql(
+            "SELECT trigger_name, event_object_table FROM information_schema.triggers "
+            "WHERE trigger_schema = current_schema()"
+        ).all()
+        found.extend(("trigger", str(name), str(table)) for name, table in triggers)
+    return found

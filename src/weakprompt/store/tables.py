@@ -32,6 +32,7 @@ __all__ = [
     "metadata",
     "paused_runs",
     "run_journal",
+    "run_leases",
     "schema_versions",
     "store_identity",
     "tool_definitions",
@@ -187,3 +188,16 @@ store_identity = Table(
     Column("store_id", String(36), primary_key=True),
 )
 """One row: the store's random id, made when the store was created (or upgraded to version 5)."""
+
+run_leases = Table(
+    "run_leases",
+    metadata,
+    Column("session_id", String(255), primary_key=True),
+    Column("token", String(32), nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("pid", BigInteger, nullable=False),
+    Column("pid_started", String(32), nullable=False),
+    Column("acquired_at", String(40), nullable=False),
+    Column("expires_ms", BigInteger, nullable=False),
+)
+"""At most one row per session: the run under way on it (``store/run_leases.py``); removed when it ends."""

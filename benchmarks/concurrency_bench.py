@@ -25,18 +25,14 @@ a. N concurrent sessions (100 and 1,000), each making 5 tool round trips
    asks the three processes in turn. Reported: wall time (and its ratio
    to the ideal), process CPU time per tool round trip, and a cProfile
    summary of where weakprompt's CPU goes at 1,000 sessions (main thread,
-   then everything inline on one thread).
+   then with the async tool, where all of a run's work is on that thread:
+   a store in memory does its store work inline, and an async tool runs on
+   the loop).
 b. One turn asking for 4 tools that each ``await asyncio.sleep(0.5)``: the
    calls run concurrently, so the turn should take about 0.5 s, not 2 s.
 c. Streaming overhead: the time from the adapter yielding a text chunk to the
    caller receiving its event from ``stream(...)``, next to the floor of
    reading the same async generator directly.
-e. Where runs on a shared loop do their store work (``runtime._store_work.mode``):
-   shared store lanes (the design for stores in a file), a thread per run
-   (the earlier one) and inline on the event loop, on the same sessions with
-   either store. A store in memory does its store work inline in every mode
-   (see ``runtime/_store_work.py``), so for the default store the modes
-   differ only in where the sync tool runs (on the loop only with "inline").
 d. The K=100 tool round trip without latency (as in ``loop_bench``) through
    the sync ``evaluate`` wrapper (the turn-path figure's case, judged against
    the pre-async sync loop, whose source is taken from git at the commit in
@@ -79,7 +75,7 @@ from weakprompt.messages import AssistantTurn, ToolCall, Usage
 from weakprompt.model import ModelEvent, ModelRequest, ReplyAssembler
 from weakprompt.model import TextDelta as ModelTextDelta
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import TextDelta, _store_work, run, stream
+from weakprompt.runtime import TextDelta, run, stream
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import AnyTool, ToolContext, ToolResult, tool
@@ -717,10 +713,6 @@ class _SessionsWorker:
         self.worker.close()
 
 
-STORE_MODES = ("lanes", "thread", "inline")
-"""Where runs on a shared loop do store work (``runtime._store_work.mode``): compared in section e."""
-
-
 def _load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.1f} (1 min) / {five:.1f} (5 min) on {os.cpu_count()} cores"
@@ -880,54 +872,14 @@ def main(quick: bool = False) -> dict[str, object]:
             )
             for entry in profile["top"]:  # type: ignore[union-attr]
                 notes.append(f"profile: {entry}")
-            _store_work.mode = "inline"  # everything on the one profiled thread: the whole CPU of a run
-            try:
-                inline = profile_sessions(profiled, 1000, LATENCY)
-            finally:
-                _store_work.mode = "lanes"
+            # the default store works inline and an async tool runs on the loop: one thread has it all
+            inline = profile_sessions(weakprompt_sessions(None, async_tool=True), 1000, LATENCY)
             notes.append(
-                "the same with store work inline (all of weakprompt's CPU on one thread), by area: "
+                "the same with the async tool (all of weakprompt's CPU on one thread), by area: "
                 + json.dumps(inline["areas"])
             )
         except Exception as exc:
             notes.append(f"profile failed: {type(exc).__name__}: {exc}")
-
-    # e. the store-work design against its alternatives (sync tool, same sessions)
-    tmp = tempfile.TemporaryDirectory()
-    file_store = Store.open(Path(tmp.name) / "sessions.db")
-    mode_sizes = (100,) if quick else (100, 1000)
-    for store_label, store in (("default store", None), ("SQLite file", file_store)):
-        for n in mode_sizes:
-            measured: dict[str, float] = {}
-            for mode in STORE_MODES:
-                _store_work.mode = mode
-                try:
-                    timing = time_sessions(mode, weakprompt_sessions(store), n, LATENCY)
-                except Exception as exc:
-                    notes.append(f"store work {mode}, {store_label}, {n} sessions: failed: {exc}")
-                    continue
-                finally:
-                    _store_work.mode = "lanes"
-                measured[mode] = timing.wall_s
-                rows.append(
-                    {
-                        "case": f"store work: {mode} ({store_label}, sync tool)",
-                        "sessions": n,
-                        "wall_ms": round(timing.wall_s * 1e3, 1),
-                        "x_ideal": round(timing.wall_s / ideal_s, 2),
-                        "cpu_ms": round(timing.cpu_s * 1e3, 1),
-                        "cpu_us_per_round_trip": round(timing.cpu_s / (n * TRIPS) * 1e6, 1),
-                    }
-                )
-            if "lanes" in measured:
-                notes.append(
-                    f"store work, {store_label}, {n} sessions, wall relative to shared lanes: "
-                    + ", ".join(
-                        f"{mode} {value / measured['lanes']:.2f}x" for mode, value in measured.items()
-                    )
-                )
-    file_store.close()
-    tmp.cleanup()
 
     # b. four slow tools in one turn
     slow_factories: dict[str, Callable[[], Callable[[], Awaitable[int]]]] = {

@@ -206,26 +206,28 @@ def test_a_large_result_is_staged_off_the_loop_even_in_memory(size: int, off_the
     assert staged_on and all((name != here) is off_the_loop for name in staged_on)
 
 
-@pytest.mark.parametrize("mode", ["thread", "inline", "lanes"])
-def test_every_store_work_mode_runs_the_same_conversation(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_store_work, "mode", mode)
+@pytest.mark.parametrize("where", ["private loop", "store in memory", "store in a file"])
+def test_every_place_store_work_runs_stores_the_same_conversation(where: str, tmp_path: Path) -> None:
+    """Inline on evaluate's own loop, inline for a store in memory, on a lane for a file: one transcript."""
     seen: Seen = []
     sync_note, async_note = _recording_tools(seen)
-    store = Store.open("sqlite://")
+    store = Store.open(str(tmp_path / "runs.db")) if where == "store in a file" else Store.open("sqlite://")
     session = Session()
+    prompt = tools_prompt([sync_note, async_note])
 
     async def main() -> str:
-        response = await run(
-            tools_prompt([sync_note, async_note]), adapter=_adapter(), session=session, store=store
-        )
+        response = await run(prompt, adapter=_adapter(), session=session, store=store)
         return response.text
 
-    assert asyncio.run(main()) == "done"
+    if where == "private loop":
+        assert evaluate(prompt, adapter=_adapter(), session=session, store=store).text == "done"
+    else:
+        assert asyncio.run(main()) == "done"
     messages = Transcript(store, session.session_id).compile().messages
     assert [m.role for m in messages] == ["system", "assistant", "tool", "assistant", "tool", "assistant"]
     threads = {name for _, name in seen}
-    assert (threading.current_thread().name in threads) is True  # the async handler runs on the loop
-    if mode == "inline":
+    assert threading.current_thread().name in threads  # the async handler runs on the loop
+    if where == "private loop":
         assert threads == {threading.current_thread().name}
 
 

@@ -16,7 +16,8 @@ would have to take from the loop's thread under the GIL anyway. So a run
 whose store is in memory (the default store, a private one) does its store
 work inline, and only work that may take its time (a sync handler, a
 ``tool_result`` hook) goes to a thread. Measured with 100 concurrent
-sessions, that halves the wall time (``benchmarks/concurrency_bench.py``).
+sessions, that halved the wall time against lanes. Where the work runs is
+decided by the store and the loop alone: there is no switch to choose.
 
 :func:`evaluate` runs the loop on an event loop that exists for that one
 run (``asyncio.run`` in this thread, or on a thread of its own): there is
@@ -43,12 +44,6 @@ T = TypeVar("T")
 
 LANES = 4
 """Worker threads shared by every run of the process (more would only contend for the GIL)."""
-
-mode: str = "lanes"
-"""How runs not on a private loop do blocking work: ``"lanes"`` (shared threads), ``"thread"`` (a
-thread of its own per run, the earlier design) or ``"inline"`` (on the event loop). Benchmarks
-compare them; nothing else changes it."""
-
 
 class _Lanes:
     """The shared worker threads, and how many runs use each."""
@@ -127,19 +122,11 @@ class StoreWork:
     """
 
     def __init__(self, *, inline: bool, store_inline: bool = False) -> None:
-        self.inline = inline or mode == "inline"
+        self.inline = inline
         self._lane: int | None = None
-        self._own = False
         self._thread: ThreadPoolExecutor | None = None
-        self._store_inline = self.inline or store_inline
-        if self.inline or store_inline:
-            return
-        if mode == "thread":
-            from concurrent.futures import ThreadPoolExecutor  # on first use: a cheap import
-
-            self._own = True
-            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="weakprompt-store")
-        else:
+        self._store_inline = inline or store_inline
+        if not self._store_inline:
             self._lane, self._thread = _LANES.take()
 
     async def __call__(self, work: Callable[[], T], *, may_block: bool = False) -> T:
@@ -152,7 +139,7 @@ class StoreWork:
         import asyncio  # on first use: keeps importing this module cheap
 
         context = contextvars.copy_context()
-        executor = None if may_block and not self._own else self._thread
+        executor = None if may_block else self._thread
         return await asyncio.get_running_loop().run_in_executor(executor, context.run, work)
 
     def _inline_for(self, may_block: bool) -> bool:
@@ -172,7 +159,7 @@ class StoreWork:
         import asyncio  # on first use: keeps importing this module cheap
 
         context = contextvars.copy_context()
-        executor = None if may_block and not self._own else self._thread
+        executor = None if may_block else self._thread
         future = asyncio.get_running_loop().run_in_executor(executor, context.run, work)
         cancelled = False
         while True:
@@ -189,9 +176,7 @@ class StoreWork:
         return result
 
     def close(self) -> None:
-        """Give the lane back (or let the run's own thread end); the work handed over is all done."""
-        if self._own and self._thread is not None:
-            self._thread.shutdown(wait=False)
+        """Give the lane back; the work handed over is all done."""
         if self._lane is not None:
             _LANES.give_back(self._lane)
             self._lane = None

@@ -20,11 +20,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from dbos import DBOS
 
 from ..runtime.approval import PausedRun, ResumeError, decisions_from_json
-from ..runtime.loop import run
-from ..runtime.resume import paused_run, resume_async
+from ..runtime.loop import run_with
+from ..runtime.resume import paused_run, resume_with
+from ..runtime.run_settings import RunSettings
 from ..serde import dump
 from ..session import Session, restore_state
 from ._calls import CallLog
@@ -108,13 +110,14 @@ async def run_job(job: EvaluationJob, store: Store, served: Served) -> DurableRe
         restore_state(session, log.last_state)
     start = log.start
     durable = log.adapter(adapter)
-    common: dict[str, Any] = {
-        "adapter": durable,
-        "session": session,
-        "max_turns": job.max_turns,
-        "concurrent_tools": False,  # one call after another: the log's keys follow call order
-        "tool_wrapper": log.wrap_tool,
-    }
+    settings = RunSettings(
+        adapter=durable,
+        session=session,
+        store=store,
+        max_turns=job.max_turns,
+        concurrent_tools=False,  # one call after another: the log's keys follow call order
+        tool_wrapper=log.wrap_tool,
+    )
     continuing = log.attempts > 1  # an earlier attempt of this workflow began (and may have claimed)
     if job.decisions is not None and not continuing and (waiting is None or waiting.seq != job.pause_seq):
         # another continuation (or a resume outside DBOS) decided this pause first: this one runs nothing
@@ -125,25 +128,24 @@ async def run_job(job: EvaluationJob, store: Store, served: Served) -> DurableRe
     try:
         if job.decisions is not None:
             if waiting is not None and waiting.seq == job.pause_seq:
-                response = await resume_async(
-                    store,
+                response = await resume_with(
                     job.session_id,
                     decisions_from_json(job.decisions),
                     prompt=prompt,
+                    settings=settings,
                     decided_by=job.decided_by,
-                    **common,
                 )
             elif waiting is not None:  # decided, and paused again before this attempt ended
                 return _paused_result(job, waiting, head)
             else:
-                response = await resume_async(store, job.session_id, prompt=prompt, **common)
+                response = await resume_with(job.session_id, (), prompt=prompt, settings=settings)
         elif head == start or not await asyncio.to_thread(_begun, store, job.session_id, start):
             # nothing of this run is stored yet (at most its system prompt)
-            response = await run(prompt, input=job.input, store=store, **common)
+            response = await run_with(prompt, attrs.evolve(settings, input=job.input))
         elif waiting is not None:  # the run paused before this attempt ended
             return _paused_result(job, waiting, head)
         else:
-            response = await resume_async(store, job.session_id, prompt=prompt, **common)
+            response = await resume_with(job.session_id, (), prompt=prompt, settings=settings)
     except ResumeError:
         if job.decisions is not None and not continuing:  # refused (lost the claim): not this one's answer
             raise

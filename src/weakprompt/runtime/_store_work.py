@@ -45,6 +45,7 @@ T = TypeVar("T")
 LANES = 4
 """Worker threads shared by every run of the process (more would only contend for the GIL)."""
 
+
 class _Lanes:
     """The shared worker threads, and how many runs use each."""
 

@@ -51,6 +51,7 @@ from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, T
 from .pause_errors import ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
+from .run_settings import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, RunSettings, ToolWrapper
 from .tracing import RunSpan, ToolSpan, Tracing, installed_tracing, model_call_scope
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ __all__ = [
     "ToolWrapper",
     "evaluate",
     "run",
+    "run_with",
 ]
 
 PROMPT_KEY = "prompt"
@@ -89,17 +91,6 @@ logger = logging.getLogger(__name__)
 OutputT = TypeVar("OutputT")
 T = TypeVar("T")
 
-DEFAULT_MAX_TURNS = 16
-DEFAULT_MAX_EXPANSIONS = 4
-
-ToolWrapper = Callable[["AnyTool"], "AnyTool"]
-"""``tool_wrapper=``: gives the tool the dispatcher runs in place of each offered tool.
-
-An integration that must see every handler call (a durable engine that
-records each call, ``weakprompt.durable``) wraps the handler here; the
-wrapper keeps the tool's name and schema, so approvals and stored
-definitions do not change.
-"""
 
 # Sessions with a run in progress: a second run on one of them is refused.
 _RUNNING: weakref.WeakSet[Session] = weakref.WeakSet()
@@ -173,32 +164,28 @@ def evaluate(
     event loop, otherwise on a worker thread with its own loop (so it also
     works from a notebook or an async framework, blocking the caller).
     """
-    return run_sync(
-        lambda: on_private_loop(
-            run(
-                prompt,
-                adapter=adapter,
-                session=session,
-                input=input,
-                store=store,
-                transcript=transcript,
-                deadline=deadline,
-                budget=budget,
-                max_turns=max_turns,
-                tool_choice=tool_choice,
-                output_retries=output_retries,
-                max_expansions=max_expansions,
-                resources=resources,
-                max_output_tokens=max_output_tokens,
-                load_tool_results=load_tool_results,
-                retention=retention,
-                tool_outputs=tool_outputs,
-                redact=redact,
-                tracing=tracing,
-                approve=approve,
-            )
-        )
+    settings = RunSettings(
+        adapter=adapter,
+        session=session,
+        input=input,
+        store=store,
+        transcript=transcript,
+        deadline=deadline,
+        budget=budget,
+        max_turns=max_turns,
+        tool_choice=tool_choice,
+        output_retries=output_retries,
+        max_expansions=max_expansions,
+        resources=resources,
+        max_output_tokens=max_output_tokens,
+        load_tool_results=load_tool_results,
+        retention=retention,
+        tool_outputs=tool_outputs,
+        redact=redact,
+        tracing=tracing,
+        approve=approve,
     )
+    return run_sync(lambda: on_private_loop(run_with(prompt, settings)))
 
 
 async def run(
@@ -225,18 +212,13 @@ async def run(
     on_event: EventCallback | None = None,
     tracing: Tracing | None = None,
     approve: Approver | None = None,
-    resumption: Resumption | None = None,
-    tool_wrapper: ToolWrapper | None = None,
 ) -> PromptResponse[OutputT]:
     """The evaluation loop: :func:`evaluate`'s parameters, plus ``concurrent_tools`` and ``on_event``.
 
     A call that needs approval, or whose tool defers, pauses the run once
     the turn's other calls finish: the response has ``paused`` set and the
     pause is stored with the turn. With ``approve``, the run asks it for the
-    decisions instead and goes on. ``resumption`` is how
-    :func:`~weakprompt.runtime.resume` continues a stored run
-    (``specs/APPROVAL.md``). ``tool_wrapper`` replaces each offered tool
-    with the tool it returns (see :data:`ToolWrapper`).
+    decisions instead and goes on (``specs/APPROVAL.md``).
 
     ``concurrent_tools`` (default on) runs the tool calls of one reply at
     the same time where the concurrency rule allows (``specs/TOOLS.md``);
@@ -251,43 +233,16 @@ async def run(
     process) is running in the same store (``SessionBusyError``, a
     ``ConfigurationError``): the second run does not wait.
     """
-    _check_limits(max_turns, output_retries, max_expansions)
-    tracker = BudgetTracker(budget) if isinstance(budget, Budget) else budget
-    with _RUNNING_LOCK:
-        if session in _RUNNING:
-            raise ConfigurationError(
-                f"session {session.session_id!r} is already running an evaluation; a session runs "
-                "one evaluation at a time (use another Session for parallel work)"
-            )
-        _RUNNING.add(session)
-    # One worker thread does all of this run's store work: off the event loop, and on one held
-    # SQLite connection (a held connection belongs to the thread that holds it). Inline instead on
-    # a loop evaluate() made for this run alone, where nothing else waits on it, and for a store in
-    # memory, which never waits on anything (see _store_work).
-    io = StoreWork(inline=claim_private_loop(), store_inline=_store_in_memory(store, transcript))
-    tracing = tracing if tracing is not None else installed_tracing()
-    try:
-        trace = (
-            None
-            if tracing is None
-            else tracing.start_run(
-                agent_name=prompt.template.display_name,
-                adapter=adapter,
-                conversation_id=session.session_id,
-                input=input,
-                redact=redact,
-            )
-        )
-        work = _run_on(
-            io,
-            prompt,
+    return await run_with(
+        prompt,
+        RunSettings(
             adapter=adapter,
             session=session,
             input=input,
             store=store,
             transcript=transcript,
             deadline=deadline,
-            tracker=tracker,
+            budget=budget,
             max_turns=max_turns,
             tool_choice=tool_choice,
             output_retries=output_retries,
@@ -301,11 +256,48 @@ async def run(
             concurrent_tools=concurrent_tools,
             on_event=on_event,
             tracing=tracing,
-            trace=trace,
             approve=approve,
-            resumption=resumption,
-            tool_wrapper=tool_wrapper,
+        ),
+    )
+
+
+async def run_with(
+    prompt: Prompt[OutputT], settings: RunSettings, *, resumption: Resumption | None = None
+) -> PromptResponse[OutputT]:
+    """:func:`run` with its settings built: the entry of every run (and of integrations' runs).
+
+    ``resumption`` is how :func:`~weakprompt.runtime.resume.resume_with`
+    continues a stored run (``specs/APPROVAL.md``).
+    """
+    session = settings.session
+    with _RUNNING_LOCK:
+        if session in _RUNNING:
+            raise ConfigurationError(
+                f"session {session.session_id!r} is already running an evaluation; a session runs "
+                "one evaluation at a time (use another Session for parallel work)"
+            )
+        _RUNNING.add(session)
+    # One worker thread does all of this run's store work: off the event loop, and on one held
+    # SQLite connection (a held connection belongs to the thread that holds it). Inline instead on
+    # a loop evaluate() made for this run alone, where nothing else waits on it, and for a store in
+    # memory, which never waits on anything (see _store_work).
+    io = StoreWork(
+        inline=claim_private_loop(), store_inline=_store_in_memory(settings.store, settings.transcript)
+    )
+    tracing = settings.tracing if settings.tracing is not None else installed_tracing()
+    try:
+        trace = (
+            None
+            if tracing is None
+            else tracing.start_run(
+                agent_name=prompt.template.display_name,
+                adapter=settings.adapter,
+                conversation_id=session.session_id,
+                input=settings.input,
+                redact=settings.redact,
+            )
         )
+        work = _run_on(io, prompt, settings, tracing=tracing, trace=trace, resumption=resumption)
         return await (work if trace is None else _traced(trace, work))
     finally:
         io.close()
@@ -327,32 +319,21 @@ def _store_in_memory(store: Store | None, transcript: Transcript | None) -> bool
 async def _run_on(
     io: StoreWork,
     prompt: Prompt[OutputT],
+    settings: RunSettings,
     *,
-    adapter: ProviderAdapter,
-    session: Session,
-    input: str | None,
-    store: Store | None,
-    transcript: Transcript | None,
-    deadline: Deadline | None,
-    tracker: BudgetTracker | None,
-    max_turns: int,
-    tool_choice: ToolChoice,
-    output_retries: int,
-    max_expansions: int,
-    resources: ResourceRegistry | None,
-    max_output_tokens: int | None,
-    load_tool_results: LoadToolResults,
-    retention: Retention,
-    tool_outputs: ToolOutputSettings | None,
-    redact: Redactor,
-    concurrent_tools: bool,
-    on_event: EventCallback | None,
     tracing: Tracing | None,
     trace: RunSpan | None,
-    approve: Approver | None,
     resumption: Resumption | None,
-    tool_wrapper: ToolWrapper | None,
 ) -> PromptResponse[OutputT]:
+    adapter, session, store, transcript = (
+        settings.adapter,
+        settings.session,
+        settings.store,
+        settings.transcript,
+    )
+    budget, redact, deadline = settings.budget, settings.redact, settings.deadline
+    tracker = BudgetTracker(budget) if isinstance(budget, Budget) else budget
+
     def open_transcript() -> Transcript:
         if transcript is not None:
             if store is not None and transcript.store is not store:
@@ -385,9 +366,9 @@ async def _run_on(
         session=session,
         adapter=adapter,
         tracker=tracker,
-        settings=tool_outputs,
-        load_tool_results=load_tool_results,
-        retention=retention,
+        settings=settings.tool_outputs,
+        load_tool_results=settings.load_tool_results,
+        retention=settings.retention,
         run_agent=_sub_agent_runner(redact, tracing),  # read-grep extraction runs its sub-agent on this loop
         redact=redact,
         traced_extraction=None
@@ -401,20 +382,20 @@ async def _run_on(
         transcript=record,
         deadline=deadline,
         tracker=tracker,
-        resources=resources,
-        output_retries=output_retries,
-        max_expansions=max_expansions,
-        max_output_tokens=max_output_tokens,
+        resources=settings.resources,
+        output_retries=settings.output_retries,
+        max_expansions=settings.max_expansions,
+        max_output_tokens=settings.max_output_tokens,
         outputs=outputs,
         redact=redact,
         io=io,
-        concurrent_tools=concurrent_tools,
-        on_event=on_event,
+        concurrent_tools=settings.concurrent_tools,
+        on_event=settings.on_event,
         trace=trace,
     )
-    evaluation.approver = approve
+    evaluation.approver = settings.approve
     evaluation.resumption = resumption
-    evaluation.tool_wrapper = tool_wrapper
+    evaluation.tool_wrapper = settings.tool_wrapper
     evaluation.empty_transcript = empty
     scope = contextlib.ExitStack()
 
@@ -443,7 +424,9 @@ async def _run_on(
         await evaluation.io(begin)
         try:
             async with _deadline_scope(deadline):
-                return await evaluation.run(input, max_turns=max_turns, first_choice=tool_choice)
+                return await evaluation.run(
+                    settings.input, max_turns=settings.max_turns, first_choice=settings.tool_choice
+                )
         except BaseException as exc:
             evaluation.roll_back()
             if trace is not None:
@@ -561,16 +544,6 @@ def _make_sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubA
         )
 
     return run_sub_agent
-
-
-def _check_limits(max_turns: int, output_retries: int, max_expansions: int) -> None:
-    for name, value, least in (
-        ("max_turns", max_turns, 1),
-        ("output_retries", output_retries, 0),
-        ("max_expansions", max_expansions, 0),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ConfigurationError(f"evaluate: {name} must be an int >= {least}, got {value!r}")
 
 
 def _check_choice(

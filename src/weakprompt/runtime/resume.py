@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, TypeVar
 import attrs
 
 from ..canonical import parse_canonical_json
+from ..errors import ConfigurationError
 from ._sync import run_sync
-from .loop import DEFAULT_MAX_TURNS, ToolWrapper, run
+from .loop import run_with
 from .pause_errors import ResumeError
 from .redaction import Redactor, default_redact
+from .run_settings import DEFAULT_MAX_TURNS, RunSettings
 
 if TYPE_CHECKING:
     from ..budget import Budget, BudgetTracker
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from .results import ToolOutputSettings
     from .run_events import EventCallback
 
-__all__ = ["check_decisions_for", "paused_run", "paused_runs", "resume", "resume_async"]
+__all__ = ["check_decisions_for", "paused_run", "paused_runs", "resume", "resume_async", "resume_with"]
 
 OutputT = TypeVar("OutputT")
 
@@ -164,7 +166,6 @@ async def resume_async(
     approve: Approver | None = None,
     on_event: EventCallback | None = None,
     concurrent_tools: bool = True,
-    tool_wrapper: ToolWrapper | None = None,
 ) -> PromptResponse[OutputT]:
     """Continue the run of ``session_id`` in ``store``.
 
@@ -184,17 +185,58 @@ async def resume_async(
 
     ``max_turns`` caps the model calls of the whole run: those made before
     the pause or the crash count (a run paused after 3 calls and resumed
-    with ``max_turns=5`` has 2 left). ``concurrent_tools`` and
-    ``tool_wrapper`` are :func:`run`'s.
+    with ``max_turns=5`` has 2 left). ``concurrent_tools`` is :func:`run`'s.
+    """
+    from ..session import Session
+
+    settings = RunSettings(
+        adapter=adapter,
+        session=session if session is not None else Session(session_id=session_id),
+        store=store,
+        deadline=deadline,
+        budget=budget,
+        max_turns=max_turns,
+        resources=resources,
+        tool_outputs=tool_outputs,
+        redact=redact,
+        approve=approve,
+        on_event=on_event,
+        concurrent_tools=concurrent_tools,
+    )
+    return await resume_with(
+        session_id,
+        decisions,
+        prompt=prompt,
+        settings=settings,
+        session_given=session is not None,
+        decided_by=decided_by,
+    )
+
+
+async def resume_with(
+    session_id: str,
+    decisions: Sequence[Decision],
+    *,
+    prompt: Prompt[OutputT],
+    settings: RunSettings,
+    session_given: bool = True,
+    decided_by: str | None = None,
+) -> PromptResponse[OutputT]:
+    """:func:`resume_async` with its settings built (their ``store`` is the run's): for integrations.
+
+    ``session_given``: whether ``settings.session`` came from the caller
+    (a session made here must find every stored slice in the pause).
     """
     import asyncio
 
-    from ..session import Session
     from .pause_events import RunResumed
 
-    used = session if session is not None else Session(session_id=session_id)
+    store = settings.store
+    if store is None:
+        raise ConfigurationError("resume: the settings name no store to resume the run from")
+    used = settings.session
     resumption, seq = await asyncio.to_thread(
-        _prepare, store, session_id, tuple(decisions), prompt, used, session is not None, decided_by
+        _prepare, store, session_id, tuple(decisions), prompt, used, session_given, decided_by
     )
     used.dispatch(
         RunResumed(
@@ -209,23 +251,7 @@ async def resume_async(
         from ._run_pause import publish_decisions_for
 
         publish_decisions_for(used, session_id, resumption.steps, decided_by)
-    return await run(
-        prompt,
-        adapter=adapter,
-        session=used,
-        store=store,
-        deadline=deadline,
-        budget=budget,
-        max_turns=max_turns,
-        resources=resources,
-        tool_outputs=tool_outputs,
-        redact=redact,
-        approve=approve,
-        on_event=on_event,
-        resumption=resumption,
-        concurrent_tools=concurrent_tools,
-        tool_wrapper=tool_wrapper,
-    )
+    return await run_with(prompt, settings, resumption=resumption)
 
 
 def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread

@@ -1,0 +1,89 @@
+"""The settings of one run, declared once: built by the entry points, read by every part of the loop.
+
+``evaluate``, ``run``, ``stream`` and ``resume`` take these as keyword
+arguments (their public signatures), build one :class:`RunSettings` at the
+entry and pass it down; nothing below the entry repeats the list.
+Integrations that must hook into a run (``weakprompt.durable``) build one
+themselves, with :attr:`RunSettings.tool_wrapper`, and call
+:func:`~weakprompt.runtime.loop.run_with` / :func:`~weakprompt.runtime.resume.resume_with`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..errors import ConfigurationError
+from .redaction import Redactor, default_redact
+
+if TYPE_CHECKING:
+    from ..budget import Budget, BudgetTracker
+    from ..deadlines import Deadline
+    from ..model import ProviderAdapter, ToolChoice
+    from ..resources import ResourceRegistry
+    from ..session import Session
+    from ..store import Store
+    from ..tools import AnyTool
+    from ..transcript.lazy import LoadToolResults
+    from ..transcript.transcript import Transcript
+    from .approval import Approver
+    from .results import Retention, ToolOutputSettings
+    from .run_events import EventCallback
+    from .tracing import Tracing
+
+__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "RunSettings", "ToolWrapper"]
+
+DEFAULT_MAX_TURNS = 16
+DEFAULT_MAX_EXPANSIONS = 4
+
+ToolWrapper = Callable[["AnyTool"], "AnyTool"]
+"""Gives the tool the dispatcher runs in place of each offered tool (:attr:`RunSettings.tool_wrapper`).
+
+An integration that must see every handler call (a durable engine that
+records each call, ``weakprompt.durable``) wraps the handler here; the
+wrapper keeps the tool's name and schema, so approvals and stored
+definitions do not change.
+"""
+
+
+def _check_limit(least: int) -> Callable[[object, attrs.Attribute[int], int], None]:
+    def check(_settings: object, attribute: attrs.Attribute[int], value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+            raise ConfigurationError(f"evaluate: {attribute.name} must be an int >= {least}, got {value!r}")
+
+    return check
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class RunSettings:
+    """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.evaluate` for each).
+
+    ``concurrent_tools`` and ``on_event`` are :func:`~weakprompt.runtime.loop.run`'s;
+    ``tool_wrapper`` is for integrations only (no public entry takes it).
+    The limits are checked here, so a bad one fails before the run starts.
+    """
+
+    adapter: ProviderAdapter
+    session: Session
+    input: str | None = None
+    store: Store | None = None
+    transcript: Transcript | None = None
+    deadline: Deadline | None = None
+    budget: Budget | BudgetTracker | None = None
+    max_turns: int = attrs.field(default=DEFAULT_MAX_TURNS, validator=_check_limit(1))
+    tool_choice: ToolChoice = "auto"
+    output_retries: int = attrs.field(default=1, validator=_check_limit(0))
+    max_expansions: int = attrs.field(default=DEFAULT_MAX_EXPANSIONS, validator=_check_limit(0))
+    resources: ResourceRegistry | None = None
+    max_output_tokens: int | None = None
+    load_tool_results: LoadToolResults = False
+    retention: Retention = "session"
+    tool_outputs: ToolOutputSettings | None = None
+    redact: Redactor = default_redact
+    concurrent_tools: bool = True
+    on_event: EventCallback | None = None
+    tracing: Tracing | None = None
+    approve: Approver | None = None
+    tool_wrapper: ToolWrapper | None = None

@@ -1,0 +1,67 @@
+"""The run's settings are declared once (``RunSettings``); the internal hooks are not public keywords."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+import pytest
+
+from async_support import tools_prompt
+from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
+from weakprompt.errors import ConfigurationError
+from weakprompt.runtime import evaluate, resume, resume_async, run
+from weakprompt.runtime.loop import run_with
+from weakprompt.runtime.resume import resume_with
+from weakprompt.runtime.run_settings import RunSettings
+from weakprompt.session import Session
+from weakprompt.tools import AnyTool, ToolResult, tool
+
+
+def test_public_entries_take_no_internal_hooks() -> None:
+    """``resumption=`` and ``tool_wrapper=`` are for integrations, through ``run_with`` / ``resume_with``."""
+    for entry in (evaluate, run, resume, resume_async):
+        parameters = inspect.signature(entry).parameters
+        assert "resumption" not in parameters and "tool_wrapper" not in parameters, entry.__name__
+
+
+def test_every_public_keyword_of_run_is_a_setting() -> None:
+    """The public signature and the settings name the same things: nothing is lost on the way down."""
+    fields = {field.name for field in RunSettings.__attrs_attrs__}
+    keywords = set(inspect.signature(run).parameters) - {"prompt"}
+    assert keywords <= fields
+    assert fields - keywords == {"tool_wrapper"}
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "least"), [("max_turns", 0, 1), ("output_retries", -1, 0), ("max_expansions", True, 0)]
+)
+def test_settings_refuse_a_bad_limit_before_the_run_starts(name: str, value: object, least: int) -> None:
+    with pytest.raises(ConfigurationError, match=f"{name} must be an int >= {least}"):
+        RunSettings(adapter=ScriptedAdapter(["x"]), session=Session(), **{name: value})  # type: ignore[arg-type]
+
+
+def test_run_with_a_tool_wrapper_runs_the_wrapped_tool() -> None:
+    seen: list[str] = []
+
+    @tool
+    def note(text: str) -> ToolResult[None]:
+        """Notes the text."""
+        seen.append(text)
+        return ToolResult.ok(None, message=text)
+
+    def wrap(offered: AnyTool) -> AnyTool:
+        seen.append(f"wrapped {offered.name}")
+        return offered
+
+    adapter = ScriptedAdapter([tool_call_turn(tool_call("note", {"text": "a"}, id="c1")), "done"])
+    settings = RunSettings(adapter=adapter, session=Session(), tool_wrapper=wrap)
+    response = asyncio.run(run_with(tools_prompt([note]), settings))
+    assert response.text == "done"
+    assert seen[0].startswith("wrapped ") and "a" in seen
+
+
+def test_resume_with_settings_that_name_no_store_is_refused() -> None:
+    settings = RunSettings(adapter=ScriptedAdapter(["x"]), session=Session(session_id="s"))
+    with pytest.raises(ConfigurationError, match="name no store"):
+        asyncio.run(resume_with("s", (), prompt=tools_prompt([]), settings=settings))

@@ -246,7 +246,7 @@ def test_max_turns_caps_the_whole_run_not_each_resumption_of_it(tmp_path: Path) 
 
 
 def test_a_pause_stored_before_turns_were_kept_counts_none() -> None:
-    from weakprompt.runtime._pausing import RunContext  # pyright: ignore[reportPrivateUsage]
+    from weakprompt.runtime.resumption import RunContext
 
     assert RunContext.from_json({"turn_start": None, "expanded": []}).turns == 0
     for hostile in (True, -3, "2", 1.5):

@@ -26,9 +26,9 @@ from weakprompt.runtime import (
     paused_runs,
     resume,
 )
-from weakprompt.runtime._pausing import AnswerStep, RunContext, RunStep
-from weakprompt.runtime._run_pause import publish_decisions_for
 from weakprompt.runtime.approval import decisions_from_json, decisions_to_json, pending_from_json
+from weakprompt.runtime.pausing import publish_decisions_for
+from weakprompt.runtime.resumption import AnswerStep, RunContext, RunStep
 from weakprompt.session import PersistedState, Session, SessionStateError, persist_state, restore_state
 from weakprompt.store import Store, pause_rows
 from weakprompt.tools import CallDeferred, ToolContext, ToolResult, needs_approval, tool

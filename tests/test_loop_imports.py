@@ -129,8 +129,9 @@ LOADED_ON_FIRST_USE = (
     "sqlalchemy",
     "weakprompt.runtime.approval",
     "weakprompt.runtime.pause_events",
-    "weakprompt.runtime._pausing",
-    "weakprompt.runtime._run_pause",
+    "weakprompt.runtime.pausing",
+    "weakprompt.runtime.resumption",
+    "weakprompt.runtime.decision_checks",
     "weakprompt.runtime.streaming",
     "weakprompt.runtime.run_events",
     "weakprompt.events._provider",
@@ -167,7 +168,7 @@ def test_each_of_those_loads_when_its_feature_is_used() -> None:
     code = (
         "\n".join(f"import {m}" for m in AGENT_IMPORTS)
         + "\nfrom weakprompt.runtime import Approve, RunPaused, TextDelta, stream, resume"
-        + "\nfrom weakprompt.runtime import _run_pause"
+        + "\nfrom weakprompt.runtime import pausing"
         + "\nfrom weakprompt.events import ModelCallRetried, ToolOutputExtracted"
         + "\nfrom weakprompt.session import persist_state"
         + "\nfrom weakprompt.prompt import PromptOverrides"

@@ -29,10 +29,10 @@ if TYPE_CHECKING:
     from ..store import Store
     from ..store.pause_rows import JournalRow, PauseRow
     from ..transcript.options import CompileView
-    from ._pausing import AnswerStep, Resumption, RunContext, RunStep
     from .approval import Approver, Decision, PausedRun
     from .response import PromptResponse
     from .results import ToolOutputSettings
+    from .resumption import AnswerStep, Resumption, RunContext, RunStep
     from .run_events import EventCallback
 
 __all__ = ["check_decisions_for", "paused_run", "paused_runs", "resume", "resume_async", "resume_with"]
@@ -89,8 +89,8 @@ def check_decisions_for(
     claim of the pause are :func:`resume_async`'s.
     """
     from ..store import pause_rows
-    from ._run_pause import check_decisions
     from .approval import approval_key
+    from .decision_checks import check_decisions
 
     with store.read() as conn:
         pause = pause_rows.latest_pause(conn, session_id)
@@ -248,7 +248,7 @@ async def resume_with(
         )
     )
     if seq:
-        from ._run_pause import publish_decisions_for
+        from .pausing import publish_decisions_for
 
         publish_decisions_for(used, session_id, resumption.steps, decided_by)
     return await run_with(prompt, settings, resumption=resumption)
@@ -301,9 +301,9 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
 ) -> Resumption:
     from ..session import SessionStateError, restore_state
     from ..store import pause_rows
-    from ._pausing import Resumption, plan_steps
-    from ._run_pause import check_decisions, schema_hashes
     from .approval import decisions_to_json
+    from .decision_checks import check_decisions, schema_hashes
+    from .resumption import Resumption, plan_steps
 
     paused = _paused(pause)
     context, persisted = _stored_state(pause, given)
@@ -341,7 +341,7 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
 def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedState]:
     """The run context and session state stored with ``pause`` (refused: a slice missing and not given)."""
     from ..session import PersistedState
-    from ._pausing import RunContext
+    from .resumption import RunContext
 
     state = parse_canonical_json(pause.state_json)
     context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
@@ -363,9 +363,9 @@ def _restore(pause: PauseRow, session: Session, given: bool) -> None:
 
 def _replayed(pause: PauseRow, tokens: _Tokens) -> tuple[RunStep | AnswerStep, ...]:
     """The steps of a claimed pause's stored decisions, replayed after a crash (its tokens checked again)."""
-    from ._pausing import plan_steps
-    from ._run_pause import check_stored_tokens
     from .approval import decisions_from_json
+    from .decision_checks import check_stored_tokens
+    from .resumption import plan_steps
 
     paused = _paused(pause)
     check_stored_tokens(paused, store_id=tokens.store_id, key=tokens.key)
@@ -396,8 +396,8 @@ def _recover(
 ) -> tuple[Resumption, PauseRow | None]:
     """The plan after a crash (see :func:`resume_async`), and the pause whose state to restore."""
     from ..transcript import Transcript
-    from ._pausing import Resumption, RunContext, RunStep, reply_from_json
     from .approval import pending_from_json
+    from .resumption import Resumption, RunContext, RunStep, reply_from_json
 
     view = Transcript(store, session_id).compile_view()
     compiled = view.context

@@ -1,41 +1,28 @@
-"""What the loop stores to pause a run and to survive a crash (``specs/APPROVAL.md``).
+"""How a run goes on from where it stopped: the plan ``resume`` builds and the loop carries out.
 
-Kept out of ``loop.py``: the loop calls these from a few small hooks.
+A :class:`Resumption` holds the steps for a stored run's decided (or
+interrupted) calls, the reply a crash left unstored, and the
+:class:`RunContext` the run had. ``runtime.resume`` builds it from the
+store; ``runtime.pausing`` builds one for decisions made inline; the loop
+carries it out (``specs/APPROVAL.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, cast
+from collections.abc import Sequence
+from typing import cast
 
 import attrs
 
 from ..canonical import canonical_json, parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from .approval import (
-    Approve,
-    Decision,
-    Deny,
-    PausedRun,
-    PendingCall,
-    Supply,
-    decisions_to_json,
-    pending_to_json,
-    sign_pending,
-)
-
-if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
-    from ..clock import Clock
+from .approval import Approve, Decision, Deny, PendingCall, Supply
 
 __all__ = [
     "AnswerStep",
-    "InlineDecision",
     "Resumption",
     "RunContext",
-    "RunStateWrite",
     "RunStep",
     "interrupted_text",
     "plan_steps",
@@ -181,91 +168,3 @@ def reply_from_json(text: str) -> AssistantTurn:
         usage=Usage(*usage),
         finish_reason=cast("FinishReason", data["finish_reason"]),
     )
-
-
-@attrs.frozen
-class InlineDecision:
-    """Decisions an ``approve=`` callback made: stored with the turn they decided, as a decided pause."""
-
-    paused: PausedRun
-    decisions: tuple[Decision, ...]
-    decided_by: str
-
-
-@attrs.define
-class RunStateWrite:
-    """Rows a turn stores in its transaction: the pause it ends in (if any); the journal row goes.
-
-    The pending calls get their tokens here, once the pause's number and the
-    store's id are known (signed with ``key``, see ``runtime.approval``).
-    """
-
-    session_id: str
-    clock: Clock
-    head: Callable[[], str | None]
-    pending: tuple[PendingCall, ...] = ()
-    state: JSONObject | None = None
-    key: bytes | None = None
-    decided: InlineDecision | None = None
-    clear_journal: bool = True
-    on_committed: Callable[[int, tuple[PendingCall, ...]], None] | None = None
-    seq: int = 0
-
-    def write(self, conn: Connection) -> None:
-        from ..store import pause_rows
-
-        if self.clear_journal:
-            pause_rows.clear_journal(conn, self.session_id)
-        if self.decided is not None:
-            self._record_inline(conn, self.decided)
-        if not self.pending:
-            return
-        self.seq = pause_rows.next_pause_seq(conn, self.session_id)
-        self.pending = sign_pending(
-            self.pending,
-            store_id=pause_rows.store_id(conn),
-            session_id=self.session_id,
-            seq=self.seq,
-            key=self.key,
-        )
-        pause_rows.insert_pause(
-            conn,
-            pause_rows.PauseRow(
-                session_id=self.session_id,
-                seq=self.seq,
-                status="paused",
-                head_hash=self.head(),
-                pending_json=pending_to_json(self.pending),
-                state_json=canonical_json(self.state or {}),
-                created_at=self.clock.now().isoformat(),
-            ),
-        )
-
-    def _record_inline(self, conn: Connection, decided: InlineDecision) -> None:
-        """A row for the inline pause, already decided: who decided which call, listed like any other.
-
-        Its calls keep the tokens the callback was shown (pause 0, no store):
-        it is never resumed, only read.
-        """
-        from ..store import pause_rows
-
-        now = self.clock.now().isoformat()
-        pause_rows.insert_pause(
-            conn,
-            pause_rows.PauseRow(
-                session_id=self.session_id,
-                seq=pause_rows.next_pause_seq(conn, self.session_id),
-                status="resumed",
-                head_hash=decided.paused.head,
-                pending_json=pending_to_json(decided.paused.pending),
-                state_json="{}",
-                created_at=now,
-                decisions_json=decisions_to_json(decided.decisions),
-                decided_by=decided.decided_by,
-                resumed_at=now,
-            ),
-        )
-
-    def committed(self) -> None:
-        if self.pending and self.on_committed is not None:
-            self.on_committed(self.seq, self.pending)

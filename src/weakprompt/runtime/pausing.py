@@ -1,68 +1,168 @@
-"""The loop's pause, decision and journal steps (``specs/APPROVAL.md``), called from hooks in the loop."""
+"""Pausing a run, and going on from a pause: the one module the loop asks about decisions.
+
+The loop's parts call this interface, each with the run's
+:class:`~weakprompt.runtime.evaluation.Evaluation`:
+
+- :func:`hold`: a call waits for a decision (its tool needs approval, or defers);
+- :func:`attach_run_state`: store, with the turn, the pause it ends in, the
+  inline decisions it carried out, and drop the journal row;
+- :func:`write_journal`: before a turn's calls start, record them (a crash
+  is then resumed from there);
+- :func:`decide_inline`: ask the run's ``approve=`` callback, then carry out
+  its decisions as a resume would;
+- :func:`resume_steps`: carry out a :class:`~weakprompt.runtime.resumption.Resumption`.
+
+The state of a pause lives on the evaluation (``pending``,
+``decided_inline``, ``paused``, ``journal``, ``journaled``); only this
+module changes it. ``specs/APPROVAL.md`` describes the behaviour.
+"""
 
 from __future__ import annotations
 
-import hmac
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..canonical import canonical_json, content_hash
+import attrs
+
+from ..canonical import canonical_json
 from ..errors import VisibilityExpansionRequired
 from ..jsontypes import JSONObject, JSONValue
-from ..serde import SerdeError
 from ..tools import ToolResult
-from ._pausing import (
+from .approval import (
+    Decision,
+    PausedRun,
+    PendingCall,
+    ToolCallPending,
+    approval_key,
+    decisions_to_json,
+    pending_to_json,
+    sign_pending,
+)
+from .decision_checks import check_decisions, schema_hashes
+from .pause_events import DecisionKind, RunPaused, ToolCallDecided
+from .resumption import (
     AnswerStep,
-    InlineDecision,
     Resumption,
     RunContext,
-    RunStateWrite,
     RunStep,
     interrupted_text,
     plan_steps,
     reply_to_json,
 )
-from .approval import (
-    APPROVAL_KEY_ENV,
-    Approve,
-    Decision,
-    Deny,
-    PausedRun,
-    PendingCall,
-    ResumeError,
-    Supply,
-    ToolCallPending,
-    approval_key,
-    sign_pending,
-)
-from .pause_events import DecisionKind, RunPaused, ToolCallDecided
+from .tool_calls import take_result
+from .turns import staged_turn
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from ..clock import Clock
     from ..messages import AssistantTurn
     from ..session import Session
-    from ..tools import AnyTool
     from ..transcript.turns import TurnRecord
-    from .loop import _Evaluation  # pyright: ignore[reportPrivateUsage]
+    from .evaluation import Evaluation
 
 __all__ = [
+    "InlineDecision",
+    "RunStateWrite",
     "attach_run_state",
-    "check_decisions",
     "decide_inline",
     "hold",
-    "pending_call",
+    "publish_decisions_for",
     "resume_steps",
     "write_journal",
 ]
 
 
-def schema_hashes(tools: Sequence[AnyTool], names: Sequence[str], hashes: Sequence[str]) -> dict[str, str]:
-    """Schema hash per tool name: the rendered ones, and the spec hash of any other tool offered."""
-    known = dict(zip(names, hashes, strict=True))
-    return {t.name: known.get(t.name) or content_hash(t.spec()) for t in tools}
+@attrs.frozen
+class InlineDecision:
+    """Decisions an ``approve=`` callback made: stored with the turn they decided, as a decided pause."""
+
+    paused: PausedRun
+    decisions: tuple[Decision, ...]
+    decided_by: str
 
 
-def pending_call(evaluation: _Evaluation[Any], pending: ToolCallPending) -> PendingCall:
+@attrs.define
+class RunStateWrite:
+    """Rows a turn stores in its transaction: the pause it ends in (if any); the journal row goes.
+
+    The pending calls get their tokens here, once the pause's number and the
+    store's id are known (signed with ``key``, see ``runtime.approval``).
+    """
+
+    session_id: str
+    clock: Clock
+    head: Callable[[], str | None]
+    pending: tuple[PendingCall, ...] = ()
+    state: JSONObject | None = None
+    key: bytes | None = None
+    decided: InlineDecision | None = None
+    clear_journal: bool = True
+    on_committed: Callable[[int, tuple[PendingCall, ...]], None] | None = None
+    seq: int = 0
+
+    def write(self, conn: Connection) -> None:
+        from ..store import pause_rows
+
+        if self.clear_journal:
+            pause_rows.clear_journal(conn, self.session_id)
+        if self.decided is not None:
+            self._record_inline(conn, self.decided)
+        if not self.pending:
+            return
+        self.seq = pause_rows.next_pause_seq(conn, self.session_id)
+        self.pending = sign_pending(
+            self.pending,
+            store_id=pause_rows.store_id(conn),
+            session_id=self.session_id,
+            seq=self.seq,
+            key=self.key,
+        )
+        pause_rows.insert_pause(
+            conn,
+            pause_rows.PauseRow(
+                session_id=self.session_id,
+                seq=self.seq,
+                status="paused",
+                head_hash=self.head(),
+                pending_json=pending_to_json(self.pending),
+                state_json=canonical_json(self.state or {}),
+                created_at=self.clock.now().isoformat(),
+            ),
+        )
+
+    def _record_inline(self, conn: Connection, decided: InlineDecision) -> None:
+        """A row for the inline pause, already decided: who decided which call, listed like any other.
+
+        Its calls keep the tokens the callback was shown (pause 0, no store):
+        it is never resumed, only read.
+        """
+        from ..store import pause_rows
+
+        now = self.clock.now().isoformat()
+        pause_rows.insert_pause(
+            conn,
+            pause_rows.PauseRow(
+                session_id=self.session_id,
+                seq=pause_rows.next_pause_seq(conn, self.session_id),
+                status="resumed",
+                head_hash=decided.paused.head,
+                pending_json=pending_to_json(decided.paused.pending),
+                state_json="{}",
+                created_at=now,
+                decisions_json=decisions_to_json(decided.decisions),
+                decided_by=decided.decided_by,
+                resumed_at=now,
+            ),
+        )
+
+    def committed(self) -> None:
+        if self.pending and self.on_committed is not None:
+            self.on_committed(self.seq, self.pending)
+
+
+def pending_call(evaluation: Evaluation[Any], pending: ToolCallPending) -> PendingCall:
     """The waiting call, without its token yet: that is made once the pause has its number."""
     call = pending.call
     arguments = cast("JSONObject", call.decoded_arguments)  # the call was validated: an object
@@ -87,7 +187,7 @@ def repeated_id_text(tool: str, call_id: str) -> str:
     )
 
 
-async def hold(evaluation: _Evaluation[Any], pending: ToolCallPending, turn: TurnRecord) -> None:
+async def hold(evaluation: Evaluation[Any], pending: ToolCallPending, turn: TurnRecord) -> None:
     """Keep a call waiting for a decision; one whose id another waiting call has is answered instead.
 
     A decision names its call by id, so two waiting calls with one id could
@@ -98,12 +198,12 @@ async def hold(evaluation: _Evaluation[Any], pending: ToolCallPending, turn: Tur
     if any(waiting.call_id == call.id for waiting in evaluation.pending):
         result: ToolResult[object] = ToolResult.error(repeated_id_text(call.name, call.id))
         execution = evaluation.dispatcher.answer(call, result)
-        await evaluation._take_result(call, execution, turn)  # pyright: ignore[reportPrivateUsage]
+        await take_result(evaluation, call, execution, turn)
         return
     evaluation.pending.append(pending_call(evaluation, pending))
 
 
-def run_context(evaluation: _Evaluation[Any]) -> RunContext:
+def run_context(evaluation: Evaluation[Any]) -> RunContext:
     return RunContext(
         turn_start=evaluation.outputs.turn_start,
         expanded=tuple(evaluation.expanded),
@@ -111,9 +211,9 @@ def run_context(evaluation: _Evaluation[Any]) -> RunContext:
     )
 
 
-def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
+def attach_run_state(evaluation: Evaluation[Any], turn: TurnRecord) -> None:
     """Store the pause the turn ends in (unless decided inline) and drop the journal row, with the turn."""
-    pending = tuple(evaluation.pending) if evaluation.approver is None else ()
+    pending = tuple(evaluation.pending) if evaluation.settings.approve is None else ()
     journaled, evaluation.journaled = evaluation.journaled, False
     decided, evaluation.decided_inline = evaluation.decided_inline, None
     if not pending and not journaled and decided is None:
@@ -131,7 +231,7 @@ def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
 
     def paused(seq: int, signed: tuple[PendingCall, ...]) -> None:
         evaluation.paused = PausedRun(session_id=session_id, seq=seq, head=turn.head, pending=signed)
-        evaluation._publish(  # pyright: ignore[reportPrivateUsage]
+        evaluation.publish(
             RunPaused(
                 prompt_name=evaluation.name,
                 session_id=session_id,
@@ -157,7 +257,7 @@ def attach_run_state(evaluation: _Evaluation[Any], turn: TurnRecord) -> None:
 
 
 def write_journal(
-    evaluation: _Evaluation[Any],
+    evaluation: Evaluation[Any],
     reply: AssistantTurn | None,
     call_ids: Sequence[str] | None = None,
     pause: int = 0,
@@ -186,132 +286,20 @@ def write_journal(
     evaluation.journaled = True  # the turn's transaction removes the row
 
 
-def check_decisions(
-    paused: PausedRun,
-    decisions: Sequence[Decision],
-    tools: Mapping[str, AnyTool] | None,
-    hashes: Mapping[str, str] | None,
-    *,
-    store_id: str,
-    key: bytes | None,
-) -> None:
-    """Refuse (:class:`ResumeError`) decisions that do not match the stored pending calls exactly.
-
-    Each pending call is checked against its own token first (a stored row
-    edited by hand fails; with an approval key, even one whose token was
-    recomputed), then against the tool as the prompt defines it now (a
-    changed tool fails), then the decisions: one per pending call, with its
-    token, of a kind that fits, and edited arguments that validate.
-    Without the prompt's ``tools`` and ``hashes`` (``None``: a check before
-    queueing a resume elsewhere) the checks that need them are left out.
-    """
-    where = f"pause {paused.seq} of session {paused.session_id!r}"
-    by_id: dict[str, PendingCall] = {}
-    check_stored_tokens(paused, store_id=store_id, key=key)
-    for waiting in paused.pending:
-        if tools is not None and hashes is not None:
-            _check_tool_unchanged(where, waiting, tools, hashes)
-        if waiting.call_id in by_id:
-            raise ResumeError(
-                f"{where}: two stored calls have the id {waiting.call_id!r}: the row is damaged"
-            )
-        by_id[waiting.call_id] = waiting
-    seen: set[str] = set()
-    for decision in decisions:
-        if not isinstance(decision, (Approve, Deny, Supply)):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ResumeError(f"{where}: {decision!r} is not an Approve, Deny or Supply decision")
-        waiting = by_id.get(decision.call_id)
-        if waiting is None:
-            raise ResumeError(
-                f"{where}: no pending call {decision.call_id!r} (pending: {', '.join(by_id) or 'none'})"
-            )
-        if decision.call_id in seen:
-            raise ResumeError(f"{where}: call {decision.call_id!r} is decided twice")
-        seen.add(decision.call_id)
-        if not same_token(decision.token, waiting.token):
-            raise ResumeError(
-                f"{where}: the token for call {decision.call_id!r} does not match: it was made for "
-                "other arguments, another call, pause, session or store, or another tool definition"
-            )
-        if isinstance(decision, Approve):
-            if waiting.kind == "deferred":
-                raise ResumeError(
-                    f"{where}: call {decision.call_id!r} is deferred: supply its result (Supply)"
-                )
-            if decision.arguments is not None and tools is not None:
-                _check_arguments(where, waiting, decision.arguments, tools[waiting.tool])
-    missing = [call_id for call_id in by_id if call_id not in seen]
-    if missing:
-        raise ResumeError(f"{where}: no decision for pending call(s) {', '.join(missing)}")
-
-
-def _check_tool_unchanged(
-    where: str, waiting: PendingCall, tools: Mapping[str, AnyTool], hashes: Mapping[str, str]
-) -> None:
-    if waiting.tool not in tools:
-        raise ResumeError(
-            f"{where}: the prompt no longer offers tool {waiting.tool!r} (call {waiting.call_id!r})"
-        )
-    if hashes.get(waiting.tool) != waiting.schema_hash:
-        raise ResumeError(
-            f"{where}: tool {waiting.tool!r} changed since the pause (schema hash "
-            f"{waiting.schema_hash[:12]} was shown for call {waiting.call_id!r}); pause a new run"
-        )
-
-
-def same_token(given: object, expected: str) -> bool:
-    """Compare tokens in constant time (any text, even a value that is not text, compares)."""
-    text = given if isinstance(given, str) else repr(given)
-    return hmac.compare_digest(
-        text.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
-    )
-
-
-def check_stored_tokens(paused: PausedRun, *, store_id: str, key: bytes | None) -> None:
-    """Refuse a pause whose stored calls do not match their own tokens (edited, or another key)."""
-    signed = sign_pending(
-        paused.pending, store_id=store_id, session_id=paused.session_id, seq=paused.seq, key=key
-    )
-    for waiting, expected in zip(paused.pending, signed, strict=True):
-        if not same_token(expected.token, waiting.token):
-            state = "set" if key is not None else "not set"
-            raise ResumeError(
-                f"pause {paused.seq} of session {paused.session_id!r}: the stored call {waiting.call_id!r} "
-                "does not match its token: the row was altered, or the pause was made with another "
-                f"approval key ({APPROVAL_KEY_ENV} is {state} here)"
-            )
-
-
-def _check_arguments(where: str, waiting: PendingCall, arguments: JSONObject, tool: AnyTool) -> None:
-    try:
-        if not isinstance(arguments, dict):  # pyright: ignore[reportUnnecessaryIsInstance]  # caller's value
-            raise TypeError("not an object")
-        canonical_json(arguments)
-        tool.parse_arguments(arguments)
-    except SerdeError as exc:
-        raise ResumeError(
-            f"{where}: the edited arguments for call {waiting.call_id!r} are invalid: {exc}"
-        ) from exc
-    except (TypeError, ValueError) as exc:
-        raise ResumeError(
-            f"{where}: the edited arguments for call {waiting.call_id!r} are not a JSON object: {exc}"
-        ) from exc
-
-
 def approver_name(approver: object) -> str:
     """Who decided inline: the ``approve`` callback, by name (recorded as ``decided_by``)."""
     name = getattr(approver, "__qualname__", None)
     return f"approve={name if isinstance(name, str) else type(approver).__qualname__}"
 
 
-async def decide_inline(evaluation: _Evaluation[Any]) -> None:
+async def decide_inline(evaluation: Evaluation[Any]) -> None:
     """Ask the run's ``approve`` callback, then go on exactly as a resume with those decisions would.
 
     The pause has number 0 and its tokens name no store; it is stored only
     once decided, with the decided turn, as a decided pause whose decider
     is the callback (so ``decision_records`` lists it).
     """
-    approver = evaluation.approver
+    approver = evaluation.settings.approve
     assert approver is not None
     session_id = evaluation.transcript.session_id
     key = approval_key()
@@ -337,11 +325,11 @@ async def decide_inline(evaluation: _Evaluation[Any]) -> None:
     steps = plan_steps(paused.pending, decisions, who)
     publish_decisions(evaluation, steps, who)
     resumption = Resumption(steps)
-    await evaluation._staged_turn(lambda turn: resume_steps(evaluation, turn, resumption))  # pyright: ignore[reportPrivateUsage]
+    await staged_turn(evaluation, lambda turn: resume_steps(evaluation, turn, resumption))
 
 
 def publish_decisions(
-    evaluation: _Evaluation[Any], steps: Sequence[RunStep | AnswerStep], decided_by: str | None
+    evaluation: Evaluation[Any], steps: Sequence[RunStep | AnswerStep], decided_by: str | None
 ) -> None:
     publish_decisions_for(evaluation.session, evaluation.transcript.session_id, steps, decided_by)
 
@@ -373,14 +361,14 @@ def publish_decisions_for(
 
 
 async def resume_steps(
-    evaluation: _Evaluation[Any], turn: TurnRecord, resumption: Resumption | None = None
+    evaluation: Evaluation[Any], turn: TurnRecord, resumption: Resumption | None = None
 ) -> None:
     """The resumed turn: the reply a crash left unstored (if any), then each decided call, in order."""
     plan = resumption if resumption is not None else evaluation.resumption
     assert plan is not None
     if plan.reply is not None:
         reply = plan.reply
-        await evaluation.io(lambda: evaluation._record_reply(reply, turn))  # pyright: ignore[reportPrivateUsage]
+        await evaluation.io(lambda: evaluation.record_reply(reply, turn))
     steps: list[RunStep | AnswerStep] = []
     tools = evaluation.dispatcher.tools
     for step in plan.steps:
@@ -408,10 +396,10 @@ async def resume_steps(
                 await hold(evaluation, pending, turn)
                 continue
             except VisibilityExpansionRequired as request:
-                await evaluation._take_result(step.call, request, turn)  # pyright: ignore[reportPrivateUsage]
+                await take_result(evaluation, step.call, request, turn)
                 continue
-            await evaluation._take_result(step.call, outcome, turn, step.provenance)  # pyright: ignore[reportPrivateUsage]
+            await take_result(evaluation, step.call, outcome, turn, step.provenance)
         else:
             result: ToolResult[object] = ToolResult(message=step.text, success=not step.is_error)
             execution = evaluation.dispatcher.answer(step.call, result)
-            await evaluation._take_result(step.call, execution, turn, step.provenance)  # pyright: ignore[reportPrivateUsage]
+            await take_result(evaluation, step.call, execution, turn, step.provenance)

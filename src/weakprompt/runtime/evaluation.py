@@ -1,0 +1,489 @@
+"""The state of one running evaluation, and the small interface the loop's parts use on it.
+
+An :class:`Evaluation` is made once per run by the entry (``runtime.loop``)
+from the run's :class:`~weakprompt.runtime.run_settings.RunSettings`; the
+turn driver (``runtime.turns``), the tool calls (``runtime.tool_calls``) and
+pausing (``runtime.pausing``) read and change it only through its public
+members. It renders the prompt (and re-renders it when sections open or a
+live toolset changes), compiles each request, records replies, rejects
+unparsable answers, publishes the loop's events and builds the response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+
+import attrs
+
+from ..errors import ConfigurationError, OutputParseError, PromptRenderError, VisibilityExpansionRequired
+from ..events import PromptExecuted, PromptRendered, publish
+from ..messages import AssistantTurn, ToolCall, Usage
+from ..model import ForceTool, ModelRequest
+from . import loop_messages
+from .dispatcher import ToolDispatcher, ToolExecution
+from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .response import PromptResponse
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from ..budget import BudgetTracker
+    from ..jsontypes import JSONObject
+    from ..model import ToolChoice
+    from ..prompt import Prompt, RenderedPrompt
+    from ..resources import ResourceSnapshot
+    from ..session import SessionSnapshot
+    from ..tools import AnyTool
+    from ..transcript.transcript import Transcript
+    from ..transcript.turns import TurnRecord
+    from ._store_work import StoreWork
+    from .approval import PausedRun, PendingCall
+    from .pausing import InlineDecision
+    from .results import EvaluationOutputs
+    from .resumption import Resumption
+    from .run_events import RunEvent
+    from .run_settings import RunSettings
+    from .tracing import RunSpan, ToolSpan
+
+__all__ = ["PROMPT_KEY", "TRACE_KEY", "Evaluation"]
+
+PROMPT_KEY = "prompt"
+"""Metadata key of the system commit an evaluation writes: the prompt's display name (for viewers)."""
+
+TRACE_KEY = "trace"
+"""The commit metadata key of a traced turn's step: ``{"trace_id": ..., "span_id": ...}``."""
+
+logger = logging.getLogger("weakprompt.runtime.loop")  # the loop's log, as before the split
+
+OutputT = TypeVar("OutputT")
+T = TypeVar("T")
+
+_ONE_CALL = Usage(model_calls=1)
+
+
+def _check_choice(
+    choice: ToolChoice, names: tuple[str, ...], more_names: Callable[[], tuple[str, ...]] = tuple
+) -> None:
+    """Refuse a tool choice the prompt cannot honour; ``more_names`` (pipeline tools) is asked only if needed.
+
+    Working out whether a pipeline tool is on offer reads the store, so a
+    choice the prompt's own tools settle never asks.
+    """
+    if isinstance(choice, ForceTool):
+        if choice.name not in names:
+            names = names + more_names()
+        if choice.name not in names:
+            raise ConfigurationError(
+                f"evaluate: tool_choice forces tool {choice.name!r}, which the prompt does not offer "
+                f"(tools: {', '.join(names) or 'none'})"
+            )
+    elif choice not in ("auto", "required", "none"):
+        raise ConfigurationError(
+            f"evaluate: tool_choice must be 'auto', 'required', 'none' or ForceTool(name), got {choice!r}"
+        )
+    elif choice == "required" and not names and not more_names():
+        raise ConfigurationError("evaluate: tool_choice='required' but the prompt offers no tools")
+
+
+class Evaluation(Generic[OutputT]):
+    """The mutable state of one running evaluation (never shared)."""
+
+    def __init__(
+        self,
+        prompt: Prompt[OutputT],
+        settings: RunSettings,
+        *,
+        transcript: Transcript,
+        tracker: BudgetTracker | None,
+        outputs: EvaluationOutputs,
+        io: StoreWork,
+        trace: RunSpan | None,
+        resumption: Resumption | None,
+        empty_transcript: bool,
+    ) -> None:
+        self.settings = settings
+        adapter, session, resources = settings.adapter, settings.session, settings.resources
+        self.store_work = io
+        self.trace = trace
+        # The spans of tool calls started but not committed yet, by call (the call objects are alive).
+        self.open_tools: dict[int, ToolSpan] = {}
+        self.on_event = settings.on_event
+        self.prompt = prompt
+        self.name = prompt.template.display_name
+        self.adapter = adapter
+        self.adapter_name = adapter.name
+        self.session = session
+        self.transcript = transcript
+        self.deadline = settings.deadline
+        self.tracker = tracker
+        self.resources = resources
+        self.outputs = outputs
+        self.offered: tuple[str, ...] = ()
+        self.usage = Usage()
+        self.turns = 0
+        self.turns_before = 0  # model calls of the run before this resumption of it
+        self.empty_transcript = empty_transcript  # a private store made for this run: no system message yet
+        self.retries_used = 0
+        self.head: str | None = None
+        self.system_commit: str | None = None
+        self.executions: list[ToolExecution] = []
+        self.async_handlers: dict[str, bool] = {}  # by tool name, for the current dispatcher
+        self.expanded: list[str] = []
+        # Pausing (specs/APPROVAL.md; runtime.pausing reads and writes these): calls waiting now.
+        self.pending: list[PendingCall] = []
+        self.decided_inline: InlineDecision | None = None  # stored with the turn it decided
+        self.resumption = resumption
+        self.paused: PausedRun | None = None
+        # A store in memory dies with the process: no crash to resume, no journal to keep.
+        self.journal = not transcript.store.in_memory
+        # A journal row may be there for the turn in progress; at first, one a failed run left
+        # behind: this run's first stored turn removes it (it supersedes that run).
+        self.journaled = self.journal
+        self.rendered: RenderedPrompt[OutputT]
+        self.dispatcher: ToolDispatcher
+        # The state the transcript agrees with: taken after each stored turn, put back on failure.
+        self.kept_state: SessionSnapshot = session.snapshot()
+        self.kept_resources: ResourceSnapshot | None = resources.snapshot() if resources is not None else None
+
+    async def io(self, work: Callable[[], T]) -> T:
+        """Run store work on this run's worker thread (or inline, see ``_store_work``)."""
+        return await self.store_work(work)
+
+    async def emit(self, event: RunEvent[OutputT]) -> None:
+        if self.on_event is None:
+            return
+        returned = self.on_event(event)
+        if isinstance(returned, Awaitable):
+            await cast("Awaitable[object]", returned)
+
+    def tool_span(self, call: ToolCall) -> ToolSpan:
+        assert self.trace is not None  # only handed to the dispatcher when tracing
+        span = self.trace.tool_call(call)
+        self.open_tools[id(call)] = span
+        return span
+
+    def abandon_tool_spans(self, error: BaseException) -> None:
+        """End the spans of tool calls whose results will never be committed."""
+        for span in self.open_tools.values():
+            span.fail(error)
+        self.open_tools.clear()
+
+    def keep_state(self) -> None:
+        self.kept_state = self.session.snapshot()
+        if self.resources is not None:
+            self.kept_resources = self.resources.snapshot()
+
+    def roll_back(self) -> None:
+        """Put the session (and snapshotable resources) back as of the last stored turn."""
+        try:
+            self.session.restore(self.kept_state)
+            if self.resources is not None and self.kept_resources is not None:
+                self.resources.restore(self.kept_resources)
+        except Exception:  # the original error matters more; this one is logged
+            logger.exception("restoring the session after a failed evaluation of %r failed", self.name)
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def start(self, input: str | None, first_choice: ToolChoice) -> None:
+        if self.resumption is not None and self.resumption.context.expanded:
+            self.prompt = self.prompt.with_expanded(self.resumption.context.expanded)
+            self.expanded.extend(self.resumption.context.expanded)
+        rendered = self.prompt.render(self.session)
+        names = rendered.tool_names
+        _check_choice(first_choice, names, lambda: self.outputs.available_names(names))
+        self.adopt(self.prompt, rendered)
+        # The system message and the input are stored together: one transaction, never one alone.
+        with self.transcript.turn(refresh=False) as opening:
+            self.commit_system(rendered.text)
+            if input is not None:
+                self.head = self.transcript.user(input).hash
+        if opening.moved:  # another writer appended meanwhile: the commits were stored under new hashes
+            assert self.head is not None and self.system_commit is not None  # both set by a stored commit
+            self.head = opening.stored_hash(self.head)
+            self.system_commit = opening.stored_hash(self.system_commit)
+        if self.resumption is not None:
+            self.head = self.transcript.head
+            self.outputs.turn_start = self.resumption.context.turn_start
+            return
+        self.outputs.turn_start = self.head
+
+    def turns_left(self, max_turns: int) -> bool:
+        """Whether ``max_turns`` allows another model call, counting those before a pause or crash."""
+        return self.turns_before + self.turns < max_turns
+
+    def stored(self, turn: TurnRecord) -> None:
+        if turn.moved:  # another writer appended meanwhile: the turn was stored after it, rehashed
+            self.system_commit = None
+        self.head = turn.head or self.head
+        self.keep_state()
+
+    def request(self, choice: ToolChoice) -> ModelRequest:
+        if self.rendered.tools_changed():  # a live toolset (an MCP server) changed its tools
+            rendered = self.prompt.render(self.session)
+            self.adopt(self.prompt, rendered)
+            self.commit_system(rendered.text)
+        rendered = self.rendered
+        context = self.outputs.compile(self.transcript)
+        tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
+        self.link_tools(tools)
+        return ModelRequest(
+            context=context,
+            tools=tools,
+            tool_choice=choice,
+            output_schema=rendered.output_schema,
+            output_name=rendered.output_name,
+            max_output_tokens=self.settings.max_output_tokens,
+            output_mode=rendered.output_mode,
+            deadline=self.deadline,
+            dispatcher=self.session.dispatcher,
+        )
+
+    def record_reply(
+        self, reply: AssistantTurn, turn: TurnRecord, *, trace_ids: JSONObject | None = None
+    ) -> tuple[AssistantTurn, Usage]:
+        if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
+            calls = tuple(call.storable() for call in reply.tool_calls)
+            if any(new is not old for new, old in zip(calls, reply.tool_calls, strict=True)):
+                reply = attrs.evolve(reply, tool_calls=calls)
+        self.turns += 1
+        usage = reply.usage
+        if usage.model_calls == 0:  # the loop knows one call was made even if the adapter did not say
+            usage = usage + _ONE_CALL
+        self.usage = self.usage + usage
+        if self.tracker is not None:
+            self.tracker.record(usage)
+        commit = self.transcript.assistant(
+            reply.text,
+            tool_calls=reply.tool_calls,
+            usage=usage,
+            metadata={**reply.metadata, **({} if trace_ids is None else {TRACE_KEY: trace_ids})} or None,
+        )
+        self.head = commit.hash
+        if not self.session.dispatcher.wants(ModelTurnCompleted):
+            return reply, usage
+        event = ModelTurnCompleted(
+            prompt_name=self.name,
+            adapter=self.adapter_name,
+            model=self.adapter.model,
+            turn=self.turns,
+            text=reply.text,
+            tool_calls=reply.tool_calls,
+            usage=usage,
+            finish_reason=reply.finish_reason,
+            commit_hash=commit.hash,
+            session_id=self.session.session_id,
+            created_at=self.session.clock.now(),
+        )
+        self.publish_when_stored(turn, event, commit.hash)
+        return reply, usage
+
+    def publish_when_stored(
+        self, turn: TurnRecord, event: ModelTurnCompleted | ToolResultCommitted, staged: str
+    ) -> None:
+        """Publish ``event`` once ``turn`` is stored (never, if it is not), naming the stored commit."""
+        turn.attach(_PublishWhenStored(self, turn, event, staged))
+
+    def reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
+        """Give the model a corrective turn, or re-raise when none is allowed."""
+        retrying = turns_left and self.retries_used < self.settings.output_retries
+        self.publish(
+            OutputRejected(
+                prompt_name=self.name,
+                turn=self.turns,
+                text=text,
+                errors=str(error),
+                retrying=retrying,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+        if not retrying:
+            if self.retries_used:
+                error.add_note(f"the model already had {self.retries_used} corrective turn(s)")
+            elif not turns_left:
+                error.add_note("no model call was left under max_turns for a corrective turn")
+            raise error
+        self.retries_used += 1
+        correction = loop_messages.output_correction(
+            str(error), self.rendered.output_name, self.rendered.output_schema
+        )
+        self.head = self.transcript.user(correction).hash
+
+    # -- progressive disclosure -----------------------------------------------------------------
+
+    def expand(self, request: VisibilityExpansionRequired) -> tuple[str, bool]:
+        """Re-render with the requested sections open; returns the tool result text and failure flag."""
+        if len(self.expanded) >= self.settings.max_expansions:
+            return loop_messages.expansion_limit(self.settings.max_expansions), True
+        try:
+            prompt = self.prompt.with_expanded(request.section_keys)
+            rendered = prompt.render(self.session)
+        except PromptRenderError as exc:
+            return loop_messages.expansion_refused(str(exc)), True
+        self.adopt(prompt, rendered)
+        self.commit_system(rendered.text)
+        self.expanded.extend(request.section_keys)
+        self.publish(
+            SectionsExpanded(
+                prompt_name=self.name,
+                section_keys=request.section_keys,
+                reason=request.reason,
+                tool_names=rendered.tool_names,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+        return loop_messages.sections_opened(request.section_keys, rendered.tool_names), False
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def adopt(self, prompt: Prompt[OutputT], rendered: RenderedPrompt[OutputT]) -> None:
+        """Make ``rendered`` the current render: event, dispatcher, active tool set."""
+        self.prompt = prompt
+        self.rendered = rendered
+        self.async_handlers = {}
+        tools = rendered.tools + self.outputs.extra_tools(rendered.tool_names)
+        if self.settings.tool_wrapper is not None:
+            tools = tuple(self.settings.tool_wrapper(tool) for tool in tools)
+        self.dispatcher = ToolDispatcher(
+            tools,
+            session=self.session,
+            prompt=prompt,
+            rendered_prompt=rendered,
+            adapter=self.adapter,
+            deadline=self.deadline,
+            budget_tracker=self.tracker,
+            resources=self.resources,
+            redact=self.settings.redact,
+            prompt_name=self.name,
+            tool_spans=None if self.trace is None else self.tool_span,
+        )
+        self.offered = rendered.tool_names
+        self.transcript.set_tools(rendered.tool_schemas)
+        self.publish(
+            PromptRendered(
+                prompt_ns=rendered.ns,
+                prompt_key=rendered.key,
+                prompt_name=prompt.template.name,
+                text=rendered.text,
+                tool_names=rendered.tool_names,
+                tool_hashes=rendered.tool_hashes,
+                session_id=self.session.session_id,
+                created_at=self.session.clock.now(),
+            )
+        )
+
+    def link_tools(self, tools: tuple[AnyTool, ...]) -> None:
+        """Link the tools offered on this turn (the prompt's plus any pipeline tools) to later commits."""
+        names = tuple(t.name for t in tools)
+        if names != self.offered:
+            extra = tuple(t.spec() for t in tools[len(self.rendered.tools) :])
+            self.transcript.set_tools(self.rendered.tool_schemas + extra)
+            self.offered = names
+
+    def commit_system(self, text: str) -> None:
+        """Put ``text`` first in the conversation: append it, or edit the existing system message."""
+        target = self.system_commit
+        if target is None and not self.empty_transcript:
+            context = self.transcript.compile()
+            if context.messages and context.messages[0].role == "system":
+                target = context.commit_hashes[0]
+                if context.messages[0].content == text:
+                    self.system_commit = target
+                    return
+        commit = self.transcript.system(text, edit=target, metadata={PROMPT_KEY: self.name})
+        self.empty_transcript = False
+        self.system_commit = commit.edit_target or commit.hash
+        self.head = commit.hash
+
+    def add_usage(self, usage: Usage) -> None:
+        """Count model calls made on the evaluation's behalf (tool-result summaries)."""
+        self.usage = self.usage + usage
+
+    def publish(self, event: object) -> None:
+        publish(self.session.dispatcher, event, logger=logger, about=f"during evaluation of {self.name!r}")
+
+    async def finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
+        response = self._response(reply, output)
+        await self._run_finished(response)
+        return response
+
+    async def finish_paused(self, reply: AssistantTurn | None) -> PromptResponse[OutputT]:
+        """End the run on its pause: no output (``paused`` says why), no ``PromptExecuted``."""
+        response = self._response(reply or AssistantTurn(), cast("OutputT", None), executed=False)
+        await self._run_finished(response)
+        return response
+
+    async def _run_finished(self, response: PromptResponse[OutputT]) -> None:
+        if self.on_event is not None:
+            from . import run_events  # built only for a listener: loaded on first use
+
+            await self.emit(run_events.RunFinished(response))
+
+    def _response(
+        self, reply: AssistantTurn, output: OutputT, *, executed: bool = True
+    ) -> PromptResponse[OutputT]:
+        self.usage = self.usage + self.outputs.side_usage
+        if executed:
+            self.publish(
+                PromptExecuted(
+                    prompt_name=self.name,
+                    adapter=self.adapter_name,
+                    text=reply.text,
+                    output=output if output is not None else reply.text,
+                    usage=self.usage,
+                    turns=self.turns,
+                    session_id=self.session.session_id,
+                    created_at=self.session.clock.now(),
+                )
+            )
+        return PromptResponse(
+            text=reply.text,
+            output=output,
+            usage=self.usage,
+            turns=self.turns,
+            head=self.head,
+            session_id=self.session.session_id,
+            transcript_id=self.transcript.session_id,
+            tool_executions=tuple(self.executions),
+            rendered=self.rendered,
+            finish_reason=reply.finish_reason,
+            expanded_sections=tuple(self.expanded),
+            output_retries_used=self.retries_used,
+            paused=None if executed else self.paused,
+        )
+
+
+class _PublishWhenStored:
+    """A turn write with no rows: publishes a loop event once the turn is stored, with its stored hash.
+
+    One small object instead of a closure (a function, its cells) and the
+    wrapper ``on_stored`` would add: two per model turn of every running
+    session stay alive while the model answers.
+    """
+
+    __slots__ = ("evaluation", "event", "staged", "turn")
+
+    def __init__(
+        self,
+        evaluation: Evaluation[Any],
+        turn: TurnRecord,
+        event: ModelTurnCompleted | ToolResultCommitted,
+        staged: str,
+    ) -> None:
+        self.evaluation = evaluation
+        self.turn = turn
+        self.event = event
+        self.staged = staged
+
+    def write(self, conn: Connection) -> None:
+        return None
+
+    def plan(self) -> Callable[[Connection], None]:
+        return self.write  # it writes nothing, and reads nothing
+
+    def committed(self) -> None:
+        event, stored = self.event, self.turn.stored_hash(self.staged)
+        self.evaluation.publish(event if stored == self.staged else attrs.evolve(event, commit_hash=stored))

@@ -1,0 +1,320 @@
+"""The turn driver: the loop of model turns of one run, each stored as one transcript turn.
+
+:func:`drive` runs an :class:`~weakprompt.runtime.evaluation.Evaluation`
+until the model answers, a limit stops it, or calls wait for decisions.
+Each model turn (:func:`model_turn`) opens a transcript turn, compiles the
+request, asks the adapter for one reply, runs its tool calls
+(``runtime.tool_calls``) and writes the turn, with the run state it ends in
+(``runtime.pausing``), in one transaction. :func:`staged_turn` stores the
+decided calls of a resumed run the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from ..errors import MaxTurnsExceededError, OutputParseError
+from ..messages import AssistantTurn, Usage
+from ._model_stream import model_reply
+from .tool_calls import run_tools
+from .tracing import model_call_scope
+
+if TYPE_CHECKING:
+    from ..model import ModelRequest, ToolChoice
+    from ..transcript.turns import TurnRecord
+    from .evaluation import Evaluation
+    from .response import PromptResponse
+    from .tracing import RunSpan
+
+__all__ = ["drive", "model_turn", "staged_turn"]
+
+OutputT = TypeVar("OutputT")
+T = TypeVar("T")
+
+
+async def drive(
+    evaluation: Evaluation[OutputT], input: str | None, *, max_turns: int, first_choice: ToolChoice
+) -> PromptResponse[OutputT]:
+    await evaluation.io(lambda: evaluation.start(input, first_choice))
+    choice: ToolChoice = first_choice
+    ahead: _OpenTurn | None = None  # the next turn, opened with the write of the last one
+    reply: AssistantTurn | None = None
+    if evaluation.resumption is not None:
+        evaluation.turns_before = evaluation.resumption.context.turns
+        await staged_turn(evaluation, lambda turn: _resuming(evaluation, turn))
+    while True:
+        if evaluation.pending:  # the last turn ended on calls waiting for decisions (none opened ahead)
+            if evaluation.settings.approve is None:
+                return await evaluation.finish_paused(reply)
+            await _decide_inline(evaluation)
+            continue
+        try:
+            if not evaluation.turns_left(max_turns):
+                raise MaxTurnsExceededError(max_turns)
+            if evaluation.deadline is not None:
+                evaluation.deadline.check()
+            if evaluation.tracker is not None:
+                evaluation.tracker.check()
+        except BaseException as exc:
+            if ahead is not None:
+                await drop_ahead(evaluation, ahead.staging, exc)
+            raise
+        reply, ahead = await model_turn(evaluation, choice, ahead, max_turns=max_turns)
+        choice = "auto"
+        if reply.tool_calls:
+            continue
+        if evaluation.rendered.output_type is None:  # then the prompt is a Prompt[None]
+            return await evaluation.finish(reply, cast("OutputT", None))
+        try:
+            output = evaluation.rendered.parse_output(reply.text)
+        except OutputParseError as exc:
+            left = evaluation.turns_left(max_turns)
+            await evaluation.io(functools.partial(evaluation.reject_output, reply.text, exc, turns_left=left))
+            continue
+        return await evaluation.finish(reply, output)
+
+
+async def model_turn(
+    evaluation: Evaluation[Any], choice: ToolChoice, ahead: _OpenTurn | None, *, max_turns: int
+) -> tuple[AssistantTurn, _OpenTurn | None]:
+    """One model call and the tool calls it asked for, stored together as one transcript turn.
+
+    The turn is staged on the worker thread and written there in one
+    transaction when it ends: the reply's commit, its results' commits
+    and their stored outputs. A failure or cancellation before that
+    drops it whole; one that arrives while it is being written waits
+    for the write, so the turn is either stored or not, never half. The
+    events that report it (``ModelTurnCompleted``, ``ToolResultStored``,
+    ``ToolResultCommitted``) are published once it has committed, with
+    the hashes as stored, and ``TurnCommitted`` after them.
+
+    The turn is opened, and its request compiled, in one trip to the
+    worker thread (``ahead``: already, in the trip that wrote the turn
+    before). When the model asked for tools and a model call is left, the
+    trip that writes this turn opens the next one too (and returns it),
+    so a round trip costs one trip less; the loop drops it unopened if
+    a limit stops the run first.
+    """
+
+    # No closures here: a variable a nested function uses becomes a cell object, and this
+    # frame lives through the model call; partials of module functions instead.
+    before = evaluation.head
+    staging = ahead.staging if ahead is not None else evaluation.transcript.turn(refresh=False)
+    entered: list[TurnRecord] = [ahead.record] if ahead is not None else []
+    try:
+        request = (
+            ahead.request
+            if ahead is not None
+            else await evaluation.store_work.settled(
+                functools.partial(_open_turn, evaluation, staging, entered, choice)
+            )
+        )
+        turn = entered[0]
+        reply = await call_model(evaluation, request, turn)
+        if reply.tool_calls:
+            if evaluation.tracker is not None:  # max_tool_calls: none of them runs past the limit
+                evaluation.tracker.take_tool_calls(len(reply.tool_calls))
+            if evaluation.journal:
+                await evaluation.io(functools.partial(_journal, evaluation, reply))
+            await run_tools(evaluation, reply.tool_calls, turn)
+    except BaseException as exc:
+        evaluation.head = before  # nothing of the unfinished turn is stored
+        if entered:
+            await evaluation.store_work.settled(
+                functools.partial(staging.__exit__, type(exc), exc, exc.__traceback__)
+            )
+        raise
+    # No turn ahead when calls wait for a decision: the run pauses (or decides) first.
+    following = (
+        evaluation.transcript.turn(refresh=False)
+        if reply.tool_calls and evaluation.turns_left(max_turns) and not evaluation.pending
+        else None
+    )
+    opened: list[TurnRecord] = []
+    try:
+        upcoming = await evaluation.store_work.settled(
+            functools.partial(_write_and_open_next, evaluation, staging, turn, following, opened)
+        )
+    except BaseException as exc:
+        if following is not None and opened:
+            await drop_ahead(evaluation, following, exc)
+        if not turn.stored:
+            evaluation.head = before
+            raise
+        evaluation.stored(turn)  # cancelled while writing, but the write went through
+        raise
+    evaluation.stored(turn)
+    if evaluation.on_event is not None:
+        from . import run_events  # built only for a listener: loaded on first use
+
+        await evaluation.emit(
+            run_events.TurnCommitted(
+                turn=evaluation.turns, head=evaluation.head, commit_hashes=tuple(c.hash for c in turn.commits)
+            )
+        )
+    if following is None or upcoming is None:
+        return reply, None
+    return reply, _OpenTurn(following, opened[0], upcoming)
+
+
+async def staged_turn(evaluation: Evaluation[Any], body: Callable[[TurnRecord], Awaitable[T]]) -> T:
+    """Run ``body`` (a resumed run's decided calls) in one transcript turn, stored as one write."""
+    before = evaluation.head
+    staging = evaluation.transcript.turn(refresh=False)
+    turn = await evaluation.io(staging.__enter__)
+    try:
+        outcome = await body(turn)
+    except BaseException as exc:
+        evaluation.head = before  # nothing of the unfinished turn is stored
+        await evaluation.store_work.settled(
+            functools.partial(staging.__exit__, type(exc), exc, exc.__traceback__)
+        )
+        raise
+    try:
+        await evaluation.store_work.settled(lambda: _write_turn(evaluation, staging, turn))
+    except BaseException:
+        if not turn.stored:
+            evaluation.head = before
+            raise
+        evaluation.stored(turn)  # cancelled while writing, but the write went through
+        raise
+    evaluation.stored(turn)
+    if evaluation.on_event is not None:
+        from . import run_events  # built only for a listener: loaded on first use
+
+        await evaluation.emit(
+            run_events.TurnCommitted(
+                turn=evaluation.turns, head=evaluation.head, commit_hashes=tuple(c.hash for c in turn.commits)
+            )
+        )
+    return outcome
+
+
+async def drop_ahead(
+    evaluation: Evaluation[Any], staging: contextlib.AbstractContextManager[TurnRecord], error: BaseException
+) -> None:
+    """Close a turn opened ahead that will not be used: nothing of it is stored."""
+    await evaluation.store_work.settled(
+        functools.partial(staging.__exit__, type(error), error, error.__traceback__)
+    )
+
+
+async def call_model(evaluation: Evaluation[Any], request: ModelRequest, turn: TurnRecord) -> AssistantTurn:
+    if evaluation.trace is not None:
+        reply, usage = await traced_model_call(evaluation, evaluation.trace, request, turn)
+        await usage_reported(evaluation, usage)
+        return reply
+    emit = evaluation.emit if evaluation.on_event is not None else None
+    reply = await model_reply(evaluation.adapter, request, turn=evaluation.turns + 1, emit=emit)
+    # Staged in memory (the turn is written when it ends): no trip to the worker thread.
+    reply, usage = evaluation.record_reply(reply, turn)
+    await usage_reported(evaluation, usage)
+    return reply
+
+
+async def usage_reported(evaluation: Evaluation[Any], usage: Usage) -> None:
+    if evaluation.on_event is not None:
+        from . import run_events  # built only for a listener: loaded on first use
+
+        await evaluation.emit(
+            run_events.UsageReported(turn=evaluation.turns, usage=usage, total=evaluation.usage)
+        )
+
+
+async def traced_model_call(
+    evaluation: Evaluation[Any], trace: RunSpan, request: ModelRequest, turn: TurnRecord
+) -> tuple[AssistantTurn, Usage]:
+    span = trace.model_call(request)
+    try:
+        with span.activated(), model_call_scope(span):
+            reply = await model_reply(
+                evaluation.adapter, request, turn=evaluation.turns + 1, emit=evaluation.emit
+            )
+        ids = span.ids()
+        reply, usage = evaluation.record_reply(reply, turn, trace_ids=ids)  # staged in memory
+    except BaseException as exc:
+        span.fail(exc)
+        raise
+    span.finish(reply, usage)
+    return reply, usage
+
+
+def _journal(evaluation: Evaluation[Any], reply: AssistantTurn) -> None:
+    from . import pausing  # the pausing module: loaded on first use, see runtime/pausing.py
+
+    pausing.write_journal(evaluation, reply)
+
+
+async def _resuming(evaluation: Evaluation[Any], turn: TurnRecord) -> None:
+    from . import pausing
+
+    await pausing.resume_steps(evaluation, turn)
+
+
+async def _decide_inline(evaluation: Evaluation[Any]) -> None:
+    from . import pausing
+
+    await pausing.decide_inline(evaluation)
+
+
+def _open_turn(
+    evaluation: Evaluation[Any],
+    staging: contextlib.AbstractContextManager[TurnRecord],
+    entered: list[TurnRecord],
+    choice: ToolChoice,
+) -> ModelRequest:
+    """Enter the turn's staging block and compile its request (one trip off the loop)."""
+    entered.append(staging.__enter__())
+    return evaluation.request(choice)
+
+
+def _write_and_open_next(
+    evaluation: Evaluation[Any],
+    staging: contextlib.AbstractContextManager[TurnRecord],
+    turn: TurnRecord,
+    following: contextlib.AbstractContextManager[TurnRecord] | None,
+    opened: list[TurnRecord],
+) -> ModelRequest | None:
+    """Store the turn, then open the next one and compile its request, if there is one."""
+    _write_turn(evaluation, staging, turn)
+    if following is None:
+        return None
+    opened.append(following.__enter__())
+    return evaluation.request("auto")
+
+
+def _write_turn(
+    evaluation: Evaluation[Any], staging: contextlib.AbstractContextManager[TurnRecord], turn: TurnRecord
+) -> None:
+    """Store the staged turn, with the run state it ends in (a pause, the journal), in one transaction."""
+    try:
+        _attach_run_state(evaluation, turn)
+    except BaseException as exc:
+        staging.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    staging.__exit__(None, None, None)
+
+
+def _attach_run_state(evaluation: Evaluation[Any], turn: TurnRecord) -> None:
+    from . import pausing
+
+    pausing.attach_run_state(evaluation, turn)
+
+
+class _OpenTurn:
+    """A transcript turn already opened (its staging block entered) and the request compiled on it."""
+
+    __slots__ = ("record", "request", "staging")
+
+    def __init__(
+        self,
+        staging: contextlib.AbstractContextManager[TurnRecord],
+        record: TurnRecord,
+        request: ModelRequest,
+    ) -> None:
+        self.staging = staging
+        self.record = record
+        self.request = request

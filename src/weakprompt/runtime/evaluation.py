@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
-
-import attrs
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from ..errors import ConfigurationError, OutputParseError, PromptRenderError, VisibilityExpansionRequired
 from ..events import PromptExecuted, PromptRendered, publish
@@ -23,14 +21,11 @@ from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest
 from . import loop_messages
 from .dispatcher import ToolDispatcher, ToolExecution
-from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .loop_events import OutputRejected, SectionsExpanded
 from .response import PromptResponse
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
     from ..budget import BudgetTracker
-    from ..jsontypes import JSONObject
     from ..model import ToolChoice
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceSnapshot
@@ -47,20 +42,15 @@ if TYPE_CHECKING:
     from .run_settings import RunSettings
     from .tracing import RunSpan, ToolSpan
 
-__all__ = ["PROMPT_KEY", "TRACE_KEY", "Evaluation"]
+__all__ = ["PROMPT_KEY", "Evaluation"]
 
 PROMPT_KEY = "prompt"
 """Metadata key of the system commit an evaluation writes: the prompt's display name (for viewers)."""
-
-TRACE_KEY = "trace"
-"""The commit metadata key of a traced turn's step: ``{"trace_id": ..., "span_id": ...}``."""
 
 logger = logging.getLogger("weakprompt.runtime.loop")  # the loop's log, as before the split
 
 OutputT = TypeVar("OutputT")
 T = TypeVar("T")
-
-_ONE_CALL = Usage(model_calls=1)
 
 
 def _check_choice(
@@ -240,51 +230,6 @@ class Evaluation(Generic[OutputT]):
             dispatcher=self.session.dispatcher,
         )
 
-    def record_reply(
-        self, reply: AssistantTurn, turn: TurnRecord, *, trace_ids: JSONObject | None = None
-    ) -> tuple[AssistantTurn, Usage]:
-        if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
-            calls = tuple(call.storable() for call in reply.tool_calls)
-            if any(new is not old for new, old in zip(calls, reply.tool_calls, strict=True)):
-                reply = attrs.evolve(reply, tool_calls=calls)
-        self.turns += 1
-        usage = reply.usage
-        if usage.model_calls == 0:  # the loop knows one call was made even if the adapter did not say
-            usage = usage + _ONE_CALL
-        self.usage = self.usage + usage
-        if self.tracker is not None:
-            self.tracker.record(usage)
-        commit = self.transcript.assistant(
-            reply.text,
-            tool_calls=reply.tool_calls,
-            usage=usage,
-            metadata={**reply.metadata, **({} if trace_ids is None else {TRACE_KEY: trace_ids})} or None,
-        )
-        self.head = commit.hash
-        if not self.session.dispatcher.wants(ModelTurnCompleted):
-            return reply, usage
-        event = ModelTurnCompleted(
-            prompt_name=self.name,
-            adapter=self.adapter_name,
-            model=self.adapter.model,
-            turn=self.turns,
-            text=reply.text,
-            tool_calls=reply.tool_calls,
-            usage=usage,
-            finish_reason=reply.finish_reason,
-            commit_hash=commit.hash,
-            session_id=self.session.session_id,
-            created_at=self.session.clock.now(),
-        )
-        self.publish_when_stored(turn, event, commit.hash)
-        return reply, usage
-
-    def publish_when_stored(
-        self, turn: TurnRecord, event: ModelTurnCompleted | ToolResultCommitted, staged: str
-    ) -> None:
-        """Publish ``event`` once ``turn`` is stored (never, if it is not), naming the stored commit."""
-        turn.attach(_PublishWhenStored(self, turn, event, staged))
-
     def reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
         """Give the model a corrective turn, or re-raise when none is allowed."""
         retrying = turns_left and self.retries_used < self.settings.output_retries
@@ -454,36 +399,3 @@ class Evaluation(Generic[OutputT]):
             output_retries_used=self.retries_used,
             paused=None if executed else self.paused,
         )
-
-
-class _PublishWhenStored:
-    """A turn write with no rows: publishes a loop event once the turn is stored, with its stored hash.
-
-    One small object instead of a closure (a function, its cells) and the
-    wrapper ``on_stored`` would add: two per model turn of every running
-    session stay alive while the model answers.
-    """
-
-    __slots__ = ("evaluation", "event", "staged", "turn")
-
-    def __init__(
-        self,
-        evaluation: Evaluation[Any],
-        turn: TurnRecord,
-        event: ModelTurnCompleted | ToolResultCommitted,
-        staged: str,
-    ) -> None:
-        self.evaluation = evaluation
-        self.turn = turn
-        self.event = event
-        self.staged = staged
-
-    def write(self, conn: Connection) -> None:
-        return None
-
-    def plan(self) -> Callable[[Connection], None]:
-        return self.write  # it writes nothing, and reads nothing
-
-    def committed(self) -> None:
-        event, stored = self.event, self.turn.stored_hash(self.staged)
-        self.evaluation.publish(event if stored == self.staged else attrs.evolve(event, commit_hash=stored))

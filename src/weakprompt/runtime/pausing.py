@@ -41,6 +41,7 @@ from .approval import (
 )
 from .decision_checks import check_decisions, schema_hashes
 from .pause_events import DecisionKind, RunPaused, ToolCallDecided
+from .recording import record_reply
 from .resumption import (
     AnswerStep,
     Resumption,
@@ -368,7 +369,7 @@ async def resume_steps(
     assert plan is not None
     if plan.reply is not None:
         reply = plan.reply
-        await evaluation.io(lambda: evaluation.record_reply(reply, turn))
+        await evaluation.io(lambda: record_reply(evaluation, reply, turn))
     steps: list[RunStep | AnswerStep] = []
     tools = evaluation.dispatcher.tools
     for step in plan.steps:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import VisibilityExpansionRequired
 from ..tools import is_async_handler
 from .dispatcher import ToolExecution
-from .evaluation import TRACE_KEY
 from .loop_events import ToolResultCommitted
 from .pause_errors import ToolCallPending
+from .recording import TRACE_KEY, publish_when_stored
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -221,7 +221,7 @@ def commit_result(
         session_id=evaluation.session.session_id,
         created_at=evaluation.session.clock.now(),
     )
-    evaluation.publish_when_stored(turn, event, commit.hash)
+    publish_when_stored(evaluation, turn, event, commit.hash)
     return commit.content.content, commit.content.is_error
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from ..errors import MaxTurnsExceededError, OutputParseError
 from ..messages import AssistantTurn, Usage
 from ._model_stream import model_reply
+from .recording import record_reply
 from .tool_calls import run_tools
 from .tracing import model_call_scope
 
@@ -210,7 +211,7 @@ async def call_model(evaluation: Evaluation[Any], request: ModelRequest, turn: T
     emit = evaluation.emit if evaluation.on_event is not None else None
     reply = await model_reply(evaluation.adapter, request, turn=evaluation.turns + 1, emit=emit)
     # Staged in memory (the turn is written when it ends): no trip to the worker thread.
-    reply, usage = evaluation.record_reply(reply, turn)
+    reply, usage = record_reply(evaluation, reply, turn)
     await usage_reported(evaluation, usage)
     return reply
 
@@ -234,7 +235,7 @@ async def traced_model_call(
                 evaluation.adapter, request, turn=evaluation.turns + 1, emit=evaluation.emit
             )
         ids = span.ids()
-        reply, usage = evaluation.record_reply(reply, turn, trace_ids=ids)  # staged in memory
+        reply, usage = record_reply(evaluation, reply, turn, trace_ids=ids)  # staged in memory
     except BaseException as exc:
         span.fail(exc)
         raise

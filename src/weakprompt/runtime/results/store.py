@@ -269,6 +269,22 @@ class ToolOutputStore:
         turn.attach(staged)
         return staged
 
+    def write_staged(self, conn: Connection, prepared: PreparedOutput) -> ToolResultReference:
+        """A staged output's row, in the transaction of the turn that stores it (``StagedOutput``)."""
+        advisory_lock(conn, self._lock_name)
+        return self._write(conn, prepared)
+
+    def plan_staged(
+        self, prepared: PreparedOutput
+    ) -> tuple[ToolResultReference, Callable[[Connection], None]] | None:
+        """A staged output's row decided without a read, and its writing (``None``: that needs a read)."""
+        return self._plan(prepared)
+
+    def staged_stored(self, reference: ToolResultReference) -> None:
+        """The turn holding a staged output committed: count its writes and publish the event."""
+        self._confirm()
+        self._publish(reference)
+
     @property
     def _lock_name(self) -> str:
         # The named lock serialises the dedupe check and the next seq per session (PostgreSQL).
@@ -475,12 +491,10 @@ class StagedOutput:
         self._written: ToolResultReference | None = None
 
     def write(self, conn: Connection) -> None:
-        outputs = self._outputs
-        advisory_lock(conn, outputs._lock_name)  # pyright: ignore[reportPrivateUsage]  # one module
-        self._written = outputs._write(conn, self.prepared)  # pyright: ignore[reportPrivateUsage]
+        self._written = self._outputs.write_staged(conn, self.prepared)
 
     def plan(self) -> Callable[[Connection], None] | None:
-        planned = self._outputs._plan(self.prepared)  # pyright: ignore[reportPrivateUsage]  # one module
+        planned = self._outputs.plan_staged(self.prepared)
         if planned is None:
             return None
         self._written, write = planned
@@ -491,7 +505,6 @@ class StagedOutput:
         if reference is None:  # pragma: no cover - the turn calls write before committed
             return
         self.reference = reference
-        self._outputs._confirm()  # pyright: ignore[reportPrivateUsage]
-        self._outputs._publish(reference)  # pyright: ignore[reportPrivateUsage]
+        self._outputs.staged_stored(reference)
         if self._on_stored is not None:
             self._on_stored(reference)

@@ -1,0 +1,118 @@
+"""Recording in the open turn: a model reply's commit, and the events that wait for the turn's write.
+
+The loop publishes ``ModelTurnCompleted`` and ``ToolResultCommitted`` only
+once the turn holding their commits is stored, naming the hashes as stored
+(:func:`publish_when_stored`); a turn that is dropped publishes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..messages import AssistantTurn, Usage
+from .loop_events import ModelTurnCompleted, ToolResultCommitted
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from ..jsontypes import JSONObject
+    from ..transcript.turns import TurnRecord
+    from .evaluation import Evaluation
+
+__all__ = ["TRACE_KEY", "publish_when_stored", "record_reply"]
+
+TRACE_KEY = "trace"
+"""The commit metadata key of a traced turn's step: ``{"trace_id": ..., "span_id": ...}``."""
+
+_ONE_CALL = Usage(model_calls=1)
+
+
+def record_reply(
+    evaluation: Evaluation[Any],
+    reply: AssistantTurn,
+    turn: TurnRecord,
+    *,
+    trace_ids: JSONObject | None = None,
+) -> tuple[AssistantTurn, Usage]:
+    """Stage the reply's commit in ``turn`` (in memory), count its usage; the reply as stored, its usage."""
+    if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
+        calls = tuple(call.storable() for call in reply.tool_calls)
+        if any(new is not old for new, old in zip(calls, reply.tool_calls, strict=True)):
+            reply = attrs.evolve(reply, tool_calls=calls)
+    evaluation.turns += 1
+    usage = reply.usage
+    if usage.model_calls == 0:  # the loop knows one call was made even if the adapter did not say
+        usage = usage + _ONE_CALL
+    evaluation.usage = evaluation.usage + usage
+    if evaluation.tracker is not None:
+        evaluation.tracker.record(usage)
+    commit = evaluation.transcript.assistant(
+        reply.text,
+        tool_calls=reply.tool_calls,
+        usage=usage,
+        metadata={**reply.metadata, **({} if trace_ids is None else {TRACE_KEY: trace_ids})} or None,
+    )
+    evaluation.head = commit.hash
+    if not evaluation.session.dispatcher.wants(ModelTurnCompleted):
+        return reply, usage
+    event = ModelTurnCompleted(
+        prompt_name=evaluation.name,
+        adapter=evaluation.adapter_name,
+        model=evaluation.adapter.model,
+        turn=evaluation.turns,
+        text=reply.text,
+        tool_calls=reply.tool_calls,
+        usage=usage,
+        finish_reason=reply.finish_reason,
+        commit_hash=commit.hash,
+        session_id=evaluation.session.session_id,
+        created_at=evaluation.session.clock.now(),
+    )
+    publish_when_stored(evaluation, turn, event, commit.hash)
+    return reply, usage
+
+
+def publish_when_stored(
+    evaluation: Evaluation[Any],
+    turn: TurnRecord,
+    event: ModelTurnCompleted | ToolResultCommitted,
+    staged: str,
+) -> None:
+    """Publish ``event`` once ``turn`` is stored (never, if it is not), naming the stored commit."""
+    turn.attach(_PublishWhenStored(evaluation, turn, event, staged))
+
+
+class _PublishWhenStored:
+    """A turn write with no rows: publishes a loop event once the turn is stored, with its stored hash.
+
+    One small object instead of a closure (a function, its cells) and the
+    wrapper ``on_stored`` would add: two per model turn of every running
+    session stay alive while the model answers.
+    """
+
+    __slots__ = ("evaluation", "event", "staged", "turn")
+
+    def __init__(
+        self,
+        evaluation: Evaluation[Any],
+        turn: TurnRecord,
+        event: ModelTurnCompleted | ToolResultCommitted,
+        staged: str,
+    ) -> None:
+        self.evaluation = evaluation
+        self.turn = turn
+        self.event = event
+        self.staged = staged
+
+    def write(self, conn: Connection) -> None:
+        return None
+
+    def plan(self) -> Callable[[Connection], None]:
+        return self.write  # it writes nothing, and reads nothing
+
+    def committed(self) -> None:
+        event, stored = self.event, self.turn.stored_hash(self.staged)
+        self.evaluation.publish(event if stored == self.staged else attrs.evolve(event, commit_hash=stored))

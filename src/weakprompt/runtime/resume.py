@@ -27,12 +27,11 @@ if TYPE_CHECKING:
     from ..resources import ResourceRegistry
     from ..session import PersistedState, Session
     from ..store import Store
-    from ..store.pause_rows import JournalRow, PauseRow
-    from ..transcript.options import CompileView
+    from ..store.pause_rows import PauseRow
     from .approval import Approver, Decision, PausedRun
     from .response import PromptResponse
     from .results import ToolOutputSettings
-    from .resumption import AnswerStep, Resumption, RunContext, RunStep
+    from .resumption import Resumption, RunContext
     from .run_events import EventCallback
 
 __all__ = ["check_decisions_for", "paused_run", "paused_runs", "resume", "resume_async", "resume_with"]
@@ -48,32 +47,23 @@ class _Tokens:
     key: bytes | None
 
 
-def _paused(row: PauseRow) -> PausedRun:
-    from .approval import PausedRun, pending_from_json
-
-    return PausedRun(
-        session_id=row.session_id,
-        seq=row.seq,
-        head=row.head_hash,
-        pending=pending_from_json(row.pending_json),
-    )
-
-
 def paused_run(store: Store, session_id: str) -> PausedRun | None:
     """The pause session ``session_id`` waits in, or ``None`` when it waits for nothing."""
     from ..store import pause_rows
+    from .recovery import paused_from_row
 
     with store.read() as conn:
         rows = pause_rows.paused_rows(conn, session_id=session_id)
-    return _paused(rows[-1]) if rows else None
+    return paused_from_row(rows[-1]) if rows else None
 
 
 def paused_runs(store: Store) -> list[PausedRun]:
     """Every run of the store waiting for decisions, oldest first."""
     from ..store import pause_rows
+    from .recovery import paused_from_row
 
     with store.read() as conn:
-        return [_paused(row) for row in pause_rows.paused_rows(conn)]
+        return [paused_from_row(row) for row in pause_rows.paused_rows(conn)]
 
 
 def check_decisions_for(
@@ -91,6 +81,7 @@ def check_decisions_for(
     from ..store import pause_rows
     from .approval import approval_key
     from .decision_checks import check_decisions
+    from .recovery import paused_from_row
 
     with store.read() as conn:
         pause = pause_rows.latest_pause(conn, session_id)
@@ -105,7 +96,7 @@ def check_decisions_for(
             + (f" by {pause.decided_by}" if pause.decided_by and pause.status != "paused" else "")
             + ")"
         )
-    paused = _paused(pause)
+    paused = paused_from_row(pause)
     check_decisions(paused, tuple(decisions), None, None, store_id=store_id, key=approval_key())
     return paused
 
@@ -266,6 +257,7 @@ def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread
     """Read what the run left, check decisions, claim the pause; the plan and the pause number (0: none)."""
     from ..store import pause_rows
     from .approval import approval_key
+    from .recovery import recovery_plan
 
     with store.read() as conn:
         pause = pause_rows.latest_pause(conn, session_id)
@@ -283,7 +275,7 @@ def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread
                 + "; nothing is waiting for decisions"
             )
         raise ResumeError(f"session {session_id!r} has no paused run: nothing is waiting for decisions")
-    resumption, state_of = _recover(store, session_id, pause, journal, _Tokens(store_id, key))
+    resumption, state_of = recovery_plan(store, session_id, pause, journal, store_id=store_id, key=key)
     if state_of is not None:  # the decided turn of this pause was not stored: its state still holds
         _restore(state_of, session, given)
     return resumption, 0
@@ -303,9 +295,10 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
     from ..store import pause_rows
     from .approval import decisions_to_json
     from .decision_checks import check_decisions, schema_hashes
+    from .recovery import paused_from_row
     from .resumption import Resumption, plan_steps
 
-    paused = _paused(pause)
+    paused = paused_from_row(pause)
     context, persisted = _stored_state(pause, given)
     rendered = (prompt.with_expanded(context.expanded) if context.expanded else prompt).render(session)
     tools = {t.name: t for t in rendered.tools}
@@ -359,76 +352,3 @@ def _restore(pause: PauseRow, session: Session, given: bool) -> None:
     from ..session import restore_state
 
     restore_state(session, _stored_state(pause, given)[1])
-
-
-def _replayed(pause: PauseRow, tokens: _Tokens) -> tuple[RunStep | AnswerStep, ...]:
-    """The steps of a claimed pause's stored decisions, replayed after a crash (its tokens checked again)."""
-    from .approval import decisions_from_json
-    from .decision_checks import check_stored_tokens
-    from .resumption import plan_steps
-
-    paused = _paused(pause)
-    check_stored_tokens(paused, store_id=tokens.store_id, key=tokens.key)
-    decisions = decisions_from_json(pause.decisions_json or "[]")
-    by_id = {waiting.call_id: waiting.token for waiting in paused.pending}
-    for decision in decisions:
-        if by_id.get(decision.call_id) != decision.token:
-            raise ResumeError(
-                f"pause {pause.seq} of session {pause.session_id!r}: the stored decision for call "
-                f"{decision.call_id!r} does not carry its token: the row was altered"
-            )
-    return plan_steps(paused.pending, decisions, pause.decided_by)
-
-
-def _answered_since(view: CompileView, head: str | None) -> set[str]:
-    """Ids of the calls answered after commit ``head`` (all of them when it is not found).
-
-    A model may reuse a call id from an earlier turn: a result before the
-    pause does not answer the pause's call of that id.
-    """
-    hashes = [commit.hash for commit in view.commits]
-    start = hashes.index(head) + 1 if head in hashes else 0
-    return {m.tool_call_id for m in view.context.messages[start:] if m.role == "tool" and m.tool_call_id}
-
-
-def _recover(
-    store: Store, session_id: str, pause: PauseRow | None, journal: JournalRow | None, tokens: _Tokens
-) -> tuple[Resumption, PauseRow | None]:
-    """The plan after a crash (see :func:`resume_async`), and the pause whose state to restore."""
-    from ..transcript import Transcript
-    from .approval import pending_from_json
-    from .resumption import Resumption, RunContext, RunStep, reply_from_json
-
-    view = Transcript(store, session_id).compile_view()
-    compiled = view.context
-    if journal is not None:
-        data = parse_canonical_json(journal.calls_json)
-        info = data if isinstance(data, dict) else {}
-        context = RunContext.from_json(info.get("run"))
-        calls = info.get("calls")
-        started = frozenset(str(c) for c in calls) if isinstance(calls, list) else frozenset[str]()
-        if journal.reply_json is not None:  # the model's reply and its calls were never stored
-            reply = reply_from_json(journal.reply_json)
-            steps = tuple(RunStep(call, None) for call in reply.tool_calls)
-            return Resumption(steps, reply=reply, context=context, interrupted=started), None
-        journaled = info.get("pause", 0)  # absent in rows of older code: no pause named, nothing replayed
-        if pause is not None and pause.decisions_json is not None and journaled == pause.seq:
-            # this pause's decided turn, not stored: its decisions, and no older pause's, are replayed
-            steps = _replayed(pause, tokens)
-            return Resumption(steps, context=context, interrupted=started, pause=pause.seq), pause
-    if pause is not None and pause.decisions_json is not None:
-        answered = _answered_since(view, pause.head_hash)
-        pending = pending_from_json(pause.pending_json)
-        if any(p.call_id not in answered for p in pending):  # claimed, but stopped before running any
-            steps = _replayed(pause, tokens)
-            state = parse_canonical_json(pause.state_json)
-            context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
-            return Resumption(steps, context=context, pause=pause.seq), pause
-    last = compiled.messages[-1] if compiled.messages else None
-    if last is None:
-        raise ResumeError(f"session {session_id!r} has no stored run to resume")
-    if last.role == "assistant" and not last.tool_calls:
-        raise ResumeError(
-            f"the last run of session {session_id!r} finished with a final answer: nothing to resume"
-        )
-    return Resumption(()), None

@@ -242,14 +242,14 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     with _reported_errors():
         store = _open_store(db, must_exist=True)
         try:
-            from ..inspector.approvals import session_pauses
+            from ..runtime.pause_records import stored_pauses
 
             if session_id is None:
                 from ..inspector.sessions import list_sessions
 
                 sessions = list_sessions(store, limit=10**9).sessions
                 waiting = {  # read as the inspector reads them: a damaged pause row does not end the list
-                    s.session_id: sum(len(p.waiting) for p in session_pauses(store, s.session_id) if p.paused)
+                    s.session_id: sum(len(p.waiting) for p in stored_pauses(store, s.session_id))
                     for s in sessions
                     if s.status == "paused"
                 }
@@ -266,7 +266,7 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
                     f"(sessions: {', '.join(known) if known else 'none'})"
                 )
             print_commits(console, record, commits, full=full)
-            print_pauses(console, session_pauses(store, session_id))
+            print_pauses(console, stored_pauses(store, session_id))
         finally:
             store.close()
 

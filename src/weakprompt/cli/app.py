@@ -19,7 +19,7 @@ from rich.panel import Panel
 
 from ..errors import WeakpromptError
 from ..model.output_mode import OUTPUT_MODES, OutputMode
-from ..safetext import terminal_text
+from ..safetext import lone_surrogate, terminal_text
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
@@ -476,6 +476,14 @@ def _decide(
         _print_final(console, response)
 
 
+def _storable_text(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Refuse text no database can store (a lone surrogate, as a non-UTF-8 argument decodes to)."""
+    where = None if value is None else lone_surrogate(value)
+    if where is not None:
+        raise click.BadParameter(f"holds a lone surrogate {where}, which is not valid Unicode")
+    return value
+
+
 def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def decorate(fn: Callable[..., None]) -> Callable[..., None]:
         options = [
@@ -501,7 +509,11 @@ def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[
                 help="What the model reads for a denied call.",
             ),
             click.option("--arguments", help="JSON object: run the one --call with these arguments instead."),
-            click.option("--by", help="Who decides (recorded with the decision); default: the OS user."),
+            click.option(
+                "--by",
+                callback=_storable_text,
+                help="Who decides (recorded with the decision); default: the OS user.",
+            ),
             click.option(
                 "--adapter",
                 "adapter_spec",

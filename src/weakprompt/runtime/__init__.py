@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     )
     from .pause_events import RunPaused, RunResumed, ToolCallDecided
     from .pause_records import (
+        APPROVAL_KEY,
         ApprovalNote,
         CallDecision,
         PauseRecord,
@@ -76,6 +77,7 @@ _LAZY: dict[str, str] = {
     "RunPaused": ".pause_events",
     "RunResumed": ".pause_events",
     "ToolCallDecided": ".pause_events",
+    "APPROVAL_KEY": ".pause_records",
     "ApprovalNote": ".pause_records",
     "CallDecision": ".pause_records",
     "PauseRecord": ".pause_records",
@@ -98,6 +100,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "APPROVAL_KEY",
     "ApprovalNote",
     "Approve",
     "Approver",

@@ -19,7 +19,7 @@ from rich.panel import Panel
 
 from ..errors import WeakpromptError
 from ..model.output_mode import OUTPUT_MODES, OutputMode
-from ..safetext import terminal_text
+from ..safetext import lone_surrogate, terminal_text
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
@@ -242,14 +242,14 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     with _reported_errors():
         store = _open_store(db, must_exist=True)
         try:
-            from ..inspector.approvals import session_pauses
+            from ..runtime.pause_records import stored_pauses
 
             if session_id is None:
                 from ..inspector.sessions import list_sessions
 
                 sessions = list_sessions(store, limit=10**9).sessions
                 waiting = {  # read as the inspector reads them: a damaged pause row does not end the list
-                    s.session_id: sum(len(p.waiting) for p in session_pauses(store, s.session_id) if p.paused)
+                    s.session_id: sum(len(p.waiting) for p in stored_pauses(store, s.session_id))
                     for s in sessions
                     if s.status == "paused"
                 }
@@ -266,7 +266,7 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
                     f"(sessions: {', '.join(known) if known else 'none'})"
                 )
             print_commits(console, record, commits, full=full)
-            print_pauses(console, session_pauses(store, session_id))
+            print_pauses(console, stored_pauses(store, session_id))
         finally:
             store.close()
 
@@ -476,6 +476,14 @@ def _decide(
         _print_final(console, response)
 
 
+def _storable_text(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Refuse text no database can store (a lone surrogate, as a non-UTF-8 argument decodes to)."""
+    where = None if value is None else lone_surrogate(value)
+    if where is not None:
+        raise click.BadParameter(f"holds a lone surrogate {where}, which is not valid Unicode")
+    return value
+
+
 def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def decorate(fn: Callable[..., None]) -> Callable[..., None]:
         options = [
@@ -501,7 +509,11 @@ def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[
                 help="What the model reads for a denied call.",
             ),
             click.option("--arguments", help="JSON object: run the one --call with these arguments instead."),
-            click.option("--by", help="Who decides (recorded with the decision); default: the OS user."),
+            click.option(
+                "--by",
+                callback=_storable_text,
+                help="Who decides (recorded with the decision); default: the OS user.",
+            ),
             click.option(
                 "--adapter",
                 "adapter_spec",

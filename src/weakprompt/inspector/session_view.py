@@ -16,6 +16,7 @@ import attrs
 from sqlalchemy import Connection, bindparam, select, text
 
 from ..jsontypes import JSONObject, JSONValue
+from ..runtime.pause_records import ApprovalNote, CallDecision, PauseRecord, approval_note, read_pauses
 from ..runtime.results.extraction import EXTRACTION_KEY
 from ..store import Store, tables
 from ..transcript.lazy import STORED_OUTPUT_KEY
@@ -30,7 +31,6 @@ from ..transcript.provenance import (
 )
 from ..transcript.shaped import TOOL_OUTPUT_NAME
 from ._json import as_int, as_object, as_str, load_object, pretty
-from .approvals import CallDecision, PauseView, WaitingCall, call_decision, read_pauses
 from .charts import UsagePoint
 from .diffs import DiffLine, line_diff
 from .sessions import prompt_label, row_problem
@@ -159,7 +159,7 @@ class CommitView:
     trace: TraceRef | None = None
     input_tokens: int = 0
     output_tokens: int = 0
-    decision: CallDecision | None = None
+    decision: ApprovalNote | None = None
 
 
 @attrs.frozen
@@ -168,7 +168,7 @@ class CallView:
     name: str
     arguments: str
     result: CommitView | None
-    waiting: WaitingCall | None = None
+    waiting: CallDecision | None = None
     """The call waits in the session's open pause (it has no result yet)."""
 
 
@@ -199,7 +199,7 @@ class SessionView:
     turns: tuple[TurnView, ...]
     usage: tuple[UsagePoint, ...]
     outputs: int
-    pauses: tuple[PauseView, ...] = ()
+    pauses: tuple[PauseRecord, ...] = ()
     damaged: tuple[DamagedRow, ...] = ()
 
 
@@ -423,7 +423,7 @@ class _Builder:
         session_id: str,
         groups: Sequence[_Group],
         edits: dict[str, list[_Row]],
-        waiting: dict[str, WaitingCall],
+        waiting: dict[str, CallDecision],
     ):
         self._edits = edits
         self._waiting = waiting
@@ -549,7 +549,7 @@ class _Builder:
             trace=find_trace(metadata),
             input_tokens=input_tokens,
             output_tokens=output_tokens,
-            decision=call_decision(metadata),
+            decision=approval_note(metadata),
         )
 
     def _with_outcome(

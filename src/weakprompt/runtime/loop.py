@@ -1124,7 +1124,9 @@ class _Evaluation(Generic[OutputT]):
             _report_handle(span, processed.metadata, processed.oversize_reason)
         metadata = {**processed.metadata, **_extraction_metadata(outcome.result.value), **trace_meta}
         if provenance is not None:  # how a person decided this call (specs/APPROVAL.md)
-            metadata["approval"] = provenance
+            from .pause_records import APPROVAL_KEY
+
+            metadata[APPROVAL_KEY] = provenance
         return self._commit_result(call, processed.content, failed, turn=turn, metadata=metadata)
 
     async def _result_ready(self, call: ToolCall, content: str, failed: bool) -> None:

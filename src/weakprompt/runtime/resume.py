@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 import attrs
 
 from ..canonical import parse_canonical_json
+from ..safetext import lone_surrogate, type_name
 from ._sync import run_sync
 from .loop import DEFAULT_MAX_TURNS, ToolWrapper, run
 from .pause_errors import ResumeError
@@ -146,6 +147,21 @@ def resume(
     )
 
 
+def _check_decided_by(decided_by: object) -> None:
+    """Refuse a ``decided_by`` the store cannot keep, before anything is read or written.
+
+    It is stored with the decisions and in each decided call's metadata: a
+    lone surrogate would fail deep in the database driver, half-way through.
+    """
+    if decided_by is None:
+        return
+    if not isinstance(decided_by, str):
+        raise ResumeError(f"decided_by must be text or None, not {type_name(decided_by)}")
+    where = lone_surrogate(decided_by)
+    if where is not None:
+        raise ResumeError(f"decided_by holds a lone surrogate {where}, which is not valid Unicode")
+
+
 async def resume_async(
     store: Store,
     session_id: str,
@@ -192,6 +208,7 @@ async def resume_async(
     from ..session import Session
     from .pause_events import RunResumed
 
+    _check_decided_by(decided_by)
     used = session if session is not None else Session(session_id=session_id)
     resumption, seq = await asyncio.to_thread(
         _prepare, store, session_id, tuple(decisions), prompt, used, session is not None, decided_by

@@ -76,7 +76,12 @@ def paused_runs(store: Store) -> list[PausedRun]:
 
 
 def check_decisions_for(
-    store: Store, session_id: str, decisions: Sequence[Decision], *, seq: int | None = None
+    store: Store,
+    session_id: str,
+    decisions: Sequence[Decision],
+    *,
+    seq: int | None = None,
+    decided_by: str | None = None,
 ) -> PausedRun:
     """Check ``decisions`` against the pause ``session_id`` waits in, writing nothing; that pause.
 
@@ -85,8 +90,10 @@ def check_decisions_for(
     waits, or not pause ``seq``, or it was decided already; a stored call was
     altered; a pending call has no decision, two, or a wrong token. The
     checks that need the prompt (a changed tool, edited arguments) and the
-    claim of the pause are :func:`resume_async`'s.
+    claim of the pause are :func:`resume_async`'s. ``decided_by`` is
+    refused here too when the store could not keep it.
     """
+    _check_decided_by(decided_by)
     from ..store import pause_rows
     from ._run_pause import check_decisions
     from .approval import approval_key

@@ -32,7 +32,8 @@ def lazy_exports(
     """``(__getattr__, __dir__)`` for ``package``: ``where`` maps a name to its module.
 
     A module given relative (``"._provider"``) is taken relative to ``package``.
-    ``renamed`` maps deprecated names to their new names in the same package.
+    ``renamed`` maps deprecated names to their new names: a bare name is in
+    ``package``, a dotted one (``"weakprompt.transcript.ToolSetChange"``) names its module.
     """
     namespace = sys.modules[package].__dict__
     old_names = dict(renamed or {})
@@ -40,13 +41,14 @@ def lazy_exports(
     def resolve(name: str) -> object:
         new = old_names.get(name)
         if new is not None:
+            home, _, short = new.rpartition(".")
+            home = home or package
             warnings.warn(
-                f"{package}.{name} is deprecated and will be removed in the next release;"
-                f" use {package}.{new}",
+                f"{package}.{name} is deprecated and will be removed in the next release; use {home}.{short}",
                 DeprecationWarning,
                 stacklevel=2,
             )
-            return getattr(sys.modules[package], new)
+            return getattr(importlib.import_module(home), short)
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -29,13 +29,14 @@ from ..transcript.provenance import (
     TRIGGERED_BY,
 )
 from ..transcript.shaped import TOOL_OUTPUT_NAME
+from ..transcript.tool_tracking import ToolSetChange
 from ._json import as_int, as_object, as_str, load_object, pretty
 from .approvals import CallDecision, PauseView, WaitingCall, call_decision, read_pauses
 from .charts import UsagePoint
 from .diffs import DiffLine, line_diff
 from .sessions import prompt_label, row_problem
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns, RunStatus, shape_status
-from .toolsets import ToolSetChange, compare_sets, set_members
+from .toolsets import compare_sets, set_members
 
 __all__ = [
     "CallView",
@@ -395,22 +396,26 @@ def _tool_sets(
 ) -> list[ToolSetChange | None]:
     """The set linked to each shown turn's reply, compared with the set of the turn before it."""
 
-    def linked(group: _Group) -> str | None:
-        return links.get(group.reply.hash) if group.reply is not None else None
+    def linked(group: _Group) -> tuple[str, str] | None:
+        """The reply's commit hash and its set's hash, when it has a set."""
+        if group.reply is None or group.reply.hash not in links:
+            return None
+        return group.reply.hash, links[group.reply.hash]
 
-    previous: str | None = None
+    previous: tuple[str, str] | None = None
     for group in groups[:start]:
         previous = linked(group) or previous
     wanted = [linked(g) for g in groups[start : start + count]]
-    members = set_members(conn, {h for h in (*wanted, previous) if h is not None})
+    members = set_members(conn, {link[1] for link in (*wanted, previous) if link is not None})
     changes: list[ToolSetChange | None] = []
-    for set_hash in wanted:
-        if set_hash is None:
+    for link in wanted:
+        if link is None:
             changes.append(None)
             continue
-        before = members.get(previous) if previous is not None else None
-        changes.append(compare_sets(set_hash, members.get(set_hash, ()), before))
-        previous = set_hash
+        commit_hash, set_hash = link
+        before = (previous[0], members.get(previous[1], ())) if previous is not None else None
+        changes.append(compare_sets(commit_hash, set_hash, members.get(set_hash, ()), before))
+        previous = link
     return changes
 
 

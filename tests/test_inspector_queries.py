@@ -279,3 +279,14 @@ def test_the_package_names_what_it_has() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = inspector.nope
+
+
+def test_the_inspectors_stored_output_view_is_the_transcripts_stored_output_ref() -> None:
+    """The session page's commit holds the transcript's ``StoredOutputRef``; the old view's name warns."""
+    from weakprompt.inspector import session_view
+    from weakprompt.transcript.lazy import StoredOutputRef
+
+    with pytest.warns(DeprecationWarning, match="StoredOutputView is deprecated.*StoredOutputRef"):
+        old = session_view.StoredOutputView  # pyright: ignore[reportAttributeAccessIssue]
+    assert old is StoredOutputRef
+    assert "StoredOutputView" not in dir(session_view)

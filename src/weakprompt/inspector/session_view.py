@@ -16,9 +16,10 @@ import attrs
 from sqlalchemy import Connection, bindparam, select, text
 
 from ..jsontypes import JSONObject, JSONValue
+from ..lazy import lazy_exports
 from ..runtime.results.extraction import EXTRACTION_KEY
 from ..store import Store, tables
-from ..transcript.lazy import STORED_OUTPUT_KEY
+from ..transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
 from ..transcript.provenance import (
     EDITED_FROM,
     HOOK_ERROR,
@@ -46,7 +47,6 @@ __all__ = [
     "ExtractionView",
     "Provenance",
     "SessionView",
-    "StoredOutputView",
     "TraceRef",
     "TurnView",
     "UnknownSession",
@@ -111,22 +111,6 @@ class EditView:
 
 
 @attrs.frozen
-class StoredOutputView:
-    """A result's stored output as its commit refers to it; ``output_seq`` links to the stored row."""
-
-    tool_call_id: str
-    tool_name: str
-    handle: str
-    size_bytes: int
-    lines: int
-    tokens: int
-    summary: str
-    preview: str
-    oversized: bool
-    output_seq: int | None
-
-
-@attrs.frozen
 class ExtractionView:
     """One ``tool_output`` call: which stored output, what was asked, which strategy answered."""
 
@@ -155,7 +139,10 @@ class CommitView:
     token_count: int
     is_error: bool = False
     edits: tuple[EditView, ...] = ()
-    stored_output: StoredOutputView | None = None
+    stored_output: StoredOutputRef | None = None
+    """The stored output the commit refers to (the record the transcript keeps of it)."""
+    stored_output_seq: int | None = None
+    """The stored row of that output, for a link (``None`` when the row is gone)."""
     extraction: ExtractionView | None = None
     trace: TraceRef | None = None
     input_tokens: int = 0
@@ -538,6 +525,7 @@ class _Builder:
         shown = self.blob(newest.blob_hash) if newest is not row else payload
         shown_metadata = load_object(newest.metadata) if newest is not row else metadata
         input_tokens, output_tokens = _usage(metadata)
+        stored = self._stored(metadata)
         if extraction is not None:
             extraction = self._with_outcome(extraction, shown, shown_metadata)
         return CommitView(
@@ -549,7 +537,8 @@ class _Builder:
             token_count=newest.token_count,
             is_error=shown.get("is_error") is True,
             edits=tuple(edit_views),
-            stored_output=self._stored(metadata),
+            stored_output=stored,
+            stored_output_seq=self._by_call.get(stored.tool_call_id) if stored is not None else None,
             extraction=extraction,
             trace=find_trace(metadata),
             input_tokens=input_tokens,
@@ -600,20 +589,28 @@ class _Builder:
             line_diff(old, new),
         )
 
-    def _stored(self, metadata: JSONObject) -> StoredOutputView | None:
+    def _stored(self, metadata: JSONObject) -> StoredOutputRef | None:
+        """The commit's stored-output reference, read leniently: a damaged one is still shown."""
         ref = as_object(metadata.get(STORED_OUTPUT_KEY))
         if not ref:
             return None
-        call_id = as_str(ref.get("tool_call_id")) or ""
-        return StoredOutputView(
-            tool_call_id=call_id,
+        return StoredOutputRef(
+            tool_call_id=as_str(ref.get("tool_call_id")) or "",
             tool_name=as_str(ref.get("tool_name")) or "",
             handle=as_str(ref.get("handle")) or "",
+            stored_hash=as_str(ref.get("stored_hash")) or "",
             size_bytes=as_int(ref.get("size_bytes")),
             lines=as_int(ref.get("lines")),
             tokens=as_int(ref.get("tokens")),
             summary=as_str(ref.get("summary")) or "",
             preview=as_str(ref.get("preview")) or "",
+            is_error=ref.get("is_error") is True,
             oversized=ref.get("oversized") is True,
-            output_seq=self._by_call.get(call_id),
         )
+
+
+# ``StoredOutputView`` repeated the transcript's ``StoredOutputRef`` field by field; a commit view
+# now holds that record (``stored_output``) and the row's seq beside it. The old name warns.
+__getattr__, __dir__ = lazy_exports(
+    __name__, {}, __all__, renamed={"StoredOutputView": "weakprompt.transcript.lazy.StoredOutputRef"}
+)

@@ -397,6 +397,8 @@ def test_the_old_mcp_approval_policy_names_warn_and_still_work() -> None:
         with pytest.warns(DeprecationWarning, match="use call_filter="):
             toolset = in_memory(approve=policy)
         assert toolset.call_filter is policy
+        with pytest.warns(DeprecationWarning, match="use call_filter"):
+            assert toolset.approve is policy
         async with toolset:
             adapter = await _run(toolset, tool_call("echo", {"text": "a"}, id="c1"))
             [(text, failed)] = _tool_messages(adapter)

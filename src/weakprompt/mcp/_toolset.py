@@ -216,6 +216,12 @@ class McpToolset:
         self._restarts = 0
         self._ever_connected_this_round = False
 
+    @property
+    def approve(self) -> McpCallFilter | None:
+        """Deprecated: the old name of :attr:`call_filter` (warns for one release)."""
+        warnings.warn("McpToolset.approve is deprecated; use call_filter", DeprecationWarning, stacklevel=2)
+        return self.call_filter
+
     def _pauses(self, info: McpToolInfo) -> bool:
         policy = self.requires_approval
         return policy if isinstance(policy, bool) else bool(policy(info))

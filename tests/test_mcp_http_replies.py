@@ -44,6 +44,12 @@ def _big_server() -> MCPServer:
         await ctx.report_progress(1, 2, "y" * size)
         return "done"
 
+    @server.tool()
+    async def stuck() -> str:
+        """Never answers."""
+        await anyio.sleep(600)
+        return "never"
+
     return server
 
 
@@ -54,7 +60,9 @@ async def _serving() -> AsyncGenerator[str]:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port = int(listener.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    )
     async with anyio.create_task_group() as group:
         group.start_soon(lambda: server.serve(sockets=[listener]))
         while not server.started:
@@ -107,6 +115,17 @@ def test_an_http_reply_over_the_limit_fails_that_call_clearly_and_the_connection
     asyncio.run(main())
 
 
+def test_an_http_call_abandoned_at_its_timeout_restarts_the_connection_and_the_next_call_works() -> None:
+    async def main() -> None:
+        async with _serving() as url, McpToolset(McpServer.http(url), call_timeout=1.0) as toolset:
+            text, failed = await _call(toolset, "stuck", {})
+            assert failed and "did not answer within 1 s" in text
+            assert "is being restarted for the next call" in text
+            assert await _call(toolset, "big", {"size": 3}) == ('{"result":"xxx"}', False)
+
+    asyncio.run(main())
+
+
 def test_an_sse_event_over_the_limit_before_the_reply_fails_that_call_and_the_next_one_works() -> None:
     limits = McpLimits(max_reply_bytes=LIMIT)
 
@@ -132,6 +151,43 @@ def test_a_reply_over_the_sdks_own_one_mebibyte_event_limit_arrives_under_ours()
             assert not failed and len(text) == len('{"result":""}') + 2_000_000
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("kind", ["application/json", "text/event-stream"])
+def test_a_compressed_reply_though_none_was_asked_for_fails_its_call_unread(kind: str) -> None:
+    import gzip
+
+    bomb = gzip.compress(b"data: " + b"z" * 10_000_000 + b"\n\n")
+    asked: list[str | None] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        asked.append(request.headers.get("accept-encoding"))
+        headers = {"content-type": kind, "content-encoding": "gzip"}
+        return httpx2.Response(200, headers=headers, stream=httpx2.ByteStream(bomb))
+
+    async def main() -> httpx2.Response:
+        async with httpx2.AsyncClient(
+            transport=httpx2.MockTransport(handler),
+            headers={"accept-encoding": "identity"},
+            event_hooks={"response": [reply_cap(100)]},
+        ) as client:
+            response = await client.post(
+                "http://127.0.0.1/mcp", content=b'{"jsonrpc":"2.0","id":3,"method":"x"}'
+            )
+            await response.aread()
+            return response
+
+    response = asyncio.run(main())
+    assert asked == ["identity"]
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "error": {
+            "code": -32603,
+            "message": "the server compressed its reply (Content-Encoding: gzip) though asked not to",
+        },
+    }
 
 
 def test_an_http_server_without_a_reply_limit_uses_the_sdks_transport() -> None:
@@ -247,10 +303,19 @@ def test_an_over_limit_event_on_a_stream_that_answers_no_request_is_dropped() ->
         ("POST", b'{"jsonrpc":"2.0","id":1,"result":{}}', {}),  # the client's own reply
         ("GET", b"", {}),
         ("POST", b'{"jsonrpc":"2.0","id":true,"method":"x"}', {}),
-        ("POST", b'{"jsonrpc":"2.0","id":1,"method":"x"}', {"content-encoding": "gzip"}),
+        ("GET", b"", {"content-encoding": "gzip"}),  # the server's own stream: the SDK bounds it
         ("POST", b'{"jsonrpc":"2.0","id":1,"method":"x"}', {"content-type": "text/plain"}),
     ],
-    ids=["notification", "not-json", "batch", "client-reply", "get", "bool-id", "compressed", "other-type"],
+    ids=[
+        "notification",
+        "not-json",
+        "batch",
+        "client-reply",
+        "get",
+        "bool-id",
+        "compressed-stream",
+        "other-type",
+    ],
 )
 def test_a_reply_the_cap_cannot_answer_for_is_left_as_it_came(
     method: str, body: bytes, headers: dict[str, str]

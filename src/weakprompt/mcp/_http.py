@@ -7,7 +7,9 @@ bytes, an SSE stream is cut into its events, each kept up to ``limit``
 bytes. A reply over the limit is not read further (its HTTP connection is
 closed, the session's next request opens another) and its request is
 answered with a JSON-RPC error of code ``REPLY_TOO_LARGE``, as ``_stdio``
-does, so that one call fails clearly and the connection goes on.
+does, so that one call fails clearly and the connection goes on. The
+client asks for no compression, so the limit counts bytes as sent; a
+compressed reply could inflate without bound and is not read at all.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 _TIMEOUT = 30.0  # the SDK's own client: 30 s to connect or write,
 _READ_TIMEOUT = 300.0  # and 5 minutes between reads, as a server may hold a stream open
+_INTERNAL_ERROR = -32603  # JSON-RPC's code for an error in the exchange itself
 
 
 class EventSplitter:
@@ -93,9 +96,13 @@ def _request_id(request: httpx2.Request) -> int | str | None:
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
 
 
-def _too_large(request_id: int | str, limit: int) -> bytes:
-    error = {"code": REPLY_TOO_LARGE, "message": f"the reply was larger than the limit of {limit} bytes"}
+def _error(request_id: int | str, code: int, message: str) -> bytes:
+    error = {"code": code, "message": message}
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
+
+
+def _too_large(request_id: int | str, limit: int) -> bytes:
+    return _error(request_id, REPLY_TOO_LARGE, f"the reply was larger than the limit of {limit} bytes")
 
 
 def reply_cap(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
@@ -144,13 +151,35 @@ def reply_cap(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
         async def aclose(self) -> None:
             await self.upstream.aclose()
 
+    class Unread(httpx2.AsyncByteStream):
+        """A response body left unread, the call's error in its place."""
+
+        def __init__(self, upstream: httpx2.AsyncByteStream, error: bytes) -> None:
+            self.upstream = upstream
+            self.error = error
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            await self.upstream.aclose()
+            yield self.error
+
+        async def aclose(self) -> None:
+            await self.upstream.aclose()
+
     async def cap(response: httpx2.Response) -> None:
         kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         upstream = response.stream
-        if encoding != "identity" or not isinstance(upstream, httpx2.AsyncByteStream):
-            return  # asked for identity; a compressed reply is read as the SDK reads it
+        assert isinstance(upstream, httpx2.AsyncByteStream)  # an async client's responses are async
         request_id = _request_id(response.request)
+        if encoding != "identity":  # asked for none: a compressed reply could not be bounded
+            if request_id is not None and kind in ("application/json", "text/event-stream"):
+                message = (
+                    f"the server compressed its reply (Content-Encoding: {encoding}) though asked not to"
+                )
+                del response.headers["content-encoding"]
+                response.headers["content-type"] = "application/json"
+                response.stream = Unread(upstream, _error(request_id, _INTERNAL_ERROR, message))
+            return
         if kind == "application/json" and request_id is not None:
             response.stream = Capped(upstream, request_id, events=False)
         elif kind == "text/event-stream":

@@ -338,3 +338,24 @@ def test_a_reply_the_cap_cannot_answer_for_is_left_as_it_came(
             return response.content
 
     assert asyncio.run(main()) == reply
+
+
+@pytest.mark.parametrize("extra", ["", "id: 7\r\n", "event: message\r\n", "retry: 5\n"])
+def test_an_event_at_the_limit_passes_the_sdks_own_event_limit_too(extra: str) -> None:
+    limit = 200
+    head = (extra + "data: ").encode()
+    wire = head + b"z" * (limit - len(head) - 2 + extra.count("\r")) + b"\r\n\r\n"
+    [event] = EventSplitter(limit).feed(wire)
+    assert isinstance(event, bytes) and len(event) == limit
+
+    async def main() -> int:
+        request = httpx2.Request("GET", "http://127.0.0.1/mcp")
+        response = httpx2.Response(
+            200,
+            headers={"content-type": "text/event-stream"},
+            stream=httpx2.ByteStream(event),
+            request=request,
+        )
+        return len([sse async for sse in httpx2.EventSource(response, max_event_size=limit)])
+
+    assert asyncio.run(main()) == 1

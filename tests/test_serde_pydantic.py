@@ -400,3 +400,11 @@ def test_import_weakprompt_and_a_dataclass_tool_do_not_import_pydantic() -> None
 def test_a_described_model_inside_strict_schema_keeps_its_description() -> None:
     out = json.loads(json.dumps(schema(Shipment, strict=True)))
     assert out["properties"]["priority"]["description"] == "rush line"
+
+
+def test_a_model_class_is_only_recognised_while_pydantic_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from weakprompt.serde.pydantic_models import is_pydantic_model
+
+    assert is_pydantic_model(Line)
+    monkeypatch.delitem(sys.modules, "pydantic")
+    assert not is_pydantic_model(Line)  # looked up in sys.modules, never imported

@@ -201,55 +201,60 @@ def test_the_models_own_config_decides_extras_and_lax_reading() -> None:
 
 # -- the property: serde says what pydantic says ----------------------------------------
 
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-8, 12) | st.floats(-8, 12) | st.text("aZ09 ", max_size=7),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["v", "f0"]), inner, max_size=2)
+    ),
+    max_leaves=6,
+)
 _PATTERNS = ("^[a-z]+$", "^[A-Z][a-z]*$", "[0-9]")
 
 
 @st.composite
-def constrained_models(draw: st.DrawFn) -> type[BaseModel]:
+def constrained_models(draw: st.DrawFn) -> tuple[type[BaseModel], dict[str, st.SearchStrategy[Any]]]:
+    """A random constrained model, and per field a strategy of values near its limits (either side)."""
     fields: dict[str, Any] = {}
+    values: dict[str, st.SearchStrategy[Any]] = {}
     config = ConfigDict(extra="forbid") if draw(st.booleans()) else None
     for index in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["int", "float", "str", "list", "optional", "nested"]))
         low = draw(st.integers(-5, 5))
+        high = low + draw(st.integers(0, 10))
         if kind == "int":
-            annotation: Any = Annotated[int, Field(ge=low, le=low + draw(st.integers(0, 10)))]
+            annotation: Any = Annotated[int, Field(ge=low, le=high)]
+            near: st.SearchStrategy[Any] = st.integers(low - 2, high + 2) | st.just(str(low))
         elif kind == "float":
             annotation = Annotated[float, Field(gt=low, lt=low + 5)]
+            near = st.floats(low - 1, low + 6) | st.sampled_from([low, low + 5])
         elif kind == "str":
             pattern = draw(st.none() | st.sampled_from(_PATTERNS))
-            annotation = Annotated[
-                str, Field(min_length=1, max_length=draw(st.integers(1, 6)), pattern=pattern)
-            ]
+            longest = draw(st.integers(1, 6))
+            annotation = Annotated[str, Field(min_length=1, max_length=longest, pattern=pattern)]
+            near = st.text("abZ09", max_size=8)
         elif kind == "list":
             annotation = Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=3)]
+            near = st.lists(st.integers(-1, 5), max_size=5)
         elif kind == "optional":
             annotation = Annotated[str | None, Field(max_length=3)]
+            near = st.none() | st.text("ab", max_size=5)
         else:
-            annotation = create_model(
-                f"Inner{index}", __config__=config, v=(Annotated[int, Field(ge=low)], ...)
-            )
+            inner = (Annotated[int, Field(ge=low)], ...)
+            annotation = create_model(f"Inner{index}", __config__=config, v=inner)
+            near = st.fixed_dictionaries({"v": st.integers(low - 2, low + 5)}, optional={"x": st.just(1)})
         default = draw(st.sampled_from([..., None])) if kind == "optional" else ...
         fields[f"f{index}"] = (annotation, default)
-    return create_model("Drawn", __config__=config, **fields)
-
-
-_SCALARS = st.none() | st.booleans() | st.integers(-8, 12) | st.floats(-8, 12) | st.text("aZ09 ", max_size=7)
-_JSON = st.recursive(
-    _SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["v", "x", "f0"]), inner, max_size=2)
-    ),
-    max_leaves=6,
-)
+        values[f"f{index}"] = near | near | _JSON  # mostly near the limits, sometimes anything
+    return create_model("Drawn", __config__=config, **fields), values
 
 
 @st.composite
-def instances(draw: st.DrawFn, model: type[BaseModel]) -> dict[str, Any]:
+def instances(draw: st.DrawFn, values: dict[str, st.SearchStrategy[Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in model.model_fields:
+    for name, strategy in values.items():
         if draw(st.integers(0, 9)) == 0:
             continue  # missing
-        out[name] = draw(_JSON | st.fixed_dictionaries({"v": st.integers(-8, 8)}))
+        out[name] = draw(strategy)
     if draw(st.integers(0, 5)) == 0:
         out["unknown"] = 1
     return out
@@ -266,12 +271,12 @@ def _pydantic_accepts(model: type[BaseModel], data: object) -> bool:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_parse_and_schema_agree_with_pydantic_on_constrained_models(data: st.DataObject) -> None:
-    model = data.draw(constrained_models())
+    model, values = data.draw(constrained_models())
     sent = schema(model)
     assert sent == model.model_json_schema(mode="validation")
     validator = jsonschema.Draft202012Validator(sent)
     for _ in range(4):
-        instance = data.draw(instances(model))
+        instance = data.draw(instances(values))
         accepted = _pydantic_accepts(model, instance)
         try:
             parsed = parse(model, instance)

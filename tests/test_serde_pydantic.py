@@ -8,9 +8,12 @@ a ``SerdeIssue`` at its JSON path).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import enum
 import json
 import subprocess
 import sys
+import uuid
 from typing import Annotated, Any, Literal
 
 import jsonschema
@@ -413,3 +416,44 @@ def test_a_model_class_is_only_recognised_while_pydantic_is_loaded(monkeypatch: 
     assert is_pydantic_model(Line)
     monkeypatch.delitem(sys.modules, "pydantic")
     assert not is_pydantic_model(Line)  # looked up in sys.modules, never imported
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class StrictEvent(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    at: dt.datetime
+    id: uuid.UUID
+    colour: Colour
+
+
+def test_a_strict_model_reads_dates_uuids_and_enums_from_their_json_form() -> None:
+    data = {"at": "2026-11-27T01:50:00Z", "id": "12345678-1234-5678-1234-567812345678", "colour": "red"}
+    event = parse(StrictEvent, data)
+    assert event.colour is Colour.RED and event.at.year == 2026
+    with pytest.raises(SerdeError) as caught:
+        parse(StrictEvent, {**data, "colour": "green"})
+    assert [issue.path for issue in caught.value.issues] == ["$.colour"]
+
+
+def test_a_value_json_cannot_carry_goes_to_model_validate() -> None:
+    line = Line(name="tea", qty=1)
+    assert parse(Line, line) == line  # an instance is not JSON; pydantic takes it as it is
+    with pytest.raises(SerdeError, match=r"\$: expected a valid dictionary"):
+        parse(Line, {1, 2})
+
+
+class Aliased(BaseModel):
+    full_name: str = Field(alias="fullName")
+
+
+def test_an_aliased_model_dumps_by_alias_so_dump_and_parse_are_inverse() -> None:
+    value = parse(Aliased, {"fullName": "Ada"})
+    assert value.full_name == "Ada"
+    assert dump(value) == {"fullName": "Ada"}
+    assert parse(Aliased, dump(value)) == value
+    assert list(schema(Aliased)["properties"]) == ["fullName"]  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ without pydantic never load it.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
@@ -174,17 +175,24 @@ def _rename(value: JSONValue, renamed: Mapping[str, str]) -> JSONValue:
 
 
 def model_parser(cls: type) -> Parser:
-    """A serde parser that runs ``cls.model_validate`` and reports pydantic's errors as issues.
+    """A serde parser that runs pydantic's validation of ``cls`` and reports its errors as issues.
 
     The model's own config decides extra keys and lax or strict reading, so
-    ``parse`` accepts exactly what pydantic accepts.
+    ``parse`` accepts exactly what pydantic accepts. JSON data is validated
+    in pydantic's JSON mode, the mode for what a model sends: a model with
+    ``strict=True`` then still reads dates, UUIDs and enum values from their
+    JSON form. Anything JSON cannot carry goes to ``model_validate``.
     """
     model = _model(cls)
     from pydantic import ValidationError
 
     def parse_model(data: object, issues: list[RawIssue]) -> object:
         try:
-            return model.model_validate(data)
+            text = json.dumps(data, allow_nan=False)
+        except (TypeError, ValueError):
+            text = None
+        try:
+            return model.model_validate(data) if text is None else model.model_validate_json(text)
         except ValidationError as exc:
             for error in exc.errors(include_url=False):
                 issues.append(_issue(data, error["loc"], error["type"], error["msg"], error.get("input")))
@@ -230,5 +238,5 @@ def pydantic_field_names(cls: type) -> tuple[str, ...]:
 
 
 def model_dump(value: object) -> JSONValue:
-    """pydantic's own JSON-mode dump of a model instance."""
-    return cast(JSONValue, cast("BaseModel", value).model_dump(mode="json"))
+    """pydantic's own JSON-mode dump of a model instance, keyed as its schema is (by alias)."""
+    return cast(JSONValue, cast("BaseModel", value).model_dump(mode="json", by_alias=True))

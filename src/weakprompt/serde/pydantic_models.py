@@ -205,7 +205,7 @@ def _issue(data: object, loc: Sequence[str | int], kind: str, message: str, rece
     steps = _steps(data, loc)
     if kind == "missing":
         return (steps[::-1], "a value (required)", "nothing (missing)")
-    if kind == "extra_forbidden" and loc:
+    if kind == "extra_forbidden":  # its loc always ends with the unknown key
         return (steps[::-1], "only the model's fields", f"unknown field {quote(str(loc[-1]))}")
     expected = message.removeprefix("Input should be ")
     expected = expected[:1].lower() + expected[1:]

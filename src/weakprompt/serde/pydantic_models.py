@@ -119,8 +119,8 @@ def _strict(value: JSONValue, name: str, where: str) -> JSONValue:
             out[key] = {sub: _strict(body, name, f" in {sub!r}") for sub, body in item.items()}
         else:
             out[key] = _strict(item, name, where)
-    if _key_list(out.get("properties")) is not None:
-        properties = _key_list(out.get("properties")) or []
+    properties = out.get("properties")
+    if isinstance(properties, dict):
         required = out.get("required", [])
         if not isinstance(required, list) or sorted(map(str, required)) != sorted(properties):
             raise StrictSchemaError(
@@ -134,10 +134,6 @@ def _strict(value: JSONValue, name: str, where: str) -> JSONValue:
     if fmt is not None and fmt not in _STRICT_FORMATS:
         raise StrictSchemaError(f"pydantic model {name}: format {fmt!r}{where} has no strict-mode equivalent")
     return out
-
-
-def _key_list(value: JSONValue | None) -> list[str] | None:
-    return list(value) if isinstance(value, dict) else None
 
 
 def embed_schema(schema: JSONObject, add_def: Callable[[str, JSONObject], str]) -> JSONObject:

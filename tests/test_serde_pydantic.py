@@ -17,15 +17,18 @@ import uuid
 from typing import Annotated, Any, Literal
 
 import jsonschema
+import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import AnyUrl, BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from stream_support import StreamServer, openai_stream_chunks, sse_data
 from test_serde_strict_rules import strict_violations
 from weakprompt.adapters._support import parameters_schema
+from weakprompt.adapters.openai import OpenAIAdapter
 from weakprompt.adapters.testing import FunctionAdapter
-from weakprompt.messages import ToolCall
+from weakprompt.messages import AssistantTurn, ToolCall, Usage
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.prompt.template import check_placeholders, field_names
 from weakprompt.runtime import ModelRequest, ToolDispatcher
@@ -457,3 +460,34 @@ def test_an_aliased_model_dumps_by_alias_so_dump_and_parse_are_inverse() -> None
     assert dump(value) == {"fullName": "Ada"}
     assert parse(Aliased, dump(value)) == value
     assert list(schema(Aliased)["properties"]) == ["fullName"]  # type: ignore[arg-type]
+
+
+def test_the_openai_sdk_gets_a_models_strict_schema_and_the_failed_call_names_the_path() -> None:
+    bad = '{"lines": [{"name": "tea", "qty": 0}], "note": null}'
+    call = AssistantTurn(
+        tool_calls=(ToolCall(id="call_1", name="book", arguments=bad),),
+        usage=Usage(input_tokens=10, output_tokens=5, model_calls=1),
+        finish_reason="tool_calls",
+    )
+    answer = AssistantTurn(text="Sorry.", usage=Usage(input_tokens=20, output_tokens=3, model_calls=1))
+    server = (
+        StreamServer()
+        .stream(sse_data(*openai_stream_chunks(call), "[DONE]"))
+        .stream(sse_data(*openai_stream_chunks(answer), "[DONE]"))
+    )
+    client = openai.AsyncOpenAI(
+        api_key="sk-test", base_url="http://fake.test/v1", http_client=server.async_client()
+    )
+    template: PromptTemplate[None] = PromptTemplate(
+        ns="tests/pydantic",
+        key="book",
+        sections=[MarkdownSection(title="Task", key="task", template="Book the order.", tools=[book])],
+    )
+    response = evaluate(
+        Prompt(template), adapter=OpenAIAdapter("gpt-test", async_client=client), session=Session()
+    )
+    assert [execution.success for execution in response.tool_executions] == [False]
+    first = json.loads(server.requests[0].content)["tools"][0]["function"]
+    assert first["strict"] is True and first["parameters"] == schema(Order, strict=True)
+    sent_back = json.loads(server.requests[1].content)["messages"][-1]
+    assert sent_back["role"] == "tool" and "$.lines[0].qty" in sent_back["content"]

@@ -255,7 +255,9 @@ def test_unreadable_signature_is_reported() -> None:
 
 @pytest.mark.parametrize("bad", [int, dict, "LookupParams", LookupParams(entity_id="x")])
 def test_params_type_must_be_a_dataclass_or_attrs_class(bad: object) -> None:
-    with pytest.raises(PromptValidationError, match="params_type must be a dataclass or attrs class"):
+    with pytest.raises(
+        PromptValidationError, match="params_type must be a dataclass, an attrs class or a pydantic model"
+    ):
         make(params_type=bad)
 
 

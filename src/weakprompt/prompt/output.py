@@ -54,13 +54,14 @@ _FENCE = re.compile(r"```[ \t]*(?P<lang>[A-Za-z0-9_-]*)[ \t]*\r?\n(?P<body>.*?)`
 
 
 def validate_output_type(output_type: object) -> None:
-    """Accept a dataclass/attrs class or ``list[...]`` of one; raise otherwise."""
+    """Accept a dataclass/attrs class, a pydantic model or ``list[...]`` of one; raise otherwise."""
     item = output_type
     if typing.get_origin(output_type) is list:
         (item,) = typing.get_args(output_type) or (None,)
     if not is_params_type(item):
         raise PromptValidationError(
-            f"output_type {output_type!r} must be a dataclass or attrs class, or list[...] of one"
+            f"output_type {output_type!r} must be a dataclass, an attrs class or a pydantic model, "
+            "or list[...] of one"
         )
 
 

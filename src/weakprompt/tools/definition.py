@@ -88,7 +88,7 @@ def _check_handler(tool: Tool[Any, Any], _attribute: object, handler: object) ->
 def _check_params_type(tool: Tool[Any, Any], _attribute: object, params_type: object) -> None:
     if not is_params_class(params_type):
         raise PromptValidationError(
-            f"tool {tool.name!r}: params_type must be a dataclass or attrs class "
+            f"tool {tool.name!r}: params_type must be a dataclass, an attrs class or a pydantic model "
             "(use NoParams for a tool without arguments, or @tool for a handler with plain "
             f"parameters), got {params_type!r}"
         )

@@ -20,6 +20,7 @@ from typing import Any, Generic, Protocol, TypeAlias, TypeVar, Union
 import attrs
 
 from ..errors import PromptValidationError
+from ..serde.pydantic_models import is_pydantic_model
 from .context import ToolContext
 from .result import ToolResult
 
@@ -64,11 +65,11 @@ class NoParams:
 
 
 def is_params_class(tp: object) -> bool:
-    """Params must be a dataclass or attrs class so they have a schema."""
+    """Params must be a dataclass, an attrs class or a pydantic model so they have a schema."""
     if not isinstance(tp, type):
         return False
     cls: type[object] = tp
-    return dataclasses.is_dataclass(cls) or attrs.has(cls)
+    return dataclasses.is_dataclass(cls) or attrs.has(cls) or is_pydantic_model(cls)
 
 
 def _annotated_function(handler: Callable[..., object]) -> Callable[..., object]:

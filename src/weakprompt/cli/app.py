@@ -21,6 +21,7 @@ from ..errors import WeakpromptError
 from ..model.output_mode import OUTPUT_MODES, OutputMode
 from ..safetext import lone_surrogate, terminal_text
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
+from .files import mount_files
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
 from .mcp_commands import mcp, run_with_servers
@@ -127,6 +128,18 @@ def cli() -> None:
     multiple=True,
     help="Mount an MCP server's tools for the run: a command line (quoted) or an http(s) URL. Repeatable.",
 )
+@click.option(
+    "--files",
+    "files_dir",
+    type=click.Path(exists=True, file_okay=False, dir_okay=True),
+    help="Give the model this directory through the file tools (list, read, glob, grep), read-only. "
+    "Adds the Files section unless the prompt has one.",
+)
+@click.option(
+    "--files-writable",
+    is_flag=True,
+    help="With --files: also offer write_file and edit_file, which change the directory without asking.",
+)
 def run(
     target: str,
     *,
@@ -148,6 +161,8 @@ def run(
     max_tokens_field: str | None,
     redact_ref: str | None,
     mcp_servers: tuple[str, ...] = (),
+    files_dir: str | None = None,
+    files_writable: bool = False,
 ) -> None:
     """Evaluate the prompt TARGET (path/to/module.py:name) and print every turn as it happens.
 
@@ -162,7 +177,12 @@ def run(
     console = _console()
     with _reported_errors():
         redact = load_redactor(redact_ref) if redact_ref is not None else default_redact
+        if files_writable and files_dir is None:
+            raise click.UsageError("--files-writable needs --files DIR")
         prompt = load_prompt(target)
+        resources = None
+        if files_dir is not None:
+            prompt, resources = mount_files(prompt, files_dir, writable=files_writable)
         options = AdapterOptions(
             output_mode=output_mode,
             temperature=temperature,
@@ -196,6 +216,7 @@ def run(
                     output_retries=output_retries,
                     max_output_tokens=max_tokens,
                     redact=redact,
+                    resources=resources,
                     on_event=printer.on_event,
                 )
 

@@ -33,6 +33,7 @@ from weakprompt.contrib.files import (
     walk_files,
     write_file,
 )
+from weakprompt.errors import ConfigurationError
 from weakprompt.resources import (
     Filesystem,
     HostFilesystem,
@@ -346,5 +347,5 @@ def test_writes_are_absent_unless_enabled_and_ask_for_approval_by_default() -> N
     [("max_matches", 0), ("max_walk_entries", True), ("grep_timeout", 0.0), ("max_grep_bytes", -1)],
 )
 def test_limits_refuse_nonsense(field: str, value: object) -> None:
-    with pytest.raises(FileToolError, match=f"FileLimits.{field}"):
+    with pytest.raises(ConfigurationError, match=f"FileLimits.{field}"):
         FileLimits(**{field: value})  # pyright: ignore[reportArgumentType]

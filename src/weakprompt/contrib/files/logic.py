@@ -14,7 +14,7 @@ from collections import deque
 
 import attrs
 
-from ...errors import WeakpromptError
+from ...errors import ConfigurationError, ToolValidationError
 from ...resources import Filesystem, UnsafePathError, normalize_path
 from ...runtime.results.extraction.regex_guard import (
     PatternError,
@@ -44,18 +44,18 @@ MAX_HIT_CHARS = 300
 """A matching line longer than this is shortened in a grep result (read_file shows it whole)."""
 
 
-class FileToolError(WeakpromptError, ValueError):
+class FileToolError(ToolValidationError):
     """A file tool was asked for something it cannot do; the message says what and why."""
 
 
 def _positive(_: object, attribute: attrs.Attribute[int], value: int) -> None:
     if isinstance(value, bool) or value < 1:
-        raise FileToolError(f"FileLimits.{attribute.name} must be a positive int, got {value!r}")
+        raise ConfigurationError(f"FileLimits.{attribute.name} must be a positive int, got {value!r}")
 
 
 def _positive_time(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if isinstance(value, bool) or not value > 0:
-        raise FileToolError(
+        raise ConfigurationError(
             f"FileLimits.{attribute.name} must be a positive number of seconds, got {value!r}"
         )
 

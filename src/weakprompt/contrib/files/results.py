@@ -58,7 +58,8 @@ class FileWindow:
             for number, line in enumerate(self.lines, start=self.offset)
         )
         tail = (
-            f"\n({self.remaining} more lines: read_file with offset={self.end_line + 1} to continue)"
+            f"\n({self.remaining} more line{'' if self.remaining == 1 else 's'}: "
+            f"read_file with offset={self.end_line + 1} to continue)"
             if self.remaining
             else ""
         )

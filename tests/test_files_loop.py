@@ -9,7 +9,7 @@ from weakprompt.contrib.files import FilesSection, WriteFile, write_file
 from weakprompt.events import ToolResultStored
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.resources import Filesystem, InMemoryFilesystem, ResourceRegistry
-from weakprompt.runtime import evaluate
+from weakprompt.runtime import Approve, evaluate, resume
 from weakprompt.runtime.results import ToolOutputStore
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -96,23 +96,28 @@ def test_read_only_section_offers_no_writing_tools_in_the_loop() -> None:
     assert fs.read_text("a.txt") == "hello\n"
 
 
-def test_a_write_waits_for_approval_by_default_and_changes_nothing_meanwhile() -> None:
+def test_a_write_waits_for_approval_by_default_and_runs_once_approved() -> None:
     fs = InMemoryFilesystem({"a.txt": "hello\n"})
+    resources = ResourceRegistry({Filesystem: fs})
+    prompt = _prompt(FilesSection(writable=True))
     adapter = ScriptedAdapter(
         [
             tool_call_turn(tool_call("write_file", {"path": "a.txt", "content": "bye\n"}, id="c1")),
             text_turn("ok"),
         ]
     )
-    response = evaluate(
-        _prompt(FilesSection(writable=True)),
-        adapter=adapter,
-        session=Session(),
-        resources=ResourceRegistry({Filesystem: fs}),
-    )
-    assert response.paused is not None
-    assert [(w.call_id, w.tool) for w in response.paused.pending] == [("c1", "write_file")]
-    assert fs.read_text("a.txt") == "hello\n"
+    with Store.open("sqlite://") as store:
+        response = evaluate(
+            prompt, adapter=adapter, session=Session(session_id="w"), store=store, resources=resources
+        )
+        assert response.paused is not None
+        [waiting] = response.paused.pending
+        assert (waiting.call_id, waiting.tool) == ("c1", "write_file")
+        assert fs.read_text("a.txt") == "hello\n"
+        approval = [Approve(waiting.call_id, waiting.token)]
+        done = resume(store, "w", approval, prompt=prompt, adapter=adapter, resources=resources)
+    assert done.text == "ok"
+    assert fs.read_text("a.txt") == "bye\n"
 
 
 @pytest.fixture

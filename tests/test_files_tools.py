@@ -210,6 +210,16 @@ def test_host_symlink_leading_out_of_the_root_is_refused_and_skipped(tmp_path: P
     assert not (outside / "new.txt").exists()
 
 
+def test_host_symlink_loop_inside_the_root_ends_the_walk_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("needle\n")
+    os.symlink(tmp_path, tmp_path / "loop")
+    fs = HostFilesystem(tmp_path)
+    limits = FileLimits(max_walk_entries=50, grep_isolate=False)
+    found = grep_files(fs, GrepFiles(pattern="needle"), limits)
+    assert not found.complete and found.hits[0].path == "a.txt"
+    assert "stopped early" in found.render()
+
+
 def test_read_renders_numbered_lines_and_what_remains() -> None:
     fs = InMemoryFilesystem({"notes.md": "one\ntwo\r\nthree\n" + "x\n" * 9})
     window = read_file(fs, ReadFile(path="notes.md", offset=2, limit=2))
@@ -255,6 +265,15 @@ def test_bad_edits_are_failed_results_and_change_nothing(params: EditFile, error
     result = _call(fs, "edit_file", params)
     assert not result.success and error in result.message
     assert fs.read_text("f.txt") == "a\na\n"
+
+
+def test_lone_surrogates_in_written_text_are_refused_not_raised() -> None:
+    fs = InMemoryFilesystem({"f.txt": "abc\n"})
+    wrote = _call(fs, "write_file", WriteFile(path="g.txt", content="x\ud800"))
+    assert not wrote.success and "content contains a lone surrogate at index 1" in wrote.message
+    edited = _call(fs, "edit_file", EditFile(path="f.txt", old_text="abc", new_text="\udc00"))
+    assert not edited.success and "new_text contains a lone surrogate at index 0" in edited.message
+    assert fs.list_dir() == ("f.txt",) and fs.read_text("f.txt") == "abc\n"
 
 
 def test_listing_and_glob_render() -> None:

@@ -14,6 +14,7 @@ from collections import deque
 
 import attrs
 
+from ...canonical import find_surrogate
 from ...errors import ConfigurationError, ToolValidationError
 from ...resources import Filesystem, UnsafePathError, normalize_path
 from ...runtime.results.extraction.regex_guard import (
@@ -272,9 +273,19 @@ def _hit(lines: list[str], origin: list[tuple[str, int]], index: int) -> GrepHit
     return GrepHit(path=path, line=number, text=text)
 
 
+def _check_text(value: str, field: str) -> None:
+    """Refuse text that cannot be stored as UTF-8 (a lone surrogate, which JSON can carry)."""
+    at = find_surrogate(value)
+    if at is not None:
+        raise FileToolError(
+            f"{field} contains a lone surrogate at index {at}: not valid text, nothing written"
+        )
+
+
 def write_file(fs: Filesystem, params: WriteFile) -> FileWritten:
     """Write ``params.content`` as the whole file, creating it and its directories if needed."""
     key = normalize_path(params.path)
+    _check_text(params.content, "content")
     created = not fs.exists(key)
     data = params.content.encode("utf-8")
     fs.write_bytes(key, data)
@@ -288,6 +299,7 @@ def edit_file(fs: Filesystem, params: EditFile) -> FileEdited:
         raise FileToolError("old_text is empty; use write_file to create a file or replace all of it")
     if params.old_text == params.new_text:
         raise FileToolError("old_text and new_text are the same; there is nothing to change")
+    _check_text(params.new_text, "new_text")
     text = _read_text(fs, key)
     count = text.count(params.old_text)
     if count == 0:

@@ -267,6 +267,18 @@ def test_bad_edits_are_failed_results_and_change_nothing(params: EditFile, error
     assert fs.read_text("f.txt") == "a\na\n"
 
 
+def test_files_over_the_size_limit_are_refused_by_read_and_edit() -> None:
+    fs = InMemoryFilesystem({"big.txt": "x" * 2000})
+    limits = FileLimits(max_file_bytes=1000)
+    with pytest.raises(
+        FileToolError, match=r"big\.txt is 2000 bytes; the file tools read files of at most 1000"
+    ):
+        read_file(fs, ReadFile(path="big.txt", limit=1), limits)
+    with pytest.raises(FileToolError, match="at most 1000 bytes"):
+        edit_file(fs, EditFile(path="big.txt", old_text="x", new_text="y", replace_all=True), limits)
+    assert read_file(fs, ReadFile(path="big.txt")).total_lines == 1
+
+
 def test_lone_surrogates_in_written_text_are_refused_not_raised() -> None:
     fs = InMemoryFilesystem({"f.txt": "abc\n"})
     wrote = _call(fs, "write_file", WriteFile(path="g.txt", content="x\ud800"))

@@ -63,9 +63,11 @@ def _positive_time(_: object, attribute: attrs.Attribute[float], value: float) -
 
 @attrs.frozen(kw_only=True)
 class FileLimits:
-    """How far the searching tools go before they stop and say so.
+    """How far the tools go before they stop and say so.
 
-    ``max_walk_entries`` bounds the files and directories a glob or grep
+    ``max_file_bytes`` is the largest file ``read_file`` or ``edit_file``
+    takes (a window of a larger file is refused too: the whole file is read
+    to find its lines). ``max_walk_entries`` bounds the files and directories a glob or grep
     visits, ``max_matches`` the paths or lines one result lists,
     ``max_grep_bytes`` the text one grep reads. A grep pattern runs in a
     child process killed after ``grep_timeout`` seconds (``grep_isolate``;
@@ -73,6 +75,7 @@ class FileLimits:
     pattern from the model costs at most that.
     """
 
+    max_file_bytes: int = attrs.field(default=10_000_000, validator=_positive)
     max_walk_entries: int = attrs.field(default=5000, validator=_positive)
     max_matches: int = attrs.field(default=100, validator=_positive)
     max_grep_bytes: int = attrs.field(default=8_000_000, validator=_positive)
@@ -97,14 +100,14 @@ def list_files(fs: Filesystem, path: str) -> FileListing:
     return FileListing(path=key, entries=fs.list_dir(key))
 
 
-def read_file(fs: Filesystem, params: ReadFile) -> FileWindow:
+def read_file(fs: Filesystem, params: ReadFile, limits: FileLimits | None = None) -> FileWindow:
     """The window of lines ``params`` asks for; the whole rest of the file without a limit."""
     if isinstance(params.offset, bool) or params.offset < 1:
         raise FileToolError(f"offset must be 1 or more (the first line is 1), got {params.offset}")
     if params.limit is not None and (isinstance(params.limit, bool) or params.limit < 1):
         raise FileToolError(f"limit must be 1 or more, or omitted to read to the end, got {params.limit}")
     key = normalize_path(params.path)
-    lines = split_lines(_read_text(fs, key))
+    lines = split_lines(_read_text(fs, key, limits or FileLimits()))
     if lines and params.offset > len(lines):
         raise FileToolError(f"offset {params.offset} is past the end of {key}, which has {len(lines)} lines")
     start = params.offset - 1 if lines else 0
@@ -112,8 +115,13 @@ def read_file(fs: Filesystem, params: ReadFile) -> FileWindow:
     return FileWindow(path=key, offset=start + 1, lines=lines[start:stop], total_lines=len(lines))
 
 
-def _read_text(fs: Filesystem, key: str) -> str:
+def _read_text(fs: Filesystem, key: str, limits: FileLimits) -> str:
     data = fs.read_bytes(key)
+    if len(data) > limits.max_file_bytes:
+        raise FileToolError(
+            f"{key} is {len(data)} bytes; the file tools read files of at most {limits.max_file_bytes} bytes "
+            "(grep_files can still search it)"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -292,7 +300,7 @@ def write_file(fs: Filesystem, params: WriteFile) -> FileWritten:
     return FileWritten(path=key, size_bytes=len(data), created=created)
 
 
-def edit_file(fs: Filesystem, params: EditFile) -> FileEdited:
+def edit_file(fs: Filesystem, params: EditFile, limits: FileLimits | None = None) -> FileEdited:
     """Replace ``old_text`` with ``new_text``: exactly one occurrence, or all with ``replace_all``."""
     key = normalize_path(params.path)
     if not params.old_text:
@@ -300,7 +308,7 @@ def edit_file(fs: Filesystem, params: EditFile) -> FileEdited:
     if params.old_text == params.new_text:
         raise FileToolError("old_text and new_text are the same; there is nothing to change")
     _check_text(params.new_text, "new_text")
-    text = _read_text(fs, key)
+    text = _read_text(fs, key, limits or FileLimits())
     count = text.count(params.old_text)
     if count == 0:
         raise FileToolError(

@@ -71,7 +71,7 @@ class FileTools:
         return _run(context, lambda fs: list_files(fs, params.path))
 
     def read_file(self, params: ReadFile, *, context: ToolContext) -> ToolResult[FileWindow]:
-        return _run(context, lambda fs: read_file(fs, params))
+        return _run(context, lambda fs: read_file(fs, params, self.limits))
 
     def glob_files(self, params: GlobFiles, *, context: ToolContext) -> ToolResult[FileMatches]:
         return _run(context, lambda fs: glob_files(fs, params, self.limits))
@@ -83,7 +83,7 @@ class FileTools:
         return _run(context, lambda fs: write_file(fs, params))
 
     def edit_file(self, params: EditFile, *, context: ToolContext) -> ToolResult[FileEdited]:
-        return _run(context, lambda fs: edit_file(fs, params))
+        return _run(context, lambda fs: edit_file(fs, params, self.limits))
 
 
 def file_tools(

@@ -18,6 +18,7 @@ task = MarkdownSection(title="Task", key="task", template="Go.")
 prompt = Prompt(PromptTemplate(ns="t", key="plain", sections=[task]))
 nested = MarkdownSection(title="Task", key="task", template="Go.", children=[FilesSection(key="mine")])
 own = Prompt(PromptTemplate(ns="t", key="own", sections=[nested]))
+asking = Prompt(PromptTemplate(ns="t", key="asking", sections=[task, FilesSection(writable=True)]))
 
 
 def tool_names(request):
@@ -45,6 +46,10 @@ def writer():
             "written",
         ]
     )
+
+
+def after_pause():
+    return ScriptedAdapter(["approved and written"])
 
 
 def no_files():
@@ -115,3 +120,30 @@ def test_a_prompt_with_its_own_files_section_keeps_it(module: Path, folder: Path
         ["run", f"{module}:own", "--adapter", f"{module}:writer", "--files", str(folder), "--files-writable"],
     )
     assert refused.exit_code == 1 and "has its own Files section" in refused.output
+
+
+def test_a_prompt_whose_writes_need_approval_pauses_and_approve_with_files_finishes(
+    module: Path, folder: Path, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "runs.db")
+    args = ["--db", db, "--session", "s1", "--files", str(folder)]
+    paused = invoke("run", f"{module}:asking", "--adapter", f"{module}:writer", *args)
+    assert paused.exit_code == 0, paused.output
+    assert "PAUSED" in paused.output
+    assert (folder / "notes.md").read_text() == "# Shopping\n- milk\n"
+    done = invoke("approve", f"{module}:asking", "--adapter", f"{module}:after_pause", "--by", "ops", *args)
+    assert done.exit_code == 0, done.output
+    assert "approved and written" in done.output
+    assert (folder / "notes.md").read_text() == "# Shopping\n- oat milk\n"
+    refused = CliRunner().invoke(
+        cli, ["deny", f"{module}:asking", "--db", db, "--session", "s1", "--files-writable"]
+    )
+    assert refused.exit_code == 2 and "--files-writable needs --files DIR" in refused.output
+
+
+def test_run_that_pauses_prints_the_pause_not_an_empty_final_answer(module: Path, folder: Path) -> None:
+    result = invoke("run", f"{module}:asking", "--adapter", f"{module}:writer", "--files", str(folder))
+    assert result.exit_code == 0, result.output
+    assert "PAUSED (pause 1): 1 call(s) wait for a decision" in result.output
+    assert "edit_file" in result.output and "token=" in result.output
+    assert "final answer" not in result.output and "(empty)" not in result.output

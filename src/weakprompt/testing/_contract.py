@@ -65,8 +65,8 @@ def check_tool(
     - valid arguments are never refused, and the handler does not raise on
       them (``ToolValidationError`` is a deliberate refusal and allowed;
       ``allow_handler_errors=True`` allows any exception);
-    - what the handler returns is a ``ToolResult`` the dispatcher can show
-      the model (a value serde cannot dump, NaN or an infinity is a defect
+    - what the handler returns (a ``ToolResult`` or a plain value) is
+      something the dispatcher can show the model (a value serde cannot dump, NaN or an infinity is a defect
       of the tool, found whatever ``allow_handler_errors`` says);
     - invalid arguments never reach the handler;
     - a failed call leaves the session's STATE slices, the resources and
@@ -323,14 +323,14 @@ def _kept(returned: object, settled: ToolResult[object]) -> bool:
     """Whether the dispatcher kept the handler's result, rather than reporting it as a defect.
 
     The dispatcher renders each result exactly as a real call does; a result
-    it cannot render (or that is not a ``ToolResult``) is replaced by a
-    failure naming the defect. A failure the tool reported itself is kept
-    with its message redacted, so that is compared as the dispatcher writes it.
+    it cannot render is replaced by a failure naming the defect. A plain
+    value is kept as a success carrying it. A failure the tool reported itself
+    is kept with its message redacted, so that is compared as the dispatcher writes it.
     """
     if settled is returned:
         return True
     if not isinstance(returned, ToolResult):
-        return False
+        return settled.success and settled.value is returned
     kept = cast("ToolResult[object]", returned)
     return (
         kept.success is False

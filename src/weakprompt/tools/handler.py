@@ -1,6 +1,7 @@
 """The handler calling convention, and reading a handler's annotations.
 
-A handler is ``handler(params, *, context) -> ToolResult[R]``. Its params and
+A handler is ``handler(params, *, context) -> ToolResult[R]``, or ``-> R`` for a
+plain value the dispatcher wraps as ``ToolResult.ok(value)``. Its params and
 result types are read from its annotations so a tool is declared once, as a
 plain typed function, without subscripting ``Tool[P, R]`` at runtime. Each
 type is read only when it was not given explicitly, so an explicit
@@ -46,16 +47,20 @@ R = TypeVar("R")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-ToolReturn: TypeAlias = Union[ToolResult[R], Awaitable[ToolResult[R]]]  # noqa: UP007 - a generic alias
-"""What a handler returns: a result, or (``async def``) an awaitable of one."""
+ToolReturn: TypeAlias = Union[ToolResult[R], Awaitable[ToolResult[R]], R, Awaitable[R]]  # noqa: UP007 - a generic alias
+"""What a handler returns: a ``ToolResult[R]`` or a plain ``R`` (a success), or an awaitable of either.
+
+The ``ToolResult`` members come first so the type checker reads ``R`` out of
+a ``ToolResult[R]`` rather than taking the whole result as the value.
+"""
 
 
 class ToolHandler(Protocol[P_contra, R_co]):
-    """``def handler(params: P, *, context: ToolContext) -> ToolResult[R]``, or an ``async def`` one."""
+    """``def handler(params: P, *, context: ToolContext) -> ToolResult[R] | R``, or an ``async def`` one."""
 
     def __call__(
         self, params: P_contra, /, *, context: ToolContext
-    ) -> ToolResult[R_co] | Awaitable[ToolResult[R_co]]: ...
+    ) -> ToolResult[R_co] | Awaitable[ToolResult[R_co]] | R_co | Awaitable[R_co]: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -161,7 +166,7 @@ def infer_params_type(handler: Callable[..., object], what: str) -> type[Any]:
 def infer_result_type(handler: Callable[..., object], what: str) -> type[Any] | None:
     """The ``R`` of the handler's ``-> ToolResult[R]``; ``None`` for no value (or no annotation)."""
     hints = _resolved(handler, ("return",), what, instead="result_type=")
-    return result_type_of(hints.get("return"), what)
+    return result_type_of(hints.get("return"))
 
 
 def _resolved(
@@ -176,18 +181,19 @@ def _resolved(
         ) from exc
 
 
-def result_type_of(annotation: object, what: str) -> type[Any] | None:
-    """``R`` of a ``ToolResult[R]`` return annotation (``None`` when it carries no value)."""
+def result_type_of(annotation: object) -> type[Any] | None:
+    """``R`` of a ``-> ToolResult[R]`` or a plain ``-> R`` annotation (``None`` when it carries no value).
+
+    Whether JSON can express ``R`` is checked where the ``Tool`` is built.
+    """
     if annotation is None or annotation is ToolResult:
         return None
-    if typing.get_origin(annotation) is not ToolResult:
-        raise PromptValidationError(
-            f"{what}: the handler must be annotated to return ToolResult[...], got {annotation!r}"
-        )
-    (inner,) = typing.get_args(annotation)
+    inner: object = annotation
+    if typing.get_origin(annotation) is ToolResult:
+        (inner,) = typing.get_args(annotation)
     if inner is type(None) or inner is typing.Never or inner is typing.NoReturn:
         return None
-    result_type: type[Any] = inner
+    result_type: type[Any] = inner  # pyright: ignore[reportAssignmentType]  # an annotation, not only a class
     return result_type
 
 

@@ -29,6 +29,7 @@ from weakprompt.messages import ToolCall
 from weakprompt.resources import ResourceRegistry
 from weakprompt.runtime import ToolCallPending, ToolDispatcher, ToolExecution
 from weakprompt.runtime.redaction import default_redact, redacted
+from weakprompt.runtime.tool_failures import once_per_defect
 from weakprompt.safetext import safe_repr
 from weakprompt.serde import SerdeError, StrictSchemaError, dump, parse
 from weakprompt.session import Session
@@ -96,8 +97,9 @@ def check_tool(
     def invalid_arguments_are_refused(bad: InvalidArguments) -> None:
         checker.invalid(bad)
 
-    valid_arguments_are_accepted()
-    invalid_arguments_are_refused()
+    with once_per_defect():  # one broken-tool warning per bug, not one per generated example
+        valid_arguments_are_accepted()
+        invalid_arguments_are_refused()
 
 
 def state_of(session: Session) -> dict[type[object], tuple[object, ...]]:

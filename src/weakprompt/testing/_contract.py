@@ -145,7 +145,7 @@ class _Recorder:
 
         return recording
 
-    async def _awaited(self, outcome: Awaitable[ToolResult[R]]) -> ToolResult[R]:
+    async def _awaited(self, outcome: Awaitable[ToolResult[R] | R]) -> ToolResult[R] | R:
         try:
             result = await outcome
         except BaseException as exc:

@@ -47,7 +47,7 @@ R = TypeVar("R")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-ToolReturn: TypeAlias = Union[ToolResult[R], Awaitable[ToolResult[R]], R, Awaitable[R]]  # noqa: UP007 - a generic alias
+ToolReturn: TypeAlias = Union[ToolResult[R], R, Awaitable[ToolResult[R] | R]]  # noqa: UP007 - a generic alias
 """What a handler returns: a ``ToolResult[R]`` or a plain ``R`` (a success), or an awaitable of either.
 
 The ``ToolResult`` members come first so the type checker reads ``R`` out of
@@ -60,7 +60,7 @@ class ToolHandler(Protocol[P_contra, R_co]):
 
     def __call__(
         self, params: P_contra, /, *, context: ToolContext
-    ) -> ToolResult[R_co] | Awaitable[ToolResult[R_co]] | R_co | Awaitable[R_co]: ...
+    ) -> ToolResult[R_co] | R_co | Awaitable[ToolResult[R_co] | R_co]: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

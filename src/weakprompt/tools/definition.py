@@ -94,7 +94,15 @@ def _check_params_type(tool: Tool[Any, Any], _attribute: object, params_type: ob
             "(use NoParams for a tool without arguments, or @tool for a handler with plain "
             f"parameters), got {params_type!r}"
         )
-    _check_expressible(params_type, f"tool {tool.name!r}", "params")
+    if _serde_reads_arguments(type(tool)):
+        _check_expressible(params_type, f"tool {tool.name!r}", "params")
+
+
+def _serde_reads_arguments(cls: type[Tool[Any, Any]]) -> bool:
+    """Whether serde parses the arguments (a mounted MCP tool checks them against its server's schema)."""
+    own: object = cls.parse_arguments
+    default: object = Tool[Any, Any].parse_arguments
+    return own is default
 
 
 def _check_result_type(tool: Tool[Any, Any], _attribute: object, result_type: object) -> None:

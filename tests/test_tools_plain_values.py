@@ -6,6 +6,7 @@ import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated, TypeVar
 
 import attrs
 import pytest
@@ -16,6 +17,8 @@ from weakprompt.errors import PromptValidationError
 from weakprompt.messages import ToolCall
 from weakprompt.prompt import MarkdownSection, PromptTemplate
 from weakprompt.runtime import ToolDispatcher, ToolExecution
+from weakprompt.serde import Meta
+from weakprompt.serde.expressible import unexpressible
 from weakprompt.session import Session
 from weakprompt.tools import AnyTool, NoParams, Tool, ToolContext, ToolResult, tool
 
@@ -34,6 +37,9 @@ class Weather:
 @attrs.frozen
 class AttrsWeather:
     city: str
+
+
+T = TypeVar("T")
 
 
 def run(built: AnyTool, arguments: dict[str, object]) -> ToolExecution:
@@ -255,3 +261,44 @@ def test_an_output_list_of_a_class_with_a_callable_is_refused() -> None:
             sections=[MarkdownSection(title="T", key="t", template="Answer.")],
             output_type=list[WithCallback],
         )
+
+
+# -- how the field path is found ---------------------------------------------------------------
+
+
+@attrs.frozen
+class AttrsHolder:
+    name: str
+    pattern: Annotated[re.Pattern[str], Meta(description="a compiled pattern")]
+
+
+@dataclass
+class Unresolvable:
+    later: NotDefinedAnywhere  # type: ignore[name-defined]  # noqa: F821
+
+
+class PlainClass:
+    pass
+
+
+def test_the_path_goes_through_annotated_attrs_fields_and_mappings() -> None:
+    found = unexpressible(dict[str, AttrsHolder])
+    assert found is not None
+    assert (found.path, found.type) == ("[].pattern", re.Pattern[str])
+
+
+def test_a_class_whose_annotations_do_not_resolve_is_itself_the_problem() -> None:
+    found = unexpressible(list[Unresolvable])
+    assert found is not None
+    assert found.path == "[]" and found.type is Unresolvable and "cannot resolve" in found.reason
+
+
+def test_a_plain_class_or_a_callable_is_the_innermost_part() -> None:
+    assert unexpressible(str) is None
+    plain = unexpressible(tuple[int, PlainClass])
+    assert plain is not None and (plain.path, plain.type) == ("[]", PlainClass)
+    assert f"({__name__}.PlainClass)" in plain.describe("tool 'x'", "result")
+    callable_field = unexpressible(Callable[[int], int])
+    assert callable_field is not None and callable_field.path == ""
+    typevar = unexpressible(list[T])  # type: ignore[valid-type]
+    assert typevar is not None and typevar.path == "[]" and typevar.type is T

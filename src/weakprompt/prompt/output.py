@@ -54,7 +54,7 @@ def check_output_mode(value: object) -> None:
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[A-Za-z0-9_-]*)[ \t]*\r?\n(?P<body>.*?)```", re.DOTALL)
 
 
-def validate_output_type(output_type: object, *, where: str = "") -> None:
+def validate_output_type(output_type: object, *, where: str) -> None:
     """Accept a dataclass/attrs class or ``list[...]`` of one that JSON can express; raise otherwise.
 
     ``where`` names the template, so a field JSON cannot express (a callable,
@@ -63,14 +63,13 @@ def validate_output_type(output_type: object, *, where: str = "") -> None:
     item = output_type
     if typing.get_origin(output_type) is list:
         (item,) = typing.get_args(output_type) or (None,)
-    prefix = f"{where}: " if where else ""
     if not is_params_type(item):
         raise PromptValidationError(
-            f"{prefix}output_type {output_type!r} must be a dataclass or attrs class, or list[...] of one"
+            f"{where}: output_type {output_type!r} must be a dataclass or attrs class, or list[...] of one"
         )
     problem = unexpressible(output_type)
     if problem is not None:
-        raise PromptValidationError(problem.describe(where or "output_type", "output"))
+        raise PromptValidationError(problem.describe(where, "output"))
 
 
 def output_schema(output_type: object) -> JSONObject:

@@ -6,7 +6,7 @@ import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import Annotated, TypeVar, Union
 
 import attrs
 import pytest
@@ -302,3 +302,28 @@ def test_a_plain_class_or_a_callable_is_the_innermost_part() -> None:
     assert callable_field is not None and callable_field.path == ""
     typevar = unexpressible(list[T])  # type: ignore[valid-type]
     assert typevar is not None and typevar.path == "[]" and typevar.type is T
+
+
+def test_a_handler_returning_a_result_or_a_plain_value_has_the_plain_type() -> None:
+    @tool
+    def either(params: Lookup) -> ToolResult[Weather] | Weather:
+        """Either form."""
+        if not params.city:
+            return ToolResult.error("which city?")
+        return Weather(params.city, 1.0)
+
+    @tool
+    def widened(city: str) -> ToolResult[int] | str:
+        """Widened."""
+        return city
+
+    @tool
+    def maybe(city: str) -> ToolResult | None:  # type: ignore[type-arg]
+        """Nothing either way."""
+        return None
+
+    assert either.result_type is Weather
+    assert widened.result_type == int | str or widened.result_type == Union[int, str]  # noqa: UP007
+    assert maybe.result_type is None
+    assert run(either, {"city": ""}).message == "which city?"
+    assert run(either, {"city": "Oslo"}).result.value == Weather("Oslo", 1.0)

@@ -135,5 +135,15 @@ def forget(city: str) -> None:
 
 assert_type(forget, Tool[ToolArguments, None])
 
+@tool
+def cost_or_refusal(params: Lookup) -> ToolResult[Cost] | Cost:
+    """Cost of a night, or why not."""
+    if not params.city:
+        return ToolResult.error("which city?")
+    return Cost(80.0)
+
+
+assert_type(cost_or_refusal, Tool[Lookup, Cost])
+
 plain_handler_tool = Tool(name="cost_of", description="Cost of a night.", handler=cost_of.handler)
 assert_type(plain_handler_tool, Tool[Lookup, Cost])

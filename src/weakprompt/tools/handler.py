@@ -188,13 +188,24 @@ def result_type_of(annotation: object) -> type[Any] | None:
     """
     if annotation is None or annotation is ToolResult:
         return None
-    inner: object = annotation
-    if typing.get_origin(annotation) is ToolResult:
-        (inner,) = typing.get_args(annotation)
+    inner = _without_tool_result(annotation)
+    if typing.get_origin(inner) in (Union, types.UnionType):  # ``-> ToolResult[W] | W``: W
+        members: list[object] = list(dict.fromkeys(_without_tool_result(m) for m in typing.get_args(inner)))
+        inner = members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007 - built at runtime
     if inner is type(None) or inner is typing.Never or inner is typing.NoReturn:
         return None
     result_type: type[Any] = inner  # pyright: ignore[reportAssignmentType]  # an annotation, not only a class
     return result_type
+
+
+def _without_tool_result(annotation: object) -> object:
+    """``W`` for ``ToolResult[W]``, ``None`` for a bare ``ToolResult``, anything else as it is."""
+    if annotation is ToolResult:
+        return type(None)
+    if typing.get_origin(annotation) is ToolResult:
+        (inner,) = typing.get_args(annotation)
+        return inner
+    return annotation
 
 
 @attrs.frozen

@@ -1,8 +1,8 @@
 """Which part of a type JSON cannot express, named by its field path.
 
-``schema(tp)`` refuses a type as a whole; a definition (a tool, a section, a
-prompt's output) wants to say *which* field is the problem, so the person who
-wrote it can find the line. :func:`unexpressible` walks into the type only
+``schema(tp)`` refuses a type as a whole; a definition (a tool's params or
+result, a prompt's output) wants to say *which* field is the problem, so the
+person who wrote it can find the line. :func:`unexpressible` walks into the type only
 after ``schema`` has refused it, and stops at the innermost part it refuses.
 """
 

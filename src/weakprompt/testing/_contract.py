@@ -67,8 +67,9 @@ def check_tool(
       them (``ToolValidationError`` is a deliberate refusal and allowed;
       ``allow_handler_errors=True`` allows any exception);
     - what the handler returns (a ``ToolResult`` or a plain value) is
-      something the dispatcher can show the model (a value serde cannot dump, NaN or an infinity is a defect
-      of the tool, found whatever ``allow_handler_errors`` says);
+      something the dispatcher can show the model (a value serde cannot
+      dump, NaN or an infinity is a defect of the tool, found whatever
+      ``allow_handler_errors`` says);
     - invalid arguments never reach the handler;
     - a failed call leaves the session's STATE slices, the resources and
       ``observe(session)`` (state you keep elsewhere) exactly as they were;

@@ -402,7 +402,7 @@ def test_import_weakprompt_and_a_dataclass_tool_do_not_import_pydantic() -> None
         "    return ToolResult.ok(params, message='ok')\n"
         "assert t.parameters_schema(strict=True)['required'] == ['x']\n"
         "assert dump(parse(P, {'x': 1})) == {'x': 1}\n"
-        "validate_output_type(P)\n"
+        "validate_output_type(P, where='prompt t/k')\n"
         "assert 'pydantic' not in sys.modules, 'pydantic was imported'\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)

@@ -123,7 +123,7 @@ def recipe_queries(t: Transcript) -> None:
     show("2. query API: where does the context go?")
     for turn in t.find_tool_turns():
         print(f"turn {turn.call.hash[:12]} tools={list(turn.tool_names)} tokens={turn.total_tokens}")
-    print("grep results:", [r.content.content[:40] for r in t.find_tool_results(name="grep")])
+    print("grep results:", [r.text[:40] for r in t.find_tool_results(name="grep")])
     print("calls to read_log:", len(t.find_tool_calls(name="read_log")))
 
 
@@ -144,7 +144,7 @@ def recipe_hook(store: Store) -> None:
     t.user("Check the build.")
     t.assistant("", tool_calls=[ToolCall("c1", "read_log", "{}")])
     commit = t.tool_result("c1", "read_log", BUILD_LOG)
-    print("committed:", commit.content.content.replace("\n", " | "))
+    print("committed:", commit.text.replace("\n", " | "))
     print(f"tokens: {t.token_counter.count(BUILD_LOG)} -> {commit.token_count}")
     original = t.get_blob(str(commit.metadata["summarized_from"]))
     print(f"summarized_from resolves to the {len(original.content.splitlines())}-line original")
@@ -267,7 +267,7 @@ def recipe_oversized(store: Store) -> None:
         input="What broke last night?",
         transcript=transcript,
     )
-    handle_message, reply = (r.content.content for r in transcript.find_tool_results())
+    handle_message, reply = (r.text for r in transcript.find_tool_results())
     print("the model saw, instead of the log:", handle_message.splitlines()[0])
     print("tool_output answered:", reply.replace("\n", " | ")[:160])
     for event in extracted:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -12,10 +14,17 @@ import pytest
 
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.errors import ToolValidationError
+from weakprompt.messages import ToolCall
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import evaluate
-from weakprompt.runtime.tool_failures import BROKEN_TOOL_LOGGER, short_traceback
+from weakprompt.runtime import ToolDispatcher, default_redact, evaluate
+from weakprompt.runtime.tool_failures import (
+    BROKEN_TOOL_LOGGER,
+    once_per_defect,
+    report_broken_tool,
+    short_traceback,
+)
 from weakprompt.session import Session
+from weakprompt.testing import check_tool
 from weakprompt.tools import ToolContext, ToolResult, tool
 
 
@@ -153,3 +162,70 @@ def test_logging_lastresort_none_silences_the_fallback(monkeypatch: pytest.Monke
     monkeypatch.setattr(logging, "lastResort", catcher)
     handler.emit(record)  # propagation stops before any real handler: still unconfigured
     assert seen == [record, record]
+
+
+def _compile_user_pattern(pattern: str) -> object:
+    return re.compile(pattern)  # the user's line: the warning must point here, not inside re
+
+
+@tool(name="regex", description="Compiles a pattern.")
+def regex(params: Nothing) -> ToolResult[None]:
+    _compile_user_pattern("(unclosed")
+    return ToolResult.ok(None)
+
+
+def test_a_broken_tool_warning_points_at_the_users_frame_not_inside_re(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    dispatcher = ToolDispatcher([regex], session=Session())
+    with caplog.at_level(logging.WARNING):
+        dispatcher.execute(ToolCall(id="c1", name="regex", arguments={}))
+    (record,) = _broken_records(caplog)
+    text = record.getMessage()
+    last_frame = [line for line in text.splitlines() if line.lstrip().startswith("File ")][-1]
+    assert __file__ in last_frame and "_compile_user_pattern" in last_frame
+    assert f"{os.sep}re{os.sep}" not in text  # no frame of the re package
+    assert "error" in text  # the exception itself is still named
+
+
+def test_short_traceback_keeps_library_frames_when_there_is_nothing_else() -> None:
+    try:
+        re.compile("(unclosed")
+    except re.error as exc:
+        exc.__traceback__ = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+        text = short_traceback(exc)
+    assert f"{os.sep}re{os.sep}" in text
+
+
+@dataclass(frozen=True)
+class Size:
+    n: int
+
+
+@tool(name="fragile", description="Breaks on every input.")
+def fragile(params: Size) -> int:
+    if params.n >= 0:
+        raise ValueError(f"cannot measure {params.n}")
+    raise KeyError(params.n)
+
+
+def test_check_tool_warns_once_per_distinct_defect_not_once_per_example(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        check_tool(fragile, allow_handler_errors=True, max_examples=30)
+    kinds = sorted(r.getMessage().split(" raised ")[1].split(":")[0] for r in _broken_records(caplog))
+    assert kinds == ["KeyError", "ValueError"]  # two defects, each once, whatever the examples
+    with caplog.at_level(logging.WARNING):  # outside check_tool every failing call is reported again
+        _run("broken")
+        _run("broken")
+    assert len(_broken_records(caplog)) == 4
+
+
+def test_a_defect_without_frames_of_its_own_is_still_reported_once_per_defect(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING), once_per_defect():
+        for _ in range(3):  # e.g. a handler whose signature does not fit: no frame inside the tool
+            report_broken_tool("misfit", TypeError("takes 0 positional arguments"), redact=default_redact)
+    assert len(_broken_records(caplog)) == 1

@@ -23,13 +23,16 @@ from weakprompt.errors import (
     DeadlineExceededError,
     MaxTurnsExceededError,
     PromptEvaluationError,
+    PromptValidationError,
     ToolValidationError,
     VisibilityExpansionRequired,
 )
 from weakprompt.events import ToolInvoked
+from weakprompt.jsontypes import JSONObject
 from weakprompt.messages import AssistantTurn, ToolCall
 from weakprompt.resources import Filesystem, InMemoryFilesystem, ResourceRegistry
 from weakprompt.runtime import ModelRequest, ToolDispatcher, ToolExecution, default_redact
+from weakprompt.serde import SerdeTypeError
 from weakprompt.session import Session
 from weakprompt.tools import AnyTool, NoParams, Tool, ToolContext, ToolResult
 
@@ -328,19 +331,20 @@ def test_failed_result_after_mutating_state_is_rolled_back() -> None:
     assert execution.message == "cannot do that" and not execution.result.success
 
 
-def test_handler_returning_something_else_than_a_tool_result_fails_and_rolls_back() -> None:
+def test_a_handler_returning_a_plain_value_succeeds_with_it_and_keeps_its_changes() -> None:
     tool = Tool(
-        name="sloppy",
+        name="plain",
         description="Returns a string.",
         handler=mutate_then(lambda: "done"),  # type: ignore[arg-type,return-value]
         params_type=NoParams,
-        result_type=None,
+        result_type=str,
     )
     harness = make_harness(tool)
     before = harness.state()
-    execution = harness.execute("sloppy", "{}")
-    assert harness.state() == before
-    assert "returned str instead of a ToolResult" in execution.message
+    execution = harness.execute("plain", "{}")
+    assert harness.state() != before
+    assert execution.result == ToolResult.ok("done")
+    assert execution.message == '"done"' and execution.event.success
 
 
 def test_value_that_cannot_be_rendered_fails_the_call_and_rolls_back() -> None:
@@ -591,13 +595,26 @@ class Unmappable:
     value: complex
 
 
-def test_params_type_serde_cannot_read_is_a_failed_result_blaming_the_tool() -> None:
+def test_params_type_serde_cannot_read_is_refused_where_the_tool_is_defined() -> None:
     def handler(params: Unmappable, *, context: ToolContext) -> ToolResult[None]:
         raise AssertionError("never called")
 
-    harness = make_harness(
+    with pytest.raises(PromptValidationError, match=r"tool 'odd': params field 'value' \(complex\)"):
         Tool(name="odd", description="d", handler=handler, params_type=Unmappable, result_type=None)
-    )
+
+
+class _UnreadableArguments(Tool[NoParams, None]):
+    """A tool whose own argument reading is broken (as a mounted tool's validator could be)."""
+
+    def parse_arguments(self, arguments: JSONObject) -> NoParams:
+        raise SerdeTypeError("serde cannot map complex to JSON")
+
+
+def test_arguments_the_tool_cannot_read_are_a_failed_result_blaming_the_tool() -> None:
+    def handler(params: NoParams, *, context: ToolContext) -> ToolResult[None]:
+        raise AssertionError("never called")
+
+    harness = make_harness(_UnreadableArguments(name="odd", description="d", handler=handler))
     execution = harness.execute("odd", '{"value": 1}')
     assert not execution.result.success
     assert "could not check its arguments" in execution.message and "complex" in execution.message

@@ -29,7 +29,7 @@ from weakprompt.inspector.toolsets import ToolEntry, compare_sets, load_tool_set
 from weakprompt.messages import ToolCall, Usage
 from weakprompt.runtime.results import ToolOutputStore
 from weakprompt.store import Store
-from weakprompt.transcript import Transcript
+from weakprompt.transcript import ToolSetChange, Transcript
 
 
 @pytest.fixture
@@ -83,15 +83,26 @@ def _entries(*pairs: tuple[str, str]) -> tuple[ToolEntry, ...]:
 
 
 def test_tool_set_changes_by_name() -> None:
-    first = compare_sets("s", _entries(("a", "1")), None)
+    first = compare_sets("c1", "s", _entries(("a", "1")), None)
     assert first.first and first.added == ("a",) and not first.same_as_before
+    assert isinstance(first, ToolSetChange) and (first.set_hash, first.names) == ("s", ("a",))
     before = _entries(("a", "1"), ("b", "2"), ("c", "3"))
-    same = compare_sets("s", before, before)
-    assert same.same_as_before
-    change = compare_sets("t", _entries(("a", "1"), ("b", "9"), ("d", "4")), before)
+    same = compare_sets("c2", "s", before, ("c1", before))
+    assert same.same_as_before and same.previous_commit == "c1"
+    change = compare_sets("c3", "t", _entries(("a", "1"), ("b", "9"), ("d", "4")), ("c2", before))
     assert (change.added, change.removed, change.changed, change.reordered) == (("d",), ("c",), ("b",), False)
-    moved = compare_sets("u", _entries(("b", "2"), ("a", "1"), ("c", "3")), before)
+    moved = compare_sets("c4", "u", _entries(("b", "2"), ("a", "1"), ("c", "3")), ("c3", before))
     assert moved.reordered and not moved.same_as_before
+
+
+def test_the_inspectors_old_tool_set_change_name_warns_and_is_the_transcripts() -> None:
+    """There is one ``ToolSetChange`` (the transcript's); the inspector's old name points to it."""
+    from weakprompt.inspector import toolsets
+
+    with pytest.warns(DeprecationWarning, match=r"ToolSetChange is deprecated.*transcript"):
+        old = toolsets.ToolSetChange  # pyright: ignore[reportAttributeAccessIssue]
+    assert old is ToolSetChange
+    assert "ToolSetChange" not in dir(toolsets)
 
 
 def test_status_is_read_from_the_last_commit() -> None:
@@ -268,3 +279,14 @@ def test_the_package_names_what_it_has() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = inspector.nope
+
+
+def test_the_inspectors_stored_output_view_is_the_transcripts_stored_output_ref() -> None:
+    """The session page's commit holds the transcript's ``StoredOutputRef``; the old view's name warns."""
+    from weakprompt.inspector import session_view
+    from weakprompt.transcript.lazy import StoredOutputRef
+
+    with pytest.warns(DeprecationWarning, match="StoredOutputView is deprecated.*StoredOutputRef"):
+        old = session_view.StoredOutputView  # pyright: ignore[reportAttributeAccessIssue]
+    assert old is StoredOutputRef
+    assert "StoredOutputView" not in dir(session_view)

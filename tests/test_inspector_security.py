@@ -27,10 +27,10 @@ from inspector_support import build_store, write_plain_sessions
 from weakprompt.adapters.testing import ScriptedAdapter
 from weakprompt.cli import cli
 from weakprompt.inspector import InspectorSettings, create_app
-from weakprompt.inspector.approvals import read_pauses, session_pauses
 from weakprompt.inspector.charts import MAX_BARS, UsagePoint, usage_chart
 from weakprompt.inspector.hosts import allowed_host, host_name
 from weakprompt.runtime import Approve, Deny, evaluate, paused_run, resume
+from weakprompt.runtime.pause_records import read_pauses, stored_pauses
 from weakprompt.session import Session
 from weakprompt.store import Store
 
@@ -283,7 +283,7 @@ def approvals_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_inspector_shows_who_decided_each_call_and_what_waits(approvals_db: Path) -> None:
     with Store.open(approvals_db, read_only=True) as store:
         waiting = paused_run(store, "s1")
-        pauses = session_pauses(store, "s1")
+        pauses = stored_pauses(store, "s1")
     assert waiting is not None and [p.call_id for p in waiting.pending] == ["c4"]
     token = waiting.pending[0].token
     with TestClient(create_app(str(approvals_db)), base_url=LOCAL) as client:

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from mcp_support import in_memory, mounted_prompt
 from weakprompt import run
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
+from weakprompt.errors import ConfigurationError
 from weakprompt.events import ToolInvoked
 from weakprompt.mcp import (
     ElicitationAnswer,
@@ -336,7 +337,7 @@ def test_elicitation_goes_to_the_callback() -> None:
     assert asked[0].schema["required"] == ["name"]
 
 
-def test_the_approval_policy_allows_or_refuses_each_call() -> None:
+def test_the_call_filter_allows_or_refuses_each_call() -> None:
     asked: list[McpCallRequest] = []
 
     def policy(request: McpCallRequest) -> bool | str:
@@ -344,7 +345,7 @@ def test_the_approval_policy_allows_or_refuses_each_call() -> None:
         return True if request.info.name == "echo" else "echo only"
 
     async def main() -> None:
-        async with in_memory(approve=policy) as toolset:
+        async with in_memory(call_filter=policy) as toolset:
             adapter = await _run(
                 toolset,
                 tool_call("echo", {"text": "a"}, id="c1"),
@@ -352,7 +353,7 @@ def test_the_approval_policy_allows_or_refuses_each_call() -> None:
             )
             (allowed, failed), (refused, refused_failed) = _tool_messages(adapter)
             assert not failed and json.loads(allowed) == {"result": "a"}
-            assert refused_failed and "refused by the approval policy: echo only" in refused
+            assert refused_failed and "refused by the call filter: echo only" in refused
 
     asyncio.run(main())
     assert [(r.tool, dict(r.arguments)) for r in asked] == [
@@ -361,7 +362,7 @@ def test_the_approval_policy_allows_or_refuses_each_call() -> None:
     ]
 
 
-def test_a_raising_or_async_policy() -> None:
+def test_a_raising_or_async_call_filter() -> None:
     async def deny(_request: McpCallRequest) -> bool:
         return False
 
@@ -369,13 +370,43 @@ def test_a_raising_or_async_policy() -> None:
         raise RuntimeError("policy bug")
 
     async def main() -> None:
-        for policy, expected in ((deny, "not approved"), (broken, "the approval policy failed")):
-            async with in_memory(approve=policy) as toolset:
+        for policy, expected in ((deny, "not allowed"), (broken, "the call filter failed")):
+            async with in_memory(call_filter=policy) as toolset:
                 adapter = await _run(toolset, tool_call("echo", {"text": "a"}, id="c1"))
                 [(text, failed)] = _tool_messages(adapter)
                 assert failed and expected in text
 
     asyncio.run(main())
+
+
+def test_the_old_mcp_approval_policy_names_warn_and_still_work() -> None:
+    """``mcp.ApprovalPolicy`` and ``approve=`` were renamed (``McpCallFilter``, ``call_filter=``)."""
+    import weakprompt.mcp as wp_mcp
+
+    with pytest.warns(DeprecationWarning, match=r"mcp\.ApprovalPolicy is deprecated.*McpCallFilter"):
+        old = wp_mcp.ApprovalPolicy  # pyright: ignore[reportAttributeAccessIssue]
+    assert old is wp_mcp.McpCallFilter
+    assert "ApprovalPolicy" not in dir(wp_mcp)
+    with pytest.raises(AttributeError, match="NoSuchName"):
+        _ = wp_mcp.NoSuchName  # pyright: ignore[reportAttributeAccessIssue]
+
+    def policy(request: McpCallRequest) -> bool | str:
+        return "no" if request.info.name == "echo" else True
+
+    async def main() -> None:
+        with pytest.warns(DeprecationWarning, match="use call_filter="):
+            toolset = in_memory(approve=policy)
+        assert toolset.call_filter is policy
+        with pytest.warns(DeprecationWarning, match="use call_filter"):
+            assert toolset.approve is policy
+        async with toolset:
+            adapter = await _run(toolset, tool_call("echo", {"text": "a"}, id="c1"))
+            [(text, failed)] = _tool_messages(adapter)
+            assert failed and "refused by the call filter: no" in text
+
+    asyncio.run(main())
+    with pytest.raises(ConfigurationError, match="call_filter= only"):
+        in_memory(approve=policy, call_filter=policy)
 
 
 def test_a_server_that_never_answers_times_out_as_a_failed_result() -> None:

@@ -18,6 +18,7 @@ from weakprompt.runtime.results import (
     SummaryRegistry,
     ToolOutputStore,
     ToolOutputStoreError,
+    ToolResultMetadata,
     handle_for,
     payload_hash,
 )
@@ -419,3 +420,17 @@ def test_the_newest_row_of_a_call_and_the_first_of_a_handle_are_found() -> None:
         assert outputs.get_metadata("c1") == attrs.evolve(newer, deduplicated=False)
         found = outputs.get_by_handle(first.handle)
         assert found is not None and found.metadata.tool_call_id == "c1" and found.metadata.seq == first.seq
+
+
+def test_tool_result_reference_is_a_deprecated_name_of_the_one_record() -> None:
+    """``ToolResultReference`` was a second name of ``ToolResultMetadata``; it warns and still works."""
+    import weakprompt.runtime.results as results
+    import weakprompt.store.output_record as output_record
+
+    for module in (results, output_record):
+        with pytest.warns(DeprecationWarning, match="ToolResultReference is deprecated.*ToolResultMetadata"):
+            old = module.ToolResultReference  # pyright: ignore[reportAttributeAccessIssue]
+        assert old is ToolResultMetadata
+        assert "ToolResultReference" not in dir(module)
+    with output_store() as (outputs, _events, _clock):
+        assert isinstance(outputs.store_result("c1", "echo", {}, "out"), ToolResultMetadata)

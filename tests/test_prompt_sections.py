@@ -67,7 +67,9 @@ def test_default_params_and_params_type_must_agree() -> None:
 
 
 def test_params_type_must_be_a_dataclass_or_attrs_class() -> None:
-    with pytest.raises(PromptValidationError, match="must be a dataclass or attrs class"):
+    with pytest.raises(
+        PromptValidationError, match="must be a dataclass, an attrs class or a pydantic model"
+    ):
         MarkdownSection(title="T", key="t", template="x", params_type=dict)  # type: ignore[arg-type]
 
 

@@ -435,16 +435,23 @@ def test_an_async_handler_returning_a_result_that_cannot_be_rendered_is_found() 
     assert "cannot dump a value of type set" in str(failure.value)
 
 
-def test_check_tool_reports_a_handler_that_returns_no_tool_result() -> None:
-    def measure(params: Measure, *, context: ToolContext) -> ToolResult[int]:
-        return cast(Any, params.size)  # forgot ToolResult.ok(...)
+def test_check_tool_accepts_a_handler_returning_a_plain_value() -> None:
+    def measure(params: Measure, *, context: ToolContext) -> int:
+        return params.size
+
+    check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
+
+
+def test_check_tool_reports_a_plain_value_that_cannot_be_rendered() -> None:
+    def measure(params: Measure, *, context: ToolContext) -> float:
+        return math.nan if params.size >= 7 else float(params.size)
 
     with pytest.raises(AssertionError) as failure:
         check_tool(Tool(name="measure", description="d", handler=measure), max_examples=FEW)
 
     message = str(failure.value)
     assert "cannot be shown to the model" in message
-    assert "returned: 0" in message
+    assert "returned: nan" in message
 
 
 def test_check_tool_reports_a_failed_result_whose_message_is_not_text() -> None:

@@ -121,7 +121,8 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     assert project["entry-points"]["pytest11"] == {
         "weakprompt.testing.pytest_plugin": "weakprompt.testing.pytest_plugin"
     }
-    assert project["optional-dependencies"]["testing"] == ["hypothesis>=6.115", "pytest>=8.3"]  # the fixtures need pytest
+    # the fixtures need pytest, so the extra brings it
+    assert project["optional-dependencies"]["testing"] == ["hypothesis>=6.115", "pytest>=8.3"]
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:

@@ -240,12 +240,11 @@ def test_unresolvable_return_annotation_points_at_result_type() -> None:
         Tool(name="t", description="d", handler=handler)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def test_return_annotation_must_be_a_tool_result() -> None:
+def test_a_plain_return_annotation_is_the_result_type() -> None:
     def handler(params: LookupParams, *, context: ToolContext) -> str:
         return "x"
 
-    with pytest.raises(PromptValidationError, match=r"must be annotated to return ToolResult"):
-        Tool(name="t", description="d", handler=handler)  # type: ignore[arg-type]
+    assert Tool(name="t", description="d", handler=handler).result_type is str
 
 
 def test_unreadable_signature_is_reported() -> None:
@@ -255,7 +254,9 @@ def test_unreadable_signature_is_reported() -> None:
 
 @pytest.mark.parametrize("bad", [int, dict, "LookupParams", LookupParams(entity_id="x")])
 def test_params_type_must_be_a_dataclass_or_attrs_class(bad: object) -> None:
-    with pytest.raises(PromptValidationError, match="params_type must be a dataclass or attrs class"):
+    with pytest.raises(
+        PromptValidationError, match="params_type must be a dataclass, an attrs class or a pydantic model"
+    ):
         make(params_type=bad)
 
 

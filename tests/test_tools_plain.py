@@ -317,7 +317,7 @@ def test_an_unresolvable_first_annotation_is_reported() -> None:
 
 
 def test_a_type_without_a_schema_is_reported() -> None:
-    with pytest.raises(PromptValidationError, match=r"tool 'f': a parameter has a type tools cannot use"):
+    with pytest.raises(PromptValidationError, match=r"tool 'f': params field 'when' \(complex\) cannot be"):
 
         @tool
         def f(city: str, when: complex) -> ToolResult[None]:
@@ -347,13 +347,13 @@ def test_a_plain_tool_needs_a_description_source() -> None:
             return ToolResult.ok(None)
 
 
-def test_the_return_annotation_must_still_be_a_tool_result() -> None:
-    with pytest.raises(PromptValidationError, match="must be annotated to return ToolResult"):
+def test_a_plain_return_annotation_is_the_result_type() -> None:
+    @tool
+    def f(city: str) -> str:
+        """Doc."""
+        return city
 
-        @tool  # type: ignore[call-overload]
-        def f(city: str) -> str:
-            """Doc."""
-            return city
+    assert f.result_type is str
 
 
 # -- the params form without a context ---------------------------------------------------

@@ -58,6 +58,18 @@ def test_returned_commit_equals_stored_commit(store: Store) -> None:
     assert info.content.metadata == {"k": "v"}
 
 
+def test_a_commits_text_and_its_commit_message_read_as_such(store: Store) -> None:
+    """``commit.text`` is what the message says; ``commit.message`` is the commit message."""
+    t = Transcript(store, "s")
+    result = t.tool_result("c1", "grep", "3 hits")
+    assert result.text == "3 hits" == result.content.content
+    assert result.message == "tool result: grep"
+    plain = t.user("hi")
+    assert (plain.text, plain.message) == ("hi", None)
+    stored = t.get(plain.hash)
+    assert stored is not None and stored.text == "hi"
+
+
 def test_hash_ignores_time_and_tools_but_not_content(tmp_path: Path) -> None:
     def build(path: Path, *, advance: float, tools: list[dict[str, object]] | None) -> list[str]:
         clock = FakeClock()

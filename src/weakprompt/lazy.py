@@ -5,27 +5,50 @@ whose defining module is costly or rarely needed, with that module. The
 package's ``__getattr__`` imports the module on first access and keeps the
 name, so the next access is a plain global; type checkers see the names
 through the package's ``if TYPE_CHECKING:`` imports.
+
+A name that was renamed keeps working for one release: ``renamed`` maps the
+old name to the new one, and asking for the old name warns
+(``DeprecationWarning``) and answers the new object. Old names are not listed
+by ``dir()`` and are never stored in the package, so every use warns.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["lazy_exports"]
 
 
 def lazy_exports(
-    package: str, where: Mapping[str, str], public: Sequence[str]
+    package: str,
+    where: Mapping[str, str],
+    public: Sequence[str],
+    *,
+    renamed: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``where`` maps a name to its module.
 
     A module given relative (``"._provider"``) is taken relative to ``package``.
+    ``renamed`` maps deprecated names to their new names: a bare name is in
+    ``package``, a dotted one (``"weakprompt.transcript.ToolSetChange"``) names its module.
     """
     namespace = sys.modules[package].__dict__
+    old_names = dict(renamed or {})
 
     def resolve(name: str) -> object:
+        new = old_names.get(name)
+        if new is not None:
+            home, _, short = new.rpartition(".")
+            home = home or package
+            warnings.warn(
+                f"{package}.{name} is deprecated and will be removed in the next release; use {home}.{short}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return getattr(importlib.import_module(home), short)
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -348,6 +348,9 @@ def test_a_refused_decision_queues_nothing_and_the_corrected_one_runs(app: Durab
             client.decide("local", paused, [Approve(pending.call_id, "stale-token")], **approval)
         with pytest.raises(ResumeError, match="no decision for pending call"):
             client.decide("local", paused, [], **approval)
+        with pytest.raises(ResumeError, match="decided_by holds a lone surrogate"):
+            ok = [Approve(pending.call_id, pending.token)]
+            client.decide("local", paused, ok, decided_by="\ud800", **approval)
         assert DBOS.list_workflows(workflow_id_prefix="stale-1:") == []  # nothing was queued
         edited = Approve(pending.call_id, pending.token, arguments={"step": "seven"})
         assert check_decisions_for(store, "stale-1", [edited]) == paused.paused  # arguments: the worker's

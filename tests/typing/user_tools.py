@@ -90,5 +90,60 @@ def hello(name: str) -> ToolResult[None]:
 assert_type(hello, Tool[ToolArguments, None])
 assert_type(hello.result_type, type[None] | None)
 
-# A handler that does not return a ToolResult is no tool.
-not_a_tool = tool(len)  # pyright: ignore[reportCallIssue, reportArgumentType, reportUnknownVariableType]
+# -- handlers may return plain values: the value is the R of Tool[P, R] ---------------------
+
+
+@tool
+def forecast(city: str) -> str:
+    """Forecast for a city."""
+    return f"sunny in {city}"
+
+
+assert_type(forecast, Tool[ToolArguments, str])
+
+
+@tool
+def cost_of(params: Lookup, *, context: ToolContext) -> Cost:
+    """Cost of a night."""
+    return Cost(80.0)
+
+
+assert_type(cost_of, Tool[Lookup, Cost])
+
+
+@tool(description="Cost of a night.")
+async def cost_later(params: AttrsLookup) -> Cost:
+    return Cost(80.0)
+
+
+assert_type(cost_later, Tool[AttrsLookup, Cost])
+
+
+@tool
+async def totals(city: str, *, context: ToolContext) -> dict[str, float]:
+    """Totals for a city."""
+    return {city: 80.0}
+
+
+assert_type(totals, Tool[ToolArguments, dict[str, float]])
+
+
+@tool
+def forget(city: str) -> None:
+    """Forget a city."""
+
+
+assert_type(forget, Tool[ToolArguments, None])
+
+@tool
+def cost_or_refusal(params: Lookup) -> ToolResult[Cost] | Cost:
+    """Cost of a night, or why not."""
+    if not params.city:
+        return ToolResult.error("which city?")
+    return Cost(80.0)
+
+
+assert_type(cost_or_refusal, Tool[Lookup, Cost])
+
+plain_handler_tool = Tool(name="cost_of", description="Cost of a night.", handler=cost_of.handler)
+assert_type(plain_handler_tool, Tool[Lookup, Cost])

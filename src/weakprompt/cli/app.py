@@ -19,8 +19,9 @@ from rich.panel import Panel
 
 from ..errors import WeakpromptError
 from ..model.output_mode import OUTPUT_MODES, OutputMode
-from ..safetext import terminal_text
+from ..safetext import lone_surrogate, terminal_text
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
+from .files import mount_files
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
 from .mcp_commands import mcp, run_with_servers
@@ -127,6 +128,18 @@ def cli() -> None:
     multiple=True,
     help="Mount an MCP server's tools for the run: a command line (quoted) or an http(s) URL. Repeatable.",
 )
+@click.option(
+    "--files",
+    "files_dir",
+    type=click.Path(exists=True, file_okay=False, dir_okay=True),
+    help="Give the model this directory through the file tools (list, read, glob, grep), read-only. "
+    "Adds the Files section unless the prompt has one.",
+)
+@click.option(
+    "--files-writable",
+    is_flag=True,
+    help="With --files: also offer write_file and edit_file, which change the directory without asking.",
+)
 def run(
     target: str,
     *,
@@ -148,6 +161,8 @@ def run(
     max_tokens_field: str | None,
     redact_ref: str | None,
     mcp_servers: tuple[str, ...] = (),
+    files_dir: str | None = None,
+    files_writable: bool = False,
 ) -> None:
     """Evaluate the prompt TARGET (path/to/module.py:name) and print every turn as it happens.
 
@@ -162,7 +177,12 @@ def run(
     console = _console()
     with _reported_errors():
         redact = load_redactor(redact_ref) if redact_ref is not None else default_redact
+        if files_writable and files_dir is None:
+            raise click.UsageError("--files-writable needs --files DIR")
         prompt = load_prompt(target)
+        resources = None
+        if files_dir is not None:
+            prompt, resources = mount_files(prompt, files_dir, writable=files_writable)
         options = AdapterOptions(
             output_mode=output_mode,
             temperature=temperature,
@@ -196,12 +216,16 @@ def run(
                     output_retries=output_retries,
                     max_output_tokens=max_tokens,
                     redact=redact,
+                    resources=resources,
                     on_event=printer.on_event,
                 )
 
             response = asyncio.run(run_with_servers(mcp_servers, prompt, loop_run))
         finally:
             store.close()
+        if response.paused is not None:  # not an empty answer: calls wait for `weakprompt approve`
+            print_paused(console, response.paused)
+            return
         _print_final(console, response)
 
 
@@ -242,14 +266,14 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     with _reported_errors():
         store = _open_store(db, must_exist=True)
         try:
-            from ..inspector.approvals import session_pauses
+            from ..runtime.pause_records import stored_pauses
 
             if session_id is None:
                 from ..inspector.sessions import list_sessions
 
                 sessions = list_sessions(store, limit=10**9).sessions
                 waiting = {  # read as the inspector reads them: a damaged pause row does not end the list
-                    s.session_id: sum(len(p.waiting) for p in session_pauses(store, s.session_id) if p.paused)
+                    s.session_id: sum(len(p.waiting) for p in stored_pauses(store, s.session_id))
                     for s in sessions
                     if s.status == "paused"
                 }
@@ -266,7 +290,7 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
                     f"(sessions: {', '.join(known) if known else 'none'})"
                 )
             print_commits(console, record, commits, full=full)
-            print_pauses(console, session_pauses(store, session_id))
+            print_pauses(console, stored_pauses(store, session_id))
         finally:
             store.close()
 
@@ -430,13 +454,21 @@ def _decide(
     adapter_spec: str,
     model: str | None,
     base_url: str | None,
+    files_dir: str | None = None,
+    files_writable: bool = False,
 ) -> None:
-    """Decide a paused run's calls and resume it to its next stop (shared by approve and deny)."""
+    """Decide a paused run's calls and resume it to its next stop (shared by approve and deny).
+
+    ``--files`` / ``--files-writable`` must repeat what the run was started
+    with, so the resumed prompt offers the same tools on the same directory.
+    """
     from ..runtime import paused_run, resume_async
     from ..session import Session
 
     console = _console()
     with _reported_errors():
+        if files_writable and files_dir is None:
+            raise click.UsageError("--files-writable needs --files DIR")
         store = _open_store(db, must_exist=True)
         try:
             paused = paused_run(store, session_id)
@@ -452,6 +484,9 @@ def _decide(
                 default=None if calls else default,
             )
             prompt = load_prompt(target)
+            resources = None
+            if files_dir is not None:
+                prompt, resources = mount_files(prompt, files_dir, writable=files_writable)
             adapter = build_adapter(adapter_spec, model=model, base_url=base_url)
             session = Session(session_id=session_id)
             printer = LivePrinter(console)
@@ -465,6 +500,7 @@ def _decide(
                     adapter=adapter,
                     session=session,
                     decided_by=by,
+                    resources=resources,
                     on_event=printer.on_event,
                 )
             )
@@ -474,6 +510,14 @@ def _decide(
             print_paused(console, response.paused)
             return
         _print_final(console, response)
+
+
+def _storable_text(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Refuse text no database can store (a lone surrogate, as a non-UTF-8 argument decodes to)."""
+    where = None if value is None else lone_surrogate(value)
+    if where is not None:
+        raise click.BadParameter(f"holds a lone surrogate {where}, which is not valid Unicode")
+    return value
 
 
 def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -501,7 +545,11 @@ def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[
                 help="What the model reads for a denied call.",
             ),
             click.option("--arguments", help="JSON object: run the one --call with these arguments instead."),
-            click.option("--by", help="Who decides (recorded with the decision); default: the OS user."),
+            click.option(
+                "--by",
+                callback=_storable_text,
+                help="Who decides (recorded with the decision); default: the OS user.",
+            ),
             click.option(
                 "--adapter",
                 "adapter_spec",
@@ -511,6 +559,13 @@ def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[
             ),
             click.option("--model", help="Model name or GGUF path."),
             click.option("--base-url", help="Endpoint of an OpenAI- or Anthropic-compatible server."),
+            click.option(
+                "--files",
+                "files_dir",
+                type=click.Path(exists=True, file_okay=False, dir_okay=True),
+                help="The directory the run was started with (run --files).",
+            ),
+            click.option("--files-writable", is_flag=True, help="Repeat run's --files-writable."),
         ]
         for option in reversed(options):
             fn = option(fn)
@@ -561,6 +616,8 @@ def _run_decision(default: str, options: dict[str, object]) -> None:
         adapter_spec=text("adapter_spec") or "local",
         model=text("model"),
         base_url=text("base_url"),
+        files_dir=text("files_dir"),
+        files_writable=options.get("files_writable") is True,
     )
 
 

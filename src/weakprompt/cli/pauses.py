@@ -94,7 +94,8 @@ def print_decisions(console: Console, records: Sequence[CallDecision]) -> None:
         console.print("no pauses stored")
         return
     for record in records:
-        when = (record.decided_at or record.paused_at).isoformat(timespec="seconds")
+        moment = record.decided_at or record.paused_at
+        when = moment.isoformat(timespec="seconds") if moment is not None else "(time not recorded)"
         arguments = json.dumps(record.arguments, ensure_ascii=False)
         call = f"{markup_text(record.call_id)} {markup_text(record.tool)}({markup_text(arguments)})"
         where = f"{markup_text(record.session_id)} #{record.seq}"

@@ -18,9 +18,9 @@ from .live import call_text, shorten
 from .terminal import markup_text
 
 if TYPE_CHECKING:
-    from ..inspector.approvals import CallDecision, PauseView
     from ..inspector.sessions import SessionSummary
     from ..prompt import RenderedPrompt
+    from ..runtime.pause_records import ApprovalNote, PauseRecord
     from ..transcript.records import CommitInfo
     from ..transcript.transcript import Transcript
 
@@ -33,7 +33,7 @@ def print_commits(
     console: Console, transcript: Transcript, commits: Sequence[CommitInfo], *, full: bool
 ) -> None:
     """One block per commit: position, role, short hash, edit provenance, tools linked, usage."""
-    from ..inspector.approvals import call_decision
+    from ..runtime.pause_records import approval_note
 
     limit = 10**9 if full else 600
     for info in commits:
@@ -53,7 +53,7 @@ def print_commits(
             name, call_id = markup_text(message.name or ""), markup_text(message.tool_call_id or "")
             header += f" [dim]{name} id={call_id}[/dim]{flag}"
         console.print(header)
-        decision = call_decision(info.metadata) if message.role == "tool" else None
+        decision = approval_note(info.metadata) if message.role == "tool" else None
         if decision is not None:
             console.print(
                 f"  [magenta]decision[/magenta] {decision_text(decision, info.created_at.isoformat())}"
@@ -65,21 +65,19 @@ def print_commits(
         console.print()
 
 
-def decision_text(decision: CallDecision, when: str) -> str:
+def decision_text(decision: ApprovalNote, when: str) -> str:
     """Who decided a call, what, and when its result was committed (markup, escaped)."""
     who = markup_text(decision.decided_by) if decision.decided_by else "(not recorded)"
     text = f"{markup_text(decision.decision.replace('_', ' '))} by {who} · committed {markup_text(when)}"
     if decision.message:
         text += f" · message: {markup_text(decision.message)}"
-    if decision.original_arguments is not None and decision.arguments is not None:
-        text += (
-            f"\n    asked for {markup_text(decision.original_arguments)}"
-            f"\n    approved  {markup_text(decision.arguments)}"
-        )
+    asked, approved = decision.original_arguments_text, decision.arguments_text
+    if asked is not None and approved is not None:
+        text += f"\n    asked for {markup_text(asked)}\n    approved  {markup_text(approved)}"
     return text
 
 
-def print_pauses(console: Console, pauses: Sequence[PauseView]) -> None:
+def print_pauses(console: Console, pauses: Sequence[PauseRecord]) -> None:
     """Every pause of a session: a waiting one with each call and its token, a decided one with
     who decided (``decided_by``), when, and each call's decision."""
     for pause in pauses:
@@ -93,7 +91,7 @@ def print_pauses(console: Console, pauses: Sequence[PauseView]) -> None:
                 note = f" · {markup_text(waiting.note)}" if waiting.note else ""
                 console.print(
                     f"  [yellow]pending[/yellow] {markup_text(waiting.call_id)} {markup_text(waiting.tool)}"
-                    f"({markup_text(waiting.arguments)}) {state} "
+                    f"({markup_text(waiting.arguments_text)}) {state} "
                     f"[dim]token={markup_text(waiting.token)}[/dim]{note}"
                 )
         else:
@@ -103,7 +101,7 @@ def print_pauses(console: Console, pauses: Sequence[PauseView]) -> None:
             for decided in pause.decided:
                 detail = f": {markup_text(shorten(decided.detail, 300))}" if decided.detail else ""
                 console.print(
-                    f"  {markup_text(decided.decision)} {markup_text(decided.call_id)} "
+                    f"  {markup_text(decided.action)} {markup_text(decided.call_id)} "
                     f"{markup_text(decided.tool)}{detail}"
                 )
         if pause.problem:

@@ -208,7 +208,7 @@ class DurableClient:
         pause and the other fails with ``ResumeError``.
         """
         pause = _pause_of(paused)
-        self._check(pause, decisions)
+        self._check(pause, decisions, decided_by)
         job, workflow_id = _decision_job(
             paused,
             decisions,
@@ -235,13 +235,13 @@ class DurableClient:
                 "nothing was queued: wait for its result"
             ) from None
 
-    def _check(self, pause: PausedRun, decisions: Sequence[Decision]) -> None:
+    def _check(self, pause: PausedRun, decisions: Sequence[Decision], decided_by: str | None) -> None:
         from ..runtime import check_decisions_for
         from ..store import Store
 
         store = Store.open(self._db, read_only=True)
         try:
-            check_decisions_for(store, pause.session_id, decisions, seq=pause.seq)
+            check_decisions_for(store, pause.session_id, decisions, seq=pause.seq, decided_by=decided_by)
         finally:
             store.close()
 

@@ -16,9 +16,11 @@ import attrs
 from sqlalchemy import Connection, bindparam, select, text
 
 from ..jsontypes import JSONObject, JSONValue
+from ..lazy import lazy_exports
+from ..runtime.pause_records import ApprovalNote, CallDecision, PauseRecord, approval_note, read_pauses
 from ..runtime.results.extraction import EXTRACTION_KEY
 from ..store import Store, tables
-from ..transcript.lazy import STORED_OUTPUT_KEY
+from ..transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
 from ..transcript.provenance import (
     EDITED_FROM,
     HOOK_ERROR,
@@ -29,13 +31,13 @@ from ..transcript.provenance import (
     TRIGGERED_BY,
 )
 from ..transcript.shaped import TOOL_OUTPUT_NAME
+from ..transcript.tool_tracking import ToolSetChange
 from ._json import as_int, as_object, as_str, load_object, pretty
-from .approvals import CallDecision, PauseView, WaitingCall, call_decision, read_pauses
 from .charts import UsagePoint
 from .diffs import DiffLine, line_diff
 from .sessions import prompt_label, row_problem
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns, RunStatus, shape_status
-from .toolsets import ToolSetChange, compare_sets, set_members
+from .toolsets import compare_sets, set_members
 
 __all__ = [
     "CallView",
@@ -45,7 +47,6 @@ __all__ = [
     "ExtractionView",
     "Provenance",
     "SessionView",
-    "StoredOutputView",
     "TraceRef",
     "TurnView",
     "UnknownSession",
@@ -110,22 +111,6 @@ class EditView:
 
 
 @attrs.frozen
-class StoredOutputView:
-    """A result's stored output as its commit refers to it; ``output_seq`` links to the stored row."""
-
-    tool_call_id: str
-    tool_name: str
-    handle: str
-    size_bytes: int
-    lines: int
-    tokens: int
-    summary: str
-    preview: str
-    oversized: bool
-    output_seq: int | None
-
-
-@attrs.frozen
 class ExtractionView:
     """One ``tool_output`` call: which stored output, what was asked, which strategy answered."""
 
@@ -154,12 +139,15 @@ class CommitView:
     token_count: int
     is_error: bool = False
     edits: tuple[EditView, ...] = ()
-    stored_output: StoredOutputView | None = None
+    stored_output: StoredOutputRef | None = None
+    """The stored output the commit refers to (the record the transcript keeps of it)."""
+    stored_output_seq: int | None = None
+    """The stored row of that output, for a link (``None`` when the row is gone)."""
     extraction: ExtractionView | None = None
     trace: TraceRef | None = None
     input_tokens: int = 0
     output_tokens: int = 0
-    decision: CallDecision | None = None
+    decision: ApprovalNote | None = None
 
 
 @attrs.frozen
@@ -168,7 +156,7 @@ class CallView:
     name: str
     arguments: str
     result: CommitView | None
-    waiting: WaitingCall | None = None
+    waiting: CallDecision | None = None
     """The call waits in the session's open pause (it has no result yet)."""
 
 
@@ -199,7 +187,7 @@ class SessionView:
     turns: tuple[TurnView, ...]
     usage: tuple[UsagePoint, ...]
     outputs: int
-    pauses: tuple[PauseView, ...] = ()
+    pauses: tuple[PauseRecord, ...] = ()
     damaged: tuple[DamagedRow, ...] = ()
 
 
@@ -395,22 +383,26 @@ def _tool_sets(
 ) -> list[ToolSetChange | None]:
     """The set linked to each shown turn's reply, compared with the set of the turn before it."""
 
-    def linked(group: _Group) -> str | None:
-        return links.get(group.reply.hash) if group.reply is not None else None
+    def linked(group: _Group) -> tuple[str, str] | None:
+        """The reply's commit hash and its set's hash, when it has a set."""
+        if group.reply is None or group.reply.hash not in links:
+            return None
+        return group.reply.hash, links[group.reply.hash]
 
-    previous: str | None = None
+    previous: tuple[str, str] | None = None
     for group in groups[:start]:
         previous = linked(group) or previous
     wanted = [linked(g) for g in groups[start : start + count]]
-    members = set_members(conn, {h for h in (*wanted, previous) if h is not None})
+    members = set_members(conn, {link[1] for link in (*wanted, previous) if link is not None})
     changes: list[ToolSetChange | None] = []
-    for set_hash in wanted:
-        if set_hash is None:
+    for link in wanted:
+        if link is None:
             changes.append(None)
             continue
-        before = members.get(previous) if previous is not None else None
-        changes.append(compare_sets(set_hash, members.get(set_hash, ()), before))
-        previous = set_hash
+        commit_hash, set_hash = link
+        before = (previous[0], members.get(previous[1], ())) if previous is not None else None
+        changes.append(compare_sets(commit_hash, set_hash, members.get(set_hash, ()), before))
+        previous = link
     return changes
 
 
@@ -423,7 +415,7 @@ class _Builder:
         session_id: str,
         groups: Sequence[_Group],
         edits: dict[str, list[_Row]],
-        waiting: dict[str, WaitingCall],
+        waiting: dict[str, CallDecision],
     ):
         self._edits = edits
         self._waiting = waiting
@@ -533,6 +525,7 @@ class _Builder:
         shown = self.blob(newest.blob_hash) if newest is not row else payload
         shown_metadata = load_object(newest.metadata) if newest is not row else metadata
         input_tokens, output_tokens = _usage(metadata)
+        stored = self._stored(metadata)
         if extraction is not None:
             extraction = self._with_outcome(extraction, shown, shown_metadata)
         return CommitView(
@@ -544,12 +537,13 @@ class _Builder:
             token_count=newest.token_count,
             is_error=shown.get("is_error") is True,
             edits=tuple(edit_views),
-            stored_output=self._stored(metadata),
+            stored_output=stored,
+            stored_output_seq=self._by_call.get(stored.tool_call_id) if stored is not None else None,
             extraction=extraction,
             trace=find_trace(metadata),
             input_tokens=input_tokens,
             output_tokens=output_tokens,
-            decision=call_decision(metadata),
+            decision=approval_note(metadata),
         )
 
     def _with_outcome(
@@ -595,20 +589,28 @@ class _Builder:
             line_diff(old, new),
         )
 
-    def _stored(self, metadata: JSONObject) -> StoredOutputView | None:
+    def _stored(self, metadata: JSONObject) -> StoredOutputRef | None:
+        """The commit's stored-output reference, read leniently: a damaged one is still shown."""
         ref = as_object(metadata.get(STORED_OUTPUT_KEY))
         if not ref:
             return None
-        call_id = as_str(ref.get("tool_call_id")) or ""
-        return StoredOutputView(
-            tool_call_id=call_id,
+        return StoredOutputRef(
+            tool_call_id=as_str(ref.get("tool_call_id")) or "",
             tool_name=as_str(ref.get("tool_name")) or "",
             handle=as_str(ref.get("handle")) or "",
+            stored_hash=as_str(ref.get("stored_hash")) or "",
             size_bytes=as_int(ref.get("size_bytes")),
             lines=as_int(ref.get("lines")),
             tokens=as_int(ref.get("tokens")),
             summary=as_str(ref.get("summary")) or "",
             preview=as_str(ref.get("preview")) or "",
+            is_error=ref.get("is_error") is True,
             oversized=ref.get("oversized") is True,
-            output_seq=self._by_call.get(call_id),
         )
+
+
+# ``StoredOutputView`` repeated the transcript's ``StoredOutputRef`` field by field; a commit view
+# now holds that record (``stored_output``) and the row's seq beside it. The old name warns.
+__getattr__, __dir__ = lazy_exports(
+    __name__, {}, __all__, renamed={"StoredOutputView": "weakprompt.transcript.lazy.StoredOutputRef"}
+)

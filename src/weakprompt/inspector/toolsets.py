@@ -1,4 +1,8 @@
-"""Tool sets: the tools offered on a turn, what changed since the turn before, and a page per set hash."""
+"""Tool sets: the tools offered on a turn, what changed since the turn before, and a page per set hash.
+
+A change is the transcript's ``ToolSetChange`` (this module's own, with other fields, is gone:
+its old name here warns for one release); this module reads the sets from the store.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,14 @@ from collections.abc import Iterable
 import attrs
 from sqlalchemy import Connection, func, select
 
+from ..lazy import lazy_exports
 from ..store import Store, tables
+from ..transcript import tool_tracking
+from ..transcript.tool_tracking import diff_tool_sets
 from ._json import as_object, as_str, load_object, pretty
 
 __all__ = [
     "ToolEntry",
-    "ToolSetChange",
     "ToolSetPage",
     "compare_sets",
     "load_tool_set_page",
@@ -28,23 +34,6 @@ class ToolEntry:
     tool_hash: str
     description: str = ""
     schema: str = ""
-
-
-@attrs.frozen
-class ToolSetChange:
-    """A turn's tool set next to the previous turn's, compared by tool name."""
-
-    set_hash: str
-    names: tuple[str, ...]
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    reordered: bool = False
-    first: bool = False
-
-    @property
-    def same_as_before(self) -> bool:
-        return not (self.first or self.added or self.removed or self.changed or self.reordered)
 
 
 @attrs.frozen
@@ -88,21 +77,23 @@ def set_members(
 
 
 def compare_sets(
-    set_hash: str, tools: tuple[ToolEntry, ...], previous: tuple[ToolEntry, ...] | None
-) -> ToolSetChange:
-    """What ``tools`` changed compared with ``previous`` (``None``: the first set of the session)."""
-    names = tuple(t.name for t in tools)
-    if previous is None:
-        return ToolSetChange(set_hash=set_hash, names=names, added=names, first=True)
-    before = {t.name: t.tool_hash for t in previous}
-    now = {t.name: t.tool_hash for t in tools}
-    return ToolSetChange(
+    commit_hash: str,
+    set_hash: str,
+    tools: tuple[ToolEntry, ...],
+    previous: tuple[str, tuple[ToolEntry, ...]] | None,
+) -> tool_tracking.ToolSetChange:
+    """What ``tools`` (linked to ``commit_hash``) changed compared with ``previous``.
+
+    ``previous`` is the commit of the turn before and its tools (``None``: the
+    first set of the session). The comparison is the transcript's own.
+    """
+    before_commit, before = previous if previous is not None else (None, ())
+    return diff_tool_sets(
+        commit_hash,
+        before_commit,
+        [(t.name, t.tool_hash) for t in before],
+        [(t.name, t.tool_hash) for t in tools],
         set_hash=set_hash,
-        names=names,
-        added=tuple(n for n in names if n not in before),
-        removed=tuple(t.name for t in previous if t.name not in now),
-        changed=tuple(n for n in names if n in before and before[n] != now[n]),
-        reordered=set(now.items()) == set(before.items()) and names != tuple(t.name for t in previous),
     )
 
 
@@ -128,3 +119,8 @@ def load_tool_set_page(store: Store, set_hash: str, *, sessions_shown: int = 20)
         )
         shown = tuple(str(s) for s in conn.execute(sessions).scalars())
     return ToolSetPage(set_hash=set_hash, tools=tools, commits=int(commits), sessions=shown)
+
+
+__getattr__, __dir__ = lazy_exports(
+    __name__, {}, __all__, renamed={"ToolSetChange": "weakprompt.transcript.ToolSetChange"}
+)

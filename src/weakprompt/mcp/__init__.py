@@ -6,6 +6,7 @@ code; connecting to a server does. See ``specs/MCP.md``.
 
 from __future__ import annotations
 
+from ..lazy import lazy_exports
 from ._callbacks import (
     ElicitationAnswer,
     ElicitationCallback,
@@ -20,8 +21,8 @@ from ._serve import PromptServer
 from ._server import McpServer
 from ._tool import McpArguments, McpLimits, McpTool
 from ._toolset import (
-    ApprovalPolicy,
     Concurrency,
+    McpCallFilter,
     McpCallRequest,
     McpConnectionError,
     McpPromptInfo,
@@ -33,13 +34,13 @@ from ._toolset import (
 )
 
 __all__ = [
-    "ApprovalPolicy",
     "Concurrency",
     "ElicitationAnswer",
     "ElicitationCallback",
     "ElicitationRequest",
     "HttpGuard",
     "McpArguments",
+    "McpCallFilter",
     "McpCallRequest",
     "McpConnectionError",
     "McpLimits",
@@ -59,3 +60,7 @@ __all__ = [
     "is_loopback",
     "with_toolsets",
 ]
+
+# ``ApprovalPolicy`` was the inline filter's name until it was told apart from
+# ``tools.ApprovalPolicy`` (which pauses a run); the old name warns for one release.
+__getattr__, __dir__ = lazy_exports(__name__, {}, __all__, renamed={"ApprovalPolicy": "McpCallFilter"})

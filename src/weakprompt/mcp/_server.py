@@ -88,7 +88,8 @@ class McpServer:
     def client(self, *, max_reply_bytes: int | None = None, **options: object) -> Client:
         """An SDK client for this server (not yet connected); ``options`` go to ``mcp.Client``.
 
-        ``max_reply_bytes`` bounds one message read from a stdio server (see ``_stdio``).
+        ``max_reply_bytes`` bounds one message read from a stdio server (see ``_stdio``),
+        or one reply (one SSE event) from an HTTP server (see ``_http``).
         """
         import sys
 
@@ -106,6 +107,10 @@ class McpServer:
                 env=dict(self.env) if self.env else None,
                 cwd=self.cwd,
             )
+        elif self.transport == "http" and max_reply_bytes is not None:
+            from ._http import bounded_http
+
+            target = bounded_http(self.url, limit=max_reply_bytes)
         elif self.transport == "http":
             target = self.url
         else:

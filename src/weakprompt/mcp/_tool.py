@@ -50,8 +50,9 @@ class McpLimits:
     are left out and named in ``problems``. ``max_schema_bytes``: the UTF-8
     JSON size of one tool's input (or output) schema. ``max_description_bytes``:
     one tool's description. A tool over a limit is not offered.
-    ``max_reply_bytes``: one message read from a stdio server; a larger
-    reply fails its call and the connection is restarted.
+    ``max_reply_bytes``: one message read from a stdio server, or one reply
+    (one SSE event) from an HTTP server; a larger reply fails its call and
+    the connection goes on.
     """
 
     max_tools: int = 256

@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import logging
 import math
+import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -47,8 +48,8 @@ if TYPE_CHECKING:
     from ..prompt import MarkdownSection
 
 __all__ = [
-    "ApprovalPolicy",
     "Concurrency",
+    "McpCallFilter",
     "McpCallRequest",
     "McpConnectionError",
     "McpPromptInfo",
@@ -88,7 +89,7 @@ class Reconnect:
 
 @attrs.frozen
 class McpCallRequest:
-    """A call about to go to the server, for the approval policy to judge."""
+    """A call about to go to the server, for the toolset's call filter to judge."""
 
     tool: str
     info: McpToolInfo
@@ -96,8 +97,10 @@ class McpCallRequest:
     context: ToolContext
 
 
-ApprovalPolicy = Callable[[McpCallRequest], "bool | str | Awaitable[bool | str]"]
-"""``True`` allows the call; ``False`` or a reason (a ``str``) refuses it: the model gets a failed result."""
+McpCallFilter = Callable[[McpCallRequest], "bool | str | Awaitable[bool | str]"]
+"""Decides each call inline, without pausing the run: ``True`` allows it; ``False`` or a reason
+(a ``str``) refuses it and the model gets a failed result. To wait for a person instead, use
+``requires_approval`` (``tools.ApprovalPolicy``)."""
 
 PauseFor = Callable[[McpToolInfo], bool]
 """Which of a server's tools pause the run for a person's decision (``requires_approval``)."""
@@ -159,7 +162,7 @@ class McpToolset:
         filter: ToolFilter | None = None,
         call_timeout: float = 60.0,
         connect_timeout: float = 30.0,
-        approve: ApprovalPolicy | None = None,
+        call_filter: McpCallFilter | None = None,
         requires_approval: bool | PauseFor = False,
         sampling: ProviderAdapter | None = None,
         elicitation: ElicitationCallback | None = None,
@@ -167,7 +170,17 @@ class McpToolset:
         reconnect: Reconnect | None = None,
         limits: McpLimits | None = None,
         concurrency: Concurrency = "read_only",
+        approve: McpCallFilter | None = None,
     ) -> None:
+        if approve is not None:
+            if call_filter is not None:
+                raise ConfigurationError("give McpToolset call_filter= only (approve= is its old name)")
+            warnings.warn(
+                "McpToolset(approve=...) is deprecated; use call_filter=",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            call_filter = approve
         if call_timeout <= 0 or connect_timeout <= 0:
             raise ConfigurationError("MCP timeouts must be positive numbers of seconds")
         if concurrency not in ("read_only", "all", "none"):
@@ -179,7 +192,7 @@ class McpToolset:
         self.filter = filter or ToolFilter()
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
-        self.approve = approve
+        self.call_filter = call_filter
         self.requires_approval = requires_approval
         self.sampling = sampling
         self.elicitation = elicitation
@@ -202,6 +215,12 @@ class McpToolset:
         self._closing = False
         self._restarts = 0
         self._ever_connected_this_round = False
+
+    @property
+    def approve(self) -> McpCallFilter | None:
+        """Deprecated: the old name of :attr:`call_filter` (warns for one release)."""
+        warnings.warn("McpToolset.approve is deprecated; use call_filter", DeprecationWarning, stacklevel=2)
+        return self.call_filter
 
     def _pauses(self, info: McpToolInfo) -> bool:
         policy = self.requires_approval
@@ -530,8 +549,8 @@ class McpToolset:
         import anyio
         from mcp.shared.exceptions import MCPError
 
-        if self.approve is not None:
-            refusal = await self._approval(McpCallRequest(name, info, arguments, context))
+        if self.call_filter is not None:
+            refusal = await self._filtered(McpCallRequest(name, info, arguments, context))
             if refusal is not None:
                 return ToolResult.error(refusal)
         timeout = self.call_timeout
@@ -606,20 +625,20 @@ class McpToolset:
         self._drop(connection)
         return f"{text}; the connection to {self.server.name!r} {self._again()}"
 
-    async def _approval(self, request: McpCallRequest) -> str | None:
-        policy = self.approve
+    async def _filtered(self, request: McpCallRequest) -> str | None:
+        policy = self.call_filter
         assert policy is not None  # asked only when there is one
         try:
             decision = policy(request)
             if inspect.isawaitable(decision):
                 decision = await decision
         except Exception as exc:
-            logger.warning("the approval policy for MCP tool %r raised", request.tool, exc_info=exc)
-            return f"the call to {request.tool!r} was refused: the approval policy failed ({_describe(exc)})"
+            logger.warning("the call filter for MCP tool %r raised", request.tool, exc_info=exc)
+            return f"the call to {request.tool!r} was refused: the call filter failed ({_describe(exc)})"
         if decision is True:
             return None
-        reason = decision if isinstance(decision, str) and decision else "not approved"
-        return f"the call to {request.tool!r} was refused by the approval policy: {reason}"
+        reason = decision if isinstance(decision, str) and decision else "not allowed"
+        return f"the call to {request.tool!r} was refused by the call filter: {reason}"
 
     def _progress_for(self, tool: str) -> ProgressFnT | None:
         callback = self.on_progress

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 from ..errors import OutputParseError, PromptValidationError
 from ..jsontypes import JSONObject, JSONValue
+from ..serde.expressible import unexpressible
 from .template import is_params_type
 
 __all__ = [
@@ -53,15 +54,23 @@ def check_output_mode(value: object) -> None:
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[A-Za-z0-9_-]*)[ \t]*\r?\n(?P<body>.*?)```", re.DOTALL)
 
 
-def validate_output_type(output_type: object) -> None:
-    """Accept a dataclass/attrs class or ``list[...]`` of one; raise otherwise."""
+def validate_output_type(output_type: object, *, where: str) -> None:
+    """Accept a dataclass/attrs class, a pydantic model or ``list[...]`` of one that JSON can express.
+
+    ``where`` names the template, so a field JSON cannot express (a callable,
+    a compiled pattern) is reported by its path where the template is built.
+    """
     item = output_type
     if typing.get_origin(output_type) is list:
         (item,) = typing.get_args(output_type) or (None,)
     if not is_params_type(item):
         raise PromptValidationError(
-            f"output_type {output_type!r} must be a dataclass or attrs class, or list[...] of one"
+            f"{where}: output_type {output_type!r} must be a dataclass, an attrs class or a pydantic "
+            "model, or list[...] of one"
         )
+    problem = unexpressible(output_type)
+    if problem is not None:
+        raise PromptValidationError(problem.describe(where, "output"))
 
 
 def output_schema(output_type: object) -> JSONObject:

@@ -131,7 +131,7 @@ class PromptTemplate(Generic[OutputT]):
         )
         schema: JSONObject | None = None
         if self.output_type is not None:
-            validate_output_type(self.output_type)
+            validate_output_type(self.output_type, where=f"prompt {self.ns}/{self.key}")
             schema = output_schema(self.output_type)
         object.__setattr__(self, "output_schema", schema)
         object.__setattr__(self, "descriptor", self._build_descriptor())

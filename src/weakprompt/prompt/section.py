@@ -163,7 +163,7 @@ class Section(abc.ABC, Generic[P]):
             object.__setattr__(self, "params_type", actual)
         if declared is not None and not is_params_type(declared):
             raise PromptValidationError(
-                f"{where}: params type {declared!r} must be a dataclass or attrs class"
+                f"{where}: params type {declared!r} must be a dataclass, an attrs class or a pydantic model"
             )
 
     # -- what subclasses provide -------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 import attrs
 
 from ..errors import PromptValidationError
+from ..serde.pydantic_models import is_pydantic_model, pydantic_field_names
 
 __all__ = [
     "check_placeholders",
@@ -30,20 +31,22 @@ __all__ = [
 
 
 def is_params_type(tp: object) -> bool:
-    """True for dataclass or attrs classes (the only params shapes we accept)."""
+    """True for dataclass or attrs classes and pydantic models (the only params shapes we accept)."""
     if not isinstance(tp, type):
         return False
     cls: type[object] = tp
-    return dataclasses.is_dataclass(cls) or attrs.has(cls)
+    return dataclasses.is_dataclass(cls) or attrs.has(cls) or is_pydantic_model(cls)
 
 
 def field_names(tp: type[object]) -> tuple[str, ...]:
-    """Declared field names of a dataclass or attrs class, in declaration order."""
+    """Declared field names of a dataclass, attrs class or pydantic model, in declaration order."""
     if attrs.has(tp):
         return tuple(a.name for a in attrs.fields(tp))
     if dataclasses.is_dataclass(tp):
         return tuple(f.name for f in dataclasses.fields(tp))
-    raise PromptValidationError(f"{tp!r} is not a dataclass or attrs class")
+    if is_pydantic_model(tp):
+        return pydantic_field_names(tp)
+    raise PromptValidationError(f"{tp!r} is not a dataclass, an attrs class or a pydantic model")
 
 
 def placeholders(text: str, *, where: str) -> tuple[str, ...]:

@@ -39,7 +39,16 @@ if TYPE_CHECKING:
         approval_token,
     )
     from .pause_events import RunPaused, RunResumed, ToolCallDecided
-    from .pause_records import CallDecision, decision_records
+    from .pause_records import (
+        APPROVAL_KEY,
+        ApprovalNote,
+        CallDecision,
+        PauseRecord,
+        approval_note,
+        decision_records,
+        read_pauses,
+        stored_pauses,
+    )
     from .run_events import (
         EventCallback,
         RunEvent,
@@ -68,8 +77,14 @@ _LAZY: dict[str, str] = {
     "RunPaused": ".pause_events",
     "RunResumed": ".pause_events",
     "ToolCallDecided": ".pause_events",
+    "APPROVAL_KEY": ".pause_records",
+    "ApprovalNote": ".pause_records",
     "CallDecision": ".pause_records",
+    "PauseRecord": ".pause_records",
+    "approval_note": ".pause_records",
     "decision_records": ".pause_records",
+    "read_pauses": ".pause_records",
+    "stored_pauses": ".pause_records",
     "EventCallback": ".run_events",
     "RunEvent": ".run_events",
     "RunFinished": ".run_events",
@@ -85,11 +100,14 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "APPROVAL_KEY",
+    "ApprovalNote",
     "Approve",
     "Approver",
     "CallDecision",
     "Decision",
     "Deny",
+    "PauseRecord",
     "PausedRun",
     "PendingCall",
     "ResumeError",
@@ -98,13 +116,16 @@ __all__ = [
     "Supply",
     "ToolCallDecided",
     "ToolCallPending",
+    "approval_note",
     "approval_token",
     "check_decisions_for",
     "decision_records",
     "paused_run",
     "paused_runs",
+    "read_pauses",
     "resume",
     "resume_async",
+    "stored_pauses",
     "ForceTool",
     "ModelRequest",
     "ProviderAdapter",

@@ -353,29 +353,27 @@ class ToolDispatcher:
                 ready.call, ready.params, ready.started, ToolCallPending(ready.call, "deferred", caught.note)
             )
         message = ""
-        if caught is None and isinstance(outcome, ToolResult):
+        result = _as_result(outcome) if caught is None else None
+        if result is not None:
             try:
-                message = _checked_rendering(outcome)  # pyright: ignore[reportUnknownArgumentType]
+                message = _checked_rendering(result)
             except BaseException as exc:  # sorted out below, once the state is restored
                 caught = exc
-        failed = caught is not None or not isinstance(outcome, ToolResult) or not outcome.success
+        failed = caught is not None or result is None or not result.success
         if caught is not None and ready.span is not None:
             ready.span.handler_raised(caught)
         broken = self._rollback(ready) if failed else None
         # Only now is the failure put into words: describing it may run the tool's own code again.
-        result, message, escalate = self._outcome(tool, cast("object", outcome), message, caught)
+        result, message, escalate = self._outcome(tool, result, message, caught)
         if broken is not None and (escalate is None or isinstance(escalate, Exception)):
             escalate = broken
         return _Settled(ready.call, ready.params, result, message, ready.started, self._clock.now(), escalate)
 
     def _outcome(
-        self, tool: AnyTool, outcome: object, rendered: str, caught: BaseException | None
+        self, tool: AnyTool, result: ToolResult[object] | None, rendered: str, caught: BaseException | None
     ) -> tuple[ToolResult[object], str, BaseException | None]:
         """The result, the model's text and what to raise, for what the handler did."""
-        if caught is None:
-            if not isinstance(outcome, ToolResult):
-                return *self._failure(tool_messages.bad_return(tool.name, outcome)), None
-            result: ToolResult[object] = outcome  # pyright: ignore[reportUnknownVariableType]
+        if caught is None and result is not None:
             if result.success:
                 return result, rendered, None
             # the handler's own failure text is scrubbed too, but not cut: it is the tool's output
@@ -574,6 +572,13 @@ async def _wait_out(worker: asyncio.Future[object]) -> None:
             continue
         except BaseException:
             return
+
+
+def _as_result(outcome: object) -> ToolResult[object]:
+    """What the handler returned as a result: a plain value (``None`` too) is a success carrying it."""
+    if isinstance(outcome, ToolResult):
+        return cast("ToolResult[object]", outcome)
+    return ToolResult.ok(outcome)
 
 
 class _BadResult(Exception):

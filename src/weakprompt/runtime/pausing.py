@@ -41,6 +41,7 @@ from .approval import (
 )
 from .decision_checks import check_decisions, schema_hashes
 from .pause_events import DecisionKind, RunPaused, ToolCallDecided
+from .pause_records import ApprovalNote
 from .recording import record_reply
 from .resumption import (
     AnswerStep,
@@ -381,7 +382,7 @@ async def resume_steps(
             and not (step.provenance is None and evaluation.dispatcher.holds(step.call))
         ):  # a call held for approval never started: it is held again instead
             text = interrupted_text(step.call.name)
-            steps.append(AnswerStep(step.call, text, True, {"decision": "interrupted", "decided_by": None}))
+            steps.append(AnswerStep(step.call, text, True, ApprovalNote(decision="interrupted").to_json()))
         else:
             steps.append(step)
     run_ids = [s.call.id for s in steps if isinstance(s, RunStep)]

@@ -13,6 +13,7 @@ import attrs
 
 from ..canonical import parse_canonical_json
 from ..errors import ConfigurationError
+from ..safetext import lone_surrogate, type_name
 from ._sync import run_sync
 from .loop import run_with
 from .pause_errors import ResumeError
@@ -67,7 +68,12 @@ def paused_runs(store: Store) -> list[PausedRun]:
 
 
 def check_decisions_for(
-    store: Store, session_id: str, decisions: Sequence[Decision], *, seq: int | None = None
+    store: Store,
+    session_id: str,
+    decisions: Sequence[Decision],
+    *,
+    seq: int | None = None,
+    decided_by: str | None = None,
 ) -> PausedRun:
     """Check ``decisions`` against the pause ``session_id`` waits in, writing nothing; that pause.
 
@@ -76,8 +82,10 @@ def check_decisions_for(
     waits, or not pause ``seq``, or it was decided already; a stored call was
     altered; a pending call has no decision, two, or a wrong token. The
     checks that need the prompt (a changed tool, edited arguments) and the
-    claim of the pause are :func:`resume_async`'s.
+    claim of the pause are :func:`resume_async`'s. ``decided_by`` is
+    refused here too when the store could not keep it.
     """
+    _check_decided_by(decided_by)
     from ..store import pause_rows
     from .approval import approval_key
     from .decision_checks import check_decisions
@@ -137,6 +145,21 @@ def resume(
             approve=approve,
         )
     )
+
+
+def _check_decided_by(decided_by: object) -> None:
+    """Refuse a ``decided_by`` the store cannot keep, before anything is read or written.
+
+    It is stored with the decisions and in each decided call's metadata: a
+    lone surrogate would fail deep in the database driver, half-way through.
+    """
+    if decided_by is None:
+        return
+    if not isinstance(decided_by, str):
+        raise ResumeError(f"decided_by must be text or None, not {type_name(decided_by)}")
+    where = lone_surrogate(decided_by)
+    if where is not None:
+        raise ResumeError(f"decided_by holds a lone surrogate {where}, which is not valid Unicode")
 
 
 async def resume_async(
@@ -225,6 +248,7 @@ async def resume_with(
     store = settings.store
     if store is None:
         raise ConfigurationError("resume: the settings name no store to resume the run from")
+    _check_decided_by(decided_by)
     used = settings.session
     resumption, seq = await asyncio.to_thread(
         _prepare, store, session_id, tuple(decisions), prompt, used, session_given, decided_by

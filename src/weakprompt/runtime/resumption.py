@@ -18,6 +18,7 @@ from ..canonical import canonical_json, parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from .approval import Approve, Decision, Deny, PendingCall, Supply
+from .pause_records import ApprovalNote
 
 __all__ = [
     "AnswerStep",
@@ -105,35 +106,27 @@ def plan_steps(
     for waiting in pending:
         decision = by_id[waiting.call_id]
         original = ToolCall(waiting.call_id, waiting.tool, waiting.arguments)
-        who: JSONValue = decided_by
         if isinstance(decision, Approve):
             if decision.arguments is not None and decision.arguments != waiting.arguments:
-                provenance: JSONObject = {
-                    "decision": "approved_with_edits",
-                    "decided_by": who,
-                    "original_arguments": waiting.arguments,
-                    "arguments": decision.arguments,
-                }
-                steps.append(RunStep(ToolCall(waiting.call_id, waiting.tool, decision.arguments), provenance))
+                note = ApprovalNote(
+                    decision="approved_with_edits",
+                    decided_by=decided_by,
+                    original_arguments=waiting.arguments,
+                    arguments=decision.arguments,
+                )
+                edited = ToolCall(waiting.call_id, waiting.tool, decision.arguments)
+                steps.append(RunStep(edited, note.to_json()))
             else:
-                steps.append(RunStep(original, {"decision": "approved", "decided_by": who}))
+                note = ApprovalNote(decision="approved", decided_by=decided_by)
+                steps.append(RunStep(original, note.to_json()))
         elif isinstance(decision, Deny):
             text = f"Tool {waiting.tool!r} was not run: the call was denied. {decision.message}".strip()
-            steps.append(
-                AnswerStep(
-                    original,
-                    text,
-                    True,
-                    {"decision": "denied", "decided_by": who, "message": decision.message},
-                )
-            )
+            note = ApprovalNote(decision="denied", decided_by=decided_by, message=decision.message)
+            steps.append(AnswerStep(original, text, True, note.to_json()))
         else:
             assert isinstance(decision, Supply)
-            steps.append(
-                AnswerStep(
-                    original, decision.result, decision.is_error, {"decision": "supplied", "decided_by": who}
-                )
-            )
+            note = ApprovalNote(decision="supplied", decided_by=decided_by)
+            steps.append(AnswerStep(original, decision.result, decision.is_error, note.to_json()))
     return tuple(steps)
 
 

@@ -175,7 +175,9 @@ def stage_plain(
         _report_handle(span, processed.metadata, processed.oversize_reason)
     metadata = {**processed.metadata, **_extraction_metadata(outcome.result.value), **trace_meta}
     if provenance is not None:  # how a person decided this call (specs/APPROVAL.md)
-        metadata["approval"] = provenance
+        from .pause_records import APPROVAL_KEY  # loaded with the first decided call
+
+        metadata[APPROVAL_KEY] = provenance
     return commit_result(evaluation, call, processed.content, failed, turn=turn, metadata=metadata)
 
 

@@ -5,7 +5,10 @@ The package's loggers hang under ``weakprompt``, which carries a
 broken tool: the model gets a failure text and works around it, and nobody
 learns the tool is broken. So each raising handler is logged once, at
 WARNING, on the logger ``weakprompt.tools.broken``, with the tool's name, the
-exception and a short traceback (its last frames, inside the tool). When the
+exception and a short traceback (its last frames in the tool's own code: an
+error raised inside ``re`` or another library points at the line that called
+it). Inside :func:`once_per_defect` (``check_tool`` uses it) a defect already
+reported is not reported again. When the
 application has configured logging, the record goes to its handlers like any
 other (and its levels decide). When it has not, a fallback handler writes it
 to standard error through :data:`logging.lastResort`, as Python does for an
@@ -14,16 +17,25 @@ unconfigured program.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import logging
 import os
+import sysconfig
 import traceback
-from types import TracebackType
+from collections.abc import Generator
 
 from ..safetext import describe_exception
 from .redaction import Redactor, clip, redacted
 
-__all__ = ["BROKEN_TOOL_LOGGER", "TRACEBACK_FRAMES", "report_broken_tool", "short_traceback"]
+__all__ = [
+    "BROKEN_TOOL_LOGGER",
+    "TRACEBACK_FRAMES",
+    "once_per_defect",
+    "report_broken_tool",
+    "short_traceback",
+]
 
 BROKEN_TOOL_LOGGER = "weakprompt.tools.broken"
 """The logger every raising tool handler is reported on."""
@@ -72,15 +84,70 @@ def _machinery() -> tuple[str, ...]:
     )
 
 
+@functools.cache
+def _libraries() -> tuple[str, ...]:
+    """Where Python's own modules and installed packages live: not the line a tool's author wrote."""
+    paths = sysconfig.get_paths()
+    found = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    return tuple(os.path.join(path, "") for path in sorted(found))
+
+
+def _user_frames(exc: BaseException) -> list[traceback.FrameSummary]:
+    """``exc``'s frames without the dispatcher's machinery, ending at the innermost one of the tool's code.
+
+    An error raised deep inside a library (``re``, ``json``) is reported at
+    the line that called it, since that is the line the author can change.
+    When every frame is library code the frames are kept as they are.
+    """
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_machinery())]
+    end = len(frames)
+    while end > 0 and frames[end - 1].filename.startswith(_libraries()):
+        end -= 1
+    return frames[:end] if end else frames
+
+
 def short_traceback(exc: BaseException, frames: int = TRACEBACK_FRAMES) -> str:
-    """The innermost ``frames`` frames of ``exc``'s traceback that are not the dispatcher's machinery."""
-    tb: TracebackType | None = exc.__traceback__
-    summary = [f for f in traceback.extract_tb(tb) if not f.filename.startswith(_machinery())]
-    return "".join(traceback.format_list(summary[-frames:])).rstrip("\n")
+    """The innermost ``frames`` frames of ``exc``'s traceback in the tool's code, not the machinery's."""
+    return "".join(traceback.format_list(_user_frames(exc)[-frames:])).rstrip("\n")
+
+
+_REPORTED: contextvars.ContextVar[set[tuple[str, ...]] | None] = contextvars.ContextVar(
+    "weakprompt_reported_defects", default=None
+)
+
+
+@contextlib.contextmanager
+def once_per_defect() -> Generator[None]:
+    """Within this block, a broken tool is logged once per distinct defect rather than once per call.
+
+    ``check_tool`` runs a handler on many generated arguments; one bug that
+    fails them all is one warning. A defect is the tool, the exception type
+    and the line of the tool's code it came from.
+    """
+    token = _REPORTED.set(set())
+    try:
+        yield
+    finally:
+        _REPORTED.reset(token)
+
+
+def _first_report(tool_name: str, exc: BaseException) -> bool:
+    seen = _REPORTED.get()
+    if seen is None:
+        return True
+    frames = _user_frames(exc)
+    where = (frames[-1].filename, str(frames[-1].lineno)) if frames else ("", "")
+    key = (tool_name, type(exc).__module__, type(exc).__qualname__, *where)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def report_broken_tool(tool_name: str, exc: BaseException, *, redact: Redactor) -> None:
     """Log that ``tool_name``'s handler raised ``exc`` (one WARNING record, text scrubbed by ``redact``)."""
+    if not _first_report(tool_name, exc):
+        return
     where = short_traceback(exc)
     text = clip(redacted(describe_exception(exc), redact), _MAX_REPORT)
     _logger.warning(

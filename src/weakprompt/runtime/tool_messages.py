@@ -15,7 +15,6 @@ from .redaction import clip, type_name
 __all__ = [
     "arguments_refused",
     "bad_result",
-    "bad_return",
     "deadline_expired",
     "echo",
     "escalated",
@@ -117,13 +116,6 @@ def handler_failed(tool: str, error_text: str, *, signature_mismatch: bool) -> s
             "this is a defect in the tool, not in your arguments)"
         )
     return message
-
-
-def bad_return(tool: str, returned: object) -> str:
-    return (
-        f"Tool {tool!r} failed: its handler returned {type_name(returned)} "
-        "instead of a ToolResult (a defect in the tool, not in your arguments)."
-    )
 
 
 def bad_result(tool: str, problem: str) -> str:

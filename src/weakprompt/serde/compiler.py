@@ -41,6 +41,7 @@ from weakprompt.serde.nodes import (
     Node,
     NoneNode,
     NumberNode,
+    PydanticNode,
     StrNode,
     TupleNode,
     TypeModel,
@@ -48,6 +49,7 @@ from weakprompt.serde.nodes import (
     kinds_of,
 )
 from weakprompt.serde.parser_types import BAD, Parser, RawIssue
+from weakprompt.serde.pydantic_models import model_parser
 
 __all__ = ["BAD", "Compiler", "Parser", "RawIssue"]
 
@@ -127,6 +129,8 @@ class Compiler:
                 return self._union(node)
             case ClassRef():
                 return self.class_parser(node.cls)
+            case PydanticNode():
+                return model_parser(node.cls)
 
     # -- scalars -----------------------------------------------------------
 

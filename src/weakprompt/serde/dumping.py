@@ -19,6 +19,7 @@ import attrs
 
 from weakprompt.jsontypes import JSONValue
 from weakprompt.serde.errors import SerdeTypeError
+from weakprompt.serde.pydantic_models import is_pydantic_instance, model_dump
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -60,6 +61,9 @@ def _dump_other(obj: object, cls: type) -> JSONValue:
         return int(obj)
     if isinstance(obj, float):
         return float(obj)
+    if is_pydantic_instance(obj):
+        dumper = _DUMPERS[cls] = model_dump  # type: ignore[assignment]  # a model dumps to an object
+        return dumper(obj)  # type: ignore[return-value]
     if (dataclasses.is_dataclass(obj) or attrs.has(cls)) and not isinstance(obj, type):
         # cattrs loads with the first class dumped, not with ``import weakprompt``.
         from weakprompt.serde.converter import class_dumper

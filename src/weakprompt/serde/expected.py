@@ -18,6 +18,7 @@ from weakprompt.serde.nodes import (
     Node,
     NoneNode,
     NumberNode,
+    PydanticNode,
     StrNode,
     TupleNode,
     UnionNode,
@@ -58,7 +59,7 @@ def expected_text(node: Node) -> str:
             )
         case UnionNode():
             return " or ".join(expected_text(option) for option in node.options)
-        case ClassRef():
+        case ClassRef() | PydanticNode():
             return f"object {node.cls.__name__}"
 
 

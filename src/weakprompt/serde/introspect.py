@@ -36,11 +36,13 @@ from weakprompt.serde.nodes import (
     Node,
     NoneNode,
     NumberNode,
+    PydanticNode,
     StrNode,
     TupleNode,
     TypeModel,
     UnionNode,
 )
+from weakprompt.serde.pydantic_models import is_pydantic_model
 
 __all__ = ["is_model_class", "type_model"]
 
@@ -149,9 +151,11 @@ class _Builder:
         if is_model_class(tp):
             self._register(tp)
             return ClassRef(tp)
+        if is_pydantic_model(tp):
+            return PydanticNode(tp)
         raise SerdeTypeError(
             f"serde cannot map {tp.__qualname__} to JSON; use a dataclass, an attrs class, "
-            "an Enum or a supported builtin type"
+            "a pydantic model, an Enum or a supported builtin type"
         )
 
     def _union(self, tp: object) -> Node:

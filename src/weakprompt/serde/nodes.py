@@ -19,6 +19,7 @@ __all__ = [
     "ClassNode",
     "ClassRef",
     "DictNode",
+    "PydanticNode",
     "EnumNode",
     "FieldSpec",
     "FormatNode",
@@ -162,6 +163,14 @@ class ClassRef:
 
 
 @attrs.frozen
+class PydanticNode:
+    """A pydantic ``BaseModel`` subclass: pydantic owns its schema, validation and dump."""
+
+    cls: type
+    description: str | None = None
+
+
+@attrs.frozen
 class FieldSpec:
     """One constructor argument of a class, seen as one JSON property."""
 
@@ -197,6 +206,7 @@ Node: TypeAlias = (
     | DictNode
     | UnionNode
     | ClassRef
+    | PydanticNode
 )
 
 
@@ -225,7 +235,7 @@ def kinds_of(node: Node) -> frozenset[str]:
             return frozenset(_literal_kind(value) for value in node.values)
         case ListNode() | TupleNode():
             return frozenset({ARRAY})
-        case DictNode() | ClassRef():
+        case DictNode() | ClassRef() | PydanticNode():
             return frozenset({OBJECT})
         case UnionNode():
             out: frozenset[str] = frozenset()

@@ -29,12 +29,14 @@ from weakprompt.serde.nodes import (
     Node,
     NoneNode,
     NumberNode,
+    PydanticNode,
     StrNode,
     TupleNode,
     TypeModel,
     UnionNode,
     kinds_of,
 )
+from weakprompt.serde.pydantic_models import embed_schema, model_schema, strict_model_schema
 from weakprompt.serde.strict import finish_strict
 from weakprompt.serde.unions import merge_union, nullable
 
@@ -43,9 +45,10 @@ __all__ = ["build_schema"]
 
 def build_schema(tp: object, strict: bool) -> JSONObject:
     model = type_model(tp)
-    if strict and not isinstance(model.root, ClassRef):
+    if strict and not isinstance(model.root, (ClassRef, PydanticNode)):
         raise StrictSchemaError(
-            f"strict structured outputs need an object at the root; {tp!r} is not a dataclass or attrs class"
+            f"strict structured outputs need an object at the root; {tp!r} is not a dataclass, "
+            "an attrs class or a pydantic model"
         )
     out = _Writer(model, strict).root()
     return finish_strict(out) if strict else out
@@ -58,6 +61,7 @@ class _Writer:
         self.root_cls = model.root.cls if isinstance(model.root, ClassRef) else None
         self.def_names: dict[type, str] = {}
         self.defs: dict[str, JSONValue] = {}
+        self.pydantic_bodies: dict[type, JSONObject] = {}
 
     def root(self) -> JSONObject:
         node = self.model.root
@@ -121,6 +125,8 @@ class _Writer:
                 return merge_union([self.node(option) for option in node.options])
             case ClassRef():
                 return self.ref(node.cls)
+            case PydanticNode():
+                return self.pydantic(node.cls)
 
     def number(self, node: NumberNode) -> JSONObject:
         out: JSONObject = {"type": "integer" if node.integer else "number"}
@@ -164,10 +170,33 @@ class _Writer:
             self.defs[name] = self.object_schema(self.model.classes[cls])
         return {"$ref": f"#/$defs/{name}"}
 
+    def pydantic(self, cls: type) -> JSONObject:
+        """pydantic's schema of ``cls``, its ``$defs`` joined to this schema's.
+
+        Each model is embedded once per schema, so a model used twice adds
+        its definitions once; a clashing definition name gets a suffix.
+        """
+        embedded = self.pydantic_bodies.get(cls)
+        if embedded is None:
+            found = strict_model_schema(cls) if self.strict else model_schema(cls)
+            embedded = self.pydantic_bodies[cls] = embed_schema(found, self._add_pydantic_def)
+        return dict(embedded)
+
+    def _add_pydantic_def(self, name: str, body: JSONObject) -> str:
+        """Reserve a free name (empty ``body``) or fill a reserved one."""
+        if body:
+            self.defs[name] = body
+            return name
+        name = self._free_name(name)
+        self.defs[name] = {}
+        return name
+
     def _unique_name(self, cls: type) -> str:
-        base = cls.__name__
+        return self._free_name(cls.__name__)
+
+    def _free_name(self, base: str) -> str:
         name, counter = base, 1
-        taken = set(self.def_names.values())
+        taken = set(self.def_names.values()) | set(self.defs)
         while name in taken:
             counter += 1
             name = f"{base}_{counter}"

@@ -12,7 +12,9 @@ from datetime import datetime
 
 import attrs
 
-__all__ = ["OutputFacts", "ToolResultMetadata", "ToolResultReference"]
+from ..lazy import lazy_exports
+
+__all__ = ["OutputFacts", "ToolResultMetadata"]
 
 
 @attrs.frozen(kw_only=True)
@@ -61,5 +63,7 @@ class ToolResultMetadata(OutputFacts):
     deduplicated: bool = False
 
 
-ToolResultReference = ToolResultMetadata
-"""What ``ToolOutputStore.store_result`` returns: the same record (the seed's name for it)."""
+# ``ToolResultReference`` was a second name of this record; it warns for one release.
+__getattr__, __dir__ = lazy_exports(
+    __name__, {}, __all__, renamed={"ToolResultReference": "ToolResultMetadata"}
+)

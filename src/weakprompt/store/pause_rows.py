@@ -13,7 +13,7 @@ calls that may have run without their results being stored.
 from __future__ import annotations
 
 import attrs
-from sqlalchemy import Connection, RowMapping, and_, bindparam, delete, func, select, update
+from sqlalchemy import Connection, RowMapping, and_, bindparam, delete, func, inspect, select, update
 
 from ..errors import StoreError
 from . import tables
@@ -24,6 +24,7 @@ __all__ = [
     "PauseRow",
     "claim_pause",
     "clear_journal",
+    "has_pause_table",
     "insert_pause",
     "latest_pause",
     "next_pause_seq",
@@ -102,6 +103,11 @@ def pause_history(conn: Connection, *, session_id: str | None = None) -> list[Pa
         query = query.where(_PAUSES.c.session_id == session_id)
     query = query.order_by(_PAUSES.c.created_at, _PAUSES.c.session_id, _PAUSES.c.seq)
     return [_row(found) for found in conn.execute(query).mappings()]
+
+
+def has_pause_table(conn: Connection) -> bool:
+    """Whether the store has ``paused_runs`` (a viewer may open a store made before it)."""
+    return inspect(conn).has_table(_PAUSES.name)
 
 
 def store_id(conn: Connection) -> str:

@@ -29,6 +29,7 @@ from weakprompt.messages import ToolCall
 from weakprompt.resources import ResourceRegistry
 from weakprompt.runtime import ToolCallPending, ToolDispatcher, ToolExecution
 from weakprompt.runtime.redaction import default_redact, redacted
+from weakprompt.runtime.tool_failures import once_per_defect
 from weakprompt.safetext import safe_repr
 from weakprompt.serde import SerdeError, StrictSchemaError, dump, parse
 from weakprompt.session import Session
@@ -65,9 +66,10 @@ def check_tool(
     - valid arguments are never refused, and the handler does not raise on
       them (``ToolValidationError`` is a deliberate refusal and allowed;
       ``allow_handler_errors=True`` allows any exception);
-    - what the handler returns is a ``ToolResult`` the dispatcher can show
-      the model (a value serde cannot dump, NaN or an infinity is a defect
-      of the tool, found whatever ``allow_handler_errors`` says);
+    - what the handler returns (a ``ToolResult`` or a plain value) is
+      something the dispatcher can show the model (a value serde cannot
+      dump, NaN or an infinity is a defect of the tool, found whatever
+      ``allow_handler_errors`` says);
     - invalid arguments never reach the handler;
     - a failed call leaves the session's STATE slices, the resources and
       ``observe(session)`` (state you keep elsewhere) exactly as they were;
@@ -96,8 +98,9 @@ def check_tool(
     def invalid_arguments_are_refused(bad: InvalidArguments) -> None:
         checker.invalid(bad)
 
-    valid_arguments_are_accepted()
-    invalid_arguments_are_refused()
+    with once_per_defect():  # one broken-tool warning per bug, not one per generated example
+        valid_arguments_are_accepted()
+        invalid_arguments_are_refused()
 
 
 def state_of(session: Session) -> dict[type[object], tuple[object, ...]]:
@@ -143,7 +146,7 @@ class _Recorder:
 
         return recording
 
-    async def _awaited(self, outcome: Awaitable[ToolResult[R]]) -> ToolResult[R]:
+    async def _awaited(self, outcome: Awaitable[ToolResult[R] | R]) -> ToolResult[R] | R:
         try:
             result = await outcome
         except BaseException as exc:
@@ -323,14 +326,14 @@ def _kept(returned: object, settled: ToolResult[object]) -> bool:
     """Whether the dispatcher kept the handler's result, rather than reporting it as a defect.
 
     The dispatcher renders each result exactly as a real call does; a result
-    it cannot render (or that is not a ``ToolResult``) is replaced by a
-    failure naming the defect. A failure the tool reported itself is kept
-    with its message redacted, so that is compared as the dispatcher writes it.
+    it cannot render is replaced by a failure naming the defect. A plain
+    value is kept as a success carrying it. A failure the tool reported itself
+    is kept with its message redacted, so that is compared as the dispatcher writes it.
     """
     if settled is returned:
         return True
     if not isinstance(returned, ToolResult):
-        return False
+        return settled.success and settled.value is returned
     kept = cast("ToolResult[object]", returned)
     return (
         kept.success is False

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from weakprompt.jsontypes import JSONValue
+from weakprompt.serde.errors import SerdeTypeError
 from weakprompt.serde.introspect import type_model
 from weakprompt.serde.nodes import (
     NULL,
@@ -37,6 +38,7 @@ from weakprompt.serde.nodes import (
     Node,
     NoneNode,
     NumberNode,
+    PydanticNode,
     StrNode,
     TupleNode,
     TypeModel,
@@ -137,8 +139,13 @@ class _Generator:
                 return with_edges(general, edges)
             case UnionNode():
                 return st.one_of(*(self.node(option) for option in node.options))
-            case ClassRef():  # pragma: no branch (the cases cover every kind of node)
+            case ClassRef():
                 return self.ref(node.cls)
+            case PydanticNode():  # pragma: no branch (the cases cover every kind of node)
+                raise SerdeTypeError(
+                    f"the testing kit cannot generate JSON for the pydantic model {node.cls.__qualname__} "
+                    "(its schema is pydantic's own); use a dataclass or attrs class to generate values"
+                )
 
     def ref(self, cls: type) -> SearchStrategy[JSONValue]:
         strategy = self.classes.get(cls)

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 import attrs
 
 from ..errors import PromptValidationError
-from ..serde import Meta, SerdeError, SerdeTypeError, parse, schema
+from ..serde import Meta, SerdeError, parse
+from ..serde.expressible import unexpressible
 from .context import ToolContext
 from .example import ToolExample
 from .handler import ToolReturn, handler_signature, resolve_hints, result_type_of
@@ -108,7 +109,7 @@ def plain_parts(function: Callable[..., ToolReturn[R]], what: str) -> PlainParts
         keywords=tuple(p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY),
         takes_context=context is not None,
     )
-    result_type: type[R] | None = result_type_of(hints.get("return"), what)
+    result_type: type[R] | None = result_type_of(hints.get("return"))
     summary = docs.short_description if docs is not None else None
     return PlainParts(params_type=params_type, result_type=result_type, handler=handler, summary=summary)
 
@@ -223,8 +224,7 @@ def _make_class(
     cls = dataclasses.make_dataclass(name, fields, bases=(ToolArguments,), frozen=True, kw_only=True)
     cls.__module__ = getattr(function, "__module__", cls.__module__)
     cls.__qualname__ = f"{getattr(function, '__qualname__', base_name)}.<arguments>"
-    try:
-        schema(cls)
-    except SerdeTypeError as exc:
-        raise PromptValidationError(f"{what}: a parameter has a type tools cannot use: {exc}") from exc
+    problem = unexpressible(cls)
+    if problem is not None:  # its fields are the handler's parameters
+        raise PromptValidationError(problem.describe(what, "params"))
     return typing.cast(type[ToolArguments], cls)

@@ -14,6 +14,7 @@ import attrs
 from ..errors import PromptValidationError
 from ..jsontypes import JSONObject
 from ..serde import parse, schema
+from ..serde.expressible import unexpressible
 from .approval import ApprovalPolicy, needs_approval
 from .context import ToolContext
 from .example import ToolExample
@@ -24,6 +25,7 @@ from .handler import (
     infer_result_type,
     is_params_class,
 )
+from .result import RenderableResult
 
 __all__ = ["AnyTool", "Tool"]
 
@@ -88,10 +90,37 @@ def _check_handler(tool: Tool[Any, Any], _attribute: object, handler: object) ->
 def _check_params_type(tool: Tool[Any, Any], _attribute: object, params_type: object) -> None:
     if not is_params_class(params_type):
         raise PromptValidationError(
-            f"tool {tool.name!r}: params_type must be a dataclass or attrs class "
+            f"tool {tool.name!r}: params_type must be a dataclass, an attrs class or a pydantic model "
             "(use NoParams for a tool without arguments, or @tool for a handler with plain "
             f"parameters), got {params_type!r}"
         )
+    if _serde_reads_arguments(type(tool)):
+        _check_expressible(params_type, f"tool {tool.name!r}", "params")
+
+
+def _serde_reads_arguments(cls: type[Tool[Any, Any]]) -> bool:
+    """Whether serde parses the arguments (a mounted MCP tool checks them against its server's schema)."""
+    own: object = cls.parse_arguments
+    default: object = Tool[Any, Any].parse_arguments
+    return own is default
+
+
+def _check_result_type(tool: Tool[Any, Any], _attribute: object, result_type: object) -> None:
+    """The value is shown to the model as JSON, so JSON must express it, unless it renders itself."""
+    if result_type is None or _renders_itself(result_type):
+        return
+    _check_expressible(result_type, f"tool {tool.name!r}", "result")
+
+
+def _renders_itself(tp: object) -> bool:
+    return isinstance(tp, type) and issubclass(tp, RenderableResult)
+
+
+def _check_expressible(tp: object, what: str, role: str) -> None:
+    """Refuse a type JSON cannot express where the tool is defined, naming the field path."""
+    problem = unexpressible(tp)
+    if problem is not None:
+        raise PromptValidationError(problem.describe(what, role))
 
 
 # Each type is inferred only when it was not given, so an explicit one never needs an annotation.
@@ -143,8 +172,11 @@ class Tool(Generic[P, R]):
     """A capability offered to the model.
 
     ``params_type`` and ``result_type`` default to what the handler's
-    annotations say (``handler(params: P, *, context) -> ToolResult[R]``);
-    pass them explicitly only for handlers without usable annotations.
+    annotations say (``handler(params: P, *, context) -> ToolResult[R]``, or
+    ``-> R`` for a handler returning a plain value); pass them explicitly only
+    for handlers without usable annotations. Both must be types JSON can
+    express (a result class with its own ``render()`` is exempt); a field that
+    is not is refused here, by its path.
     ``requires_approval`` pauses the run on a call until someone decides
     it; ``idempotent`` lets a call interrupted by a crash run again on
     resume (``specs/APPROVAL.md``).
@@ -157,7 +189,9 @@ class Tool(Generic[P, R]):
     params_type: type[P] = attrs.field(
         default=attrs.Factory(_inferred_params, takes_self=True), validator=_check_params_type
     )
-    result_type: type[R] | None = attrs.field(default=attrs.Factory(_inferred_result, takes_self=True))
+    result_type: type[R] | None = attrs.field(
+        default=attrs.Factory(_inferred_result, takes_self=True), validator=_check_result_type
+    )
     examples: tuple[ToolExample[P, R], ...] = attrs.field(default=(), validator=_check_examples, hash=False)
     accepts_overrides: bool = True
     sequential: bool = False

@@ -1,6 +1,7 @@
 """The handler calling convention, and reading a handler's annotations.
 
-A handler is ``handler(params, *, context) -> ToolResult[R]``. Its params and
+A handler is ``handler(params, *, context) -> ToolResult[R]``, or ``-> R`` for a
+plain value the dispatcher wraps as ``ToolResult.ok(value)``. Its params and
 result types are read from its annotations so a tool is declared once, as a
 plain typed function, without subscripting ``Tool[P, R]`` at runtime. Each
 type is read only when it was not given explicitly, so an explicit
@@ -20,6 +21,7 @@ from typing import Any, Generic, Protocol, TypeAlias, TypeVar, Union
 import attrs
 
 from ..errors import PromptValidationError
+from ..serde.pydantic_models import is_pydantic_model
 from .context import ToolContext
 from .result import ToolResult
 
@@ -46,16 +48,20 @@ R = TypeVar("R")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-ToolReturn: TypeAlias = Union[ToolResult[R], Awaitable[ToolResult[R]]]  # noqa: UP007 - a generic alias
-"""What a handler returns: a result, or (``async def``) an awaitable of one."""
+ToolReturn: TypeAlias = Union[ToolResult[R], R, Awaitable[ToolResult[R] | R]]  # noqa: UP007 - a generic alias
+"""What a handler returns: a ``ToolResult[R]`` or a plain ``R`` (a success), or an awaitable of either.
+
+For a handler returning ``ToolResult[W]`` the type checker solves ``R`` as
+``W``, not as the whole result (``tests/typing/`` pins this).
+"""
 
 
 class ToolHandler(Protocol[P_contra, R_co]):
-    """``def handler(params: P, *, context: ToolContext) -> ToolResult[R]``, or an ``async def`` one."""
+    """``def handler(params: P, *, context: ToolContext) -> ToolResult[R] | R``, or an ``async def`` one."""
 
     def __call__(
         self, params: P_contra, /, *, context: ToolContext
-    ) -> ToolResult[R_co] | Awaitable[ToolResult[R_co]]: ...
+    ) -> ToolResult[R_co] | R_co | Awaitable[ToolResult[R_co] | R_co]: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -64,11 +70,11 @@ class NoParams:
 
 
 def is_params_class(tp: object) -> bool:
-    """Params must be a dataclass or attrs class so they have a schema."""
+    """Params must be a dataclass, an attrs class or a pydantic model so they have a schema."""
     if not isinstance(tp, type):
         return False
     cls: type[object] = tp
-    return dataclasses.is_dataclass(cls) or attrs.has(cls)
+    return dataclasses.is_dataclass(cls) or attrs.has(cls) or is_pydantic_model(cls)
 
 
 def _annotated_function(handler: Callable[..., object]) -> Callable[..., object]:
@@ -161,7 +167,7 @@ def infer_params_type(handler: Callable[..., object], what: str) -> type[Any]:
 def infer_result_type(handler: Callable[..., object], what: str) -> type[Any] | None:
     """The ``R`` of the handler's ``-> ToolResult[R]``; ``None`` for no value (or no annotation)."""
     hints = _resolved(handler, ("return",), what, instead="result_type=")
-    return result_type_of(hints.get("return"), what)
+    return result_type_of(hints.get("return"))
 
 
 def _resolved(
@@ -176,19 +182,30 @@ def _resolved(
         ) from exc
 
 
-def result_type_of(annotation: object, what: str) -> type[Any] | None:
-    """``R`` of a ``ToolResult[R]`` return annotation (``None`` when it carries no value)."""
+def result_type_of(annotation: object) -> type[Any] | None:
+    """``R`` of a ``-> ToolResult[R]`` or a plain ``-> R`` annotation (``None`` when it carries no value).
+
+    Whether JSON can express ``R`` is checked where the ``Tool`` is built.
+    """
     if annotation is None or annotation is ToolResult:
         return None
-    if typing.get_origin(annotation) is not ToolResult:
-        raise PromptValidationError(
-            f"{what}: the handler must be annotated to return ToolResult[...], got {annotation!r}"
-        )
-    (inner,) = typing.get_args(annotation)
+    inner = _without_tool_result(annotation)
+    if typing.get_origin(inner) in (Union, types.UnionType):  # ``-> ToolResult[W] | W``: W
+        members: list[object] = list(dict.fromkeys(_without_tool_result(m) for m in typing.get_args(inner)))
+        inner = members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007 - built at runtime
     if inner is type(None) or inner is typing.Never or inner is typing.NoReturn:
         return None
-    result_type: type[Any] = inner
-    return result_type
+    return typing.cast("type[Any]", inner)  # an annotation, not always a class
+
+
+def _without_tool_result(annotation: object) -> object:
+    """``W`` for ``ToolResult[W]``, ``None`` for a bare ``ToolResult``, anything else as it is."""
+    if annotation is ToolResult:
+        return type(None)
+    if typing.get_origin(annotation) is ToolResult:
+        (inner,) = typing.get_args(annotation)
+        return inner
+    return annotation
 
 
 @attrs.frozen

@@ -133,7 +133,7 @@ def compress_tool_calls(
     skipped: list[SkippedResult] = []
     usage = Usage()
     for commit in _select(transcript, commits, name):
-        text = commit.content.content
+        text = commit.text
         shaped = shaped_by_output_pipeline(commit.content.name or "", commit.metadata)
         if shaped is not None or not text.strip():
             skipped.append(SkippedResult(commit, shaped or "the result is empty"))

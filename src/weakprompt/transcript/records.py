@@ -59,9 +59,12 @@ class CommitOperation(enum.StrEnum):
 class CommitInfo:
     """One stored commit: its content as a :class:`Message` plus provenance.
 
-    ``edit_target`` of an EDIT is always the APPEND commit whose position it
-    takes (an edit of an edit is recorded against the original).
-    ``content.metadata`` is the commit's metadata.
+    ``text`` is the commit's text (``content.content``); ``message`` is the
+    commit message, as in version control (``None`` when none was given),
+    never the chat message, which is ``content``. ``edit_target`` of an EDIT
+    is always the APPEND commit whose position it takes (an edit of an edit
+    is recorded against the original). ``content.metadata`` is the commit's
+    metadata.
     """
 
     hash: str
@@ -80,6 +83,11 @@ class CommitInfo:
     @property
     def role(self) -> Role:
         return self.content.role
+
+    @property
+    def text(self) -> str:
+        """The commit's text: what the message says (``content.content``)."""
+        return self.content.content
 
     @property
     def usage(self) -> Usage | None:

@@ -93,9 +93,12 @@ def prepare_tools(tools: Sequence[Mapping[str, JSONValue]]) -> tuple[PreparedToo
 class ToolSetChange:
     """How one commit's linked tool set differs from the previous linked set.
 
-    Names identify tools here; ``changed`` lists names whose schema hash
-    differs. ``reordered`` is True when the same schemas come in another
-    order (also a prompt-cache break for most providers).
+    The one record of a tool-set change: ``Transcript.tool_set_changes()``
+    and the inspector's session page both give it. Names identify tools
+    here; ``changed`` lists names whose schema hash differs. ``reordered`` is
+    True when the same schemas come in another order (also a prompt-cache
+    break for most providers). ``set_hash`` and ``names`` are the commit's
+    set (its ``hash_tool_set`` and its tools in offer order).
     """
 
     commit_hash: str
@@ -104,10 +107,22 @@ class ToolSetChange:
     removed: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
     reordered: bool = False
+    set_hash: str = ""
+    names: tuple[str, ...] = ()
+
+    @property
+    def first(self) -> bool:
+        """The session's first linked set: every tool counts as added."""
+        return self.previous_commit is None
 
     @property
     def breaks_cache(self) -> bool:
         return bool(self.added or self.removed or self.changed or self.reordered)
+
+    @property
+    def same_as_before(self) -> bool:
+        """Not the first set, and nothing differs from the one before."""
+        return not (self.first or self.breaks_cache)
 
 
 def diff_tool_sets(
@@ -115,8 +130,14 @@ def diff_tool_sets(
     previous_commit: str | None,
     previous: Sequence[tuple[str, str]],
     current: Sequence[tuple[str, str]],
+    *,
+    set_hash: str | None = None,
 ) -> ToolSetChange:
-    """Compare two ordered ``(name, content_hash)`` lists."""
+    """Compare two ordered ``(name, content_hash)`` lists.
+
+    ``set_hash`` is the current set's stored hash when the caller has it;
+    otherwise it is computed from ``current``.
+    """
     before = dict(previous)
     after = dict(current)
     added = tuple(n for n in after if n not in before)
@@ -131,4 +152,6 @@ def diff_tool_sets(
         removed=removed,
         changed=changed,
         reordered=reordered,
+        set_hash=hash_tool_set([h for _, h in current]) if set_hash is None else set_hash,
+        names=tuple(n for n, _ in current),
     )

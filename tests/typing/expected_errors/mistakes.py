@@ -36,3 +36,12 @@ def hello(name: str) -> ToolResult[int]:
 
 
 wrong_result: Tool[ToolArguments, str] = hello  # expect: reportAssignmentType
+
+
+@tool
+def shout(name: str) -> str:
+    """Shout a name."""
+    return name.upper()
+
+
+wrong_plain_result: Tool[ToolArguments, int] = shout  # expect: reportAssignmentType

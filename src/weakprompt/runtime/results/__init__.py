@@ -13,7 +13,8 @@ needs (its own ``evaluate`` for the read-grep sub-agent).
 
 from __future__ import annotations
 
-from ...store.output_record import OutputFacts, ToolResultMetadata, ToolResultReference
+from ...lazy import lazy_exports
+from ...store.output_record import OutputFacts, ToolResultMetadata
 from ...transcript.shaped import GET_TOOL_RESULT_NAME, NEVER_STORED_TOOLS, TOOL_OUTPUT_NAME
 from .extraction import (
     ExtractionConfig,
@@ -84,7 +85,6 @@ __all__ = [
     "ToolOutputStoreError",
     "ToolResultMetadata",
     "ToolResultPipeline",
-    "ToolResultReference",
     "context_extractor",
     "commit_metadata",
     "default_summary",
@@ -99,3 +99,8 @@ __all__ = [
     "payload_hash",
     "register_summary",
 ]
+
+# ``ToolResultReference`` was a second name of ``ToolResultMetadata``; it warns for one release.
+__getattr__, __dir__ = lazy_exports(
+    __name__, {}, __all__, renamed={"ToolResultReference": "ToolResultMetadata"}
+)

@@ -24,7 +24,7 @@ import attrs
 
 from ...jsontypes import JSONObject
 from ...messages import Message
-from ...store.output_record import ToolResultReference
+from ...store.output_record import ToolResultMetadata
 from ...transcript.lazy import LOADED_RESULT_KEY
 from ...transcript.originals import stage_message_blob, store_message_blob
 from ...transcript.provenance import REDACTED_FROM
@@ -59,7 +59,7 @@ class ProcessedResult:
 
     content: str
     metadata: JSONObject
-    reference: ToolResultReference | None = None
+    reference: ToolResultMetadata | None = None
     oversize_reason: OversizeReason | None = None
     staged: StagedOutput | None = None
 
@@ -119,7 +119,7 @@ class ToolResultPipeline:
         *,
         is_error: bool = False,
         turn: TurnRecord | None = None,
-        on_stored: Callable[[ToolResultReference], None] | None = None,
+        on_stored: Callable[[ToolResultMetadata], None] | None = None,
     ) -> ProcessedResult:
         """Redact ``content`` (the result of ``call``), store it and return what to commit.
 

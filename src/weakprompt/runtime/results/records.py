@@ -1,8 +1,7 @@
 """What the tool-output store hands out: the stored-output record, its payload, and views of it.
 
-The record itself (:class:`ToolResultMetadata`, also known as
-:class:`ToolResultReference`) is defined once, in the store layer that
-reads and writes it. Here are the payload wrapper and the two views the
+The record itself (:class:`ToolResultMetadata`) is defined once, in the
+store layer that reads and writes it. Here are the payload wrapper and the two views the
 pipeline needs: the size figures for the policy and the slim reference a
 transcript commit keeps.
 """

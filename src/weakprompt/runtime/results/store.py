@@ -22,7 +22,7 @@ from ...events import Dispatcher, ToolResultStored, publish
 from ...jsontypes import JSONValue
 from ...store.locks import advisory_lock
 from ...store.output_payload import encode_payload, fetch_blob, put_output_blob
-from ...store.output_record import ToolResultMetadata, ToolResultReference
+from ...store.output_record import ToolResultMetadata
 from ...store.output_rows import (
     blob_exists,
     delete_orphan_blobs,
@@ -168,7 +168,7 @@ class ToolOutputStore:
         *,
         is_error: bool = False,
         oversized: OversizedDecision = False,
-    ) -> ToolResultReference:
+    ) -> ToolResultMetadata:
         """Store one tool call's output and return its reference.
 
         ``args`` is kept verbatim (a mapping is written as compact JSON).
@@ -242,7 +242,7 @@ class ToolOutputStore:
             encoded=encode_payload(data) if small else None,  # cheaper than a read transaction to look first
         )
 
-    def store_prepared(self, prepared: PreparedOutput) -> ToolResultReference:
+    def store_prepared(self, prepared: PreparedOutput) -> ToolResultMetadata:
         """Store a prepared output in a transaction of its own, publish the event, return the reference."""
         prepared = self._encoded_if_new(prepared)
         with self._store.write(lock=self._lock_name) as conn:
@@ -256,7 +256,7 @@ class ToolOutputStore:
         turn: TurnRecord,
         prepared: PreparedOutput,
         *,
-        on_stored: Callable[[ToolResultReference], None] | None = None,
+        on_stored: Callable[[ToolResultMetadata], None] | None = None,
     ) -> StagedOutput:
         """Store a prepared output with ``turn``: its row is written in the turn's own transaction.
 
@@ -269,18 +269,18 @@ class ToolOutputStore:
         turn.attach(staged)
         return staged
 
-    def write_staged(self, conn: Connection, prepared: PreparedOutput) -> ToolResultReference:
+    def write_staged(self, conn: Connection, prepared: PreparedOutput) -> ToolResultMetadata:
         """A staged output's row, in the transaction of the turn that stores it (``StagedOutput``)."""
         advisory_lock(conn, self._lock_name)
         return self._write(conn, prepared)
 
     def plan_staged(
         self, prepared: PreparedOutput
-    ) -> tuple[ToolResultReference, Callable[[Connection], None]] | None:
+    ) -> tuple[ToolResultMetadata, Callable[[Connection], None]] | None:
         """A staged output's row decided without a read, and its writing (``None``: that needs a read)."""
         return self._plan(prepared)
 
-    def staged_stored(self, reference: ToolResultReference) -> None:
+    def staged_stored(self, reference: ToolResultMetadata) -> None:
         """The turn holding a staged output committed: count its writes and publish the event."""
         self._confirm()
         self._publish(reference)
@@ -303,7 +303,7 @@ class ToolOutputStore:
                     return prepared
         return attrs.evolve(prepared, encoded=encode_payload(prepared.data))
 
-    def _write(self, conn: Connection, prepared: PreparedOutput) -> ToolResultReference:
+    def _write(self, conn: Connection, prepared: PreparedOutput) -> ToolResultMetadata:
         """The row (and the payload, when new) of ``prepared``, inside ``conn``'s write transaction."""
         digest = prepared.stored_hash
         ledger = self._ledger
@@ -337,7 +337,7 @@ class ToolOutputStore:
 
     def _plan(
         self, prepared: PreparedOutput
-    ) -> tuple[ToolResultReference, Callable[[Connection], None]] | None:
+    ) -> tuple[ToolResultMetadata, Callable[[Connection], None]] | None:
         """The row of ``prepared`` decided from the ledger alone, and its writing; None: that needs a read.
 
         Only the one writer of a fresh session's outputs (``sole_writer``)
@@ -367,7 +367,7 @@ class ToolOutputStore:
         if self._ledger is not None:
             self._ledger.confirm()
 
-    def _publish(self, reference: ToolResultReference) -> None:
+    def _publish(self, reference: ToolResultMetadata) -> None:
         if self._dispatcher is None or not self._dispatcher.wants(ToolResultStored):
             return
         event = ToolResultStored(
@@ -482,13 +482,13 @@ class StagedOutput:
         self,
         outputs: ToolOutputStore,
         prepared: PreparedOutput,
-        on_stored: Callable[[ToolResultReference], None] | None = None,
+        on_stored: Callable[[ToolResultMetadata], None] | None = None,
     ) -> None:
         self.prepared = prepared
-        self.reference: ToolResultReference | None = None
+        self.reference: ToolResultMetadata | None = None
         self._outputs = outputs
         self._on_stored = on_stored
-        self._written: ToolResultReference | None = None
+        self._written: ToolResultMetadata | None = None
 
     def write(self, conn: Connection) -> None:
         self._written = self._outputs.write_staged(conn, self.prepared)

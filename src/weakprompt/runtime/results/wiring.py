@@ -38,7 +38,7 @@ import attrs
 from ...errors import ConfigurationError, TranscriptError
 from ...events import ToolOutputExtracted
 from ...messages import Usage
-from ...store.output_record import ToolResultReference
+from ...store.output_record import ToolResultMetadata
 from ...tools import AnyTool, ToolContext
 from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
 from ...transcript.shaped import GET_TOOL_RESULT_NAME
@@ -163,7 +163,7 @@ class EvaluationOutputs:
         )
         self.get_tool_result = make_get_tool_result_tool(self.store, policy=self.settings.policy)
         self.turn_start: str | None = None
-        self.stored: list[ToolResultReference] = []
+        self.stored: list[ToolResultMetadata] = []
         self._side_usage = Usage()
         self._lock = threading.Lock()
         self._listening = False
@@ -260,7 +260,7 @@ class EvaluationOutputs:
             self._oversized = None  # e.g. get_tool_result may have marked one: read again
         return processed
 
-    def _stored(self, reference: ToolResultReference) -> None:
+    def _stored(self, reference: ToolResultMetadata) -> None:
         """An output of this evaluation is stored (a deduplicated earlier row keeps its old seq)."""
         if reference.oversized:
             self._oversized = True

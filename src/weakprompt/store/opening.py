@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shlex
 import sqlite3
 import uuid
 from pathlib import Path
@@ -65,6 +66,7 @@ def open_engine(url: str, clock: Clock, *, read_only: bool) -> tuple[Engine, int
 def migrated_engine(url: str, clock: Clock, path: Path | None) -> tuple[Engine, int]:
     """An engine on ``url`` after judging the database (if it exists) and migrating it."""
     if path is not None:
+        _check_folder(path)
         _sweep_leftovers(path)
         if not path.exists():
             _create(path, clock)
@@ -92,6 +94,23 @@ def migrated_engine(url: str, clock: Clock, path: Path | None) -> tuple[Engine, 
         engine.dispose()
         raise
     return engine, version
+
+
+def _check_folder(path: Path) -> None:
+    """Refuse a store whose folder is missing, naming it: SQLite would only say it cannot open the file.
+
+    The folder is not made here: a path with a typo would otherwise grow a
+    new tree of folders and a new empty store, while the real one sits elsewhere.
+    """
+    folder = path.parent
+    if folder.is_dir():
+        return
+    if folder.exists():
+        raise StoreError(f"cannot create the store {str(path)!r}: {str(folder)!r} is not a folder")
+    raise StoreError(
+        f"cannot create the store {str(path)!r}: its folder {str(folder)!r} does not exist "
+        f"(create it first, e.g. mkdir -p {shlex.quote(str(folder))})"
+    )
 
 
 def _open_read_only(url: str, path: Path | None) -> tuple[Engine, int]:

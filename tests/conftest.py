@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, settings
 # The testing kit's fixtures (session, store, transcript, scripted_adapter, function_adapter) are
 # what users get from the pytest11 entry point; naming the module here makes them available even
 # before the package is reinstalled, and pytest skips it when the entry point already loaded it.
-# pytester runs the kit's plugin tests in a fresh pytest.
-pytest_plugins = ["pytester", "weakprompt.testing.pytest_plugin"]
+# pytester runs the kit's plugin tests in a fresh pytest; postgres_support (tests/support) gives every
+# folder the PostgreSQL fixtures (pg_database, pg_url, backend_url).
+pytest_plugins = ["pytester", "weakprompt.testing.pytest_plugin", "postgres_support"]
 
 settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=60, deadline=None)

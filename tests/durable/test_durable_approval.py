@@ -10,7 +10,6 @@ import pytest
 pytest.importorskip("dbos")
 
 from durable_support import notes, start_worker, wait_for_system_database
-
 from weakprompt.durable import DurableClient
 from weakprompt.runtime import Approve, ResumeError
 

@@ -13,7 +13,6 @@ import pytest
 pytest.importorskip("dbos")
 
 from durable_support import notes, repeated, start_worker, wait_for_system_database
-
 from weakprompt.durable import DurableClient
 from weakprompt.store import Store
 from weakprompt.transcript import Transcript

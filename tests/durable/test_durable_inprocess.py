@@ -15,8 +15,8 @@ pytest.importorskip("dbos")
 sys.path.insert(0, str(Path(__file__).parent))
 
 from dbos import DBOS
-from durable_support import notes, repeated
 
+from durable_support import notes, repeated
 from weakprompt.durable import DurableApp, DurableClient, QueueLimits, Served
 from weakprompt.durable._liveness import Liveness
 from weakprompt.errors import ConfigurationError, ProviderError
@@ -297,7 +297,6 @@ def test_a_dead_workers_runs_go_back_to_their_queue(app: DurableApp, folder: Pat
 def test_the_call_log_works_outside_a_workflow(app: DurableApp) -> None:
     """Outside a workflow the step is a plain call: a sync handler that returns a coroutine is awaited."""
     from durable_fixtures import BumpParams, Tally, counter_adapter
-
     from weakprompt.durable import CallLog
     from weakprompt.session import Session
     from weakprompt.tools import ToolContext, ToolResult

@@ -18,10 +18,10 @@ import pytest
 
 pytest.importorskip("dbos")
 
-from durable_support import noted_by, notes, repeated, start_worker
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from durable_support import noted_by, notes, repeated, start_worker
 from weakprompt.durable import DurableClient
 from weakprompt.store.engine import normalize_url
 

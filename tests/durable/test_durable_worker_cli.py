@@ -18,8 +18,8 @@ pytest.importorskip("dbos")
 sys.path.insert(0, str(Path(__file__).parent))
 
 from click.testing import CliRunner
-from durable_support import start_worker, wait_for_system_database
 
+from durable_support import start_worker, wait_for_system_database
 from weakprompt.cli import cli
 from weakprompt.durable import DurableClient
 

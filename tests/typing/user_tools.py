@@ -135,6 +135,7 @@ def forget(city: str) -> None:
 
 assert_type(forget, Tool[ToolArguments, None])
 
+
 @tool
 def cost_or_refusal(params: Lookup) -> ToolResult[Cost] | Cost:
     """Cost of a night, or why not."""

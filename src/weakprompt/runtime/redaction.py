@@ -130,7 +130,7 @@ def _rules() -> _Rules:
 
 
 # Characters other than A-Z and a-z that case-insensitive matching takes for an ASCII letter
-# (tests/test_redaction.py checks this against every code point). Folded first, they let a
+# (tests/runtime/test_redaction.py checks this against every code point). Folded first, they let a
 # plain lower() find every word a rule would match.
 _ASCII_LOOKALIKES = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 _PIECE = 1 << 20

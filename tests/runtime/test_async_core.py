@@ -80,7 +80,7 @@ def test_evaluate_works_in_a_plain_script(tmp_path: Path) -> None:
         textwrap.dedent(
             f"""
             import sys
-            sys.path.insert(0, {str(Path(__file__).parent)!r})
+            sys.path.insert(0, {str(Path(__file__).resolve().parents[1] / "support")!r})
             from async_support import tools_prompt
             from weakprompt import evaluate
             from weakprompt.adapters.testing import ScriptedAdapter

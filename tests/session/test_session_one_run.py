@@ -39,7 +39,7 @@ from weakprompt.store.migrations import migrate
 from weakprompt.store.run_leases import LEASE_SECONDS, process_started, renew, take_session_lease
 from weakprompt.transcript import Transcript
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _last_user(request: ModelRequest) -> str:
@@ -315,7 +315,7 @@ _CHILD = textwrap.dedent(
 def test_a_run_in_another_process_holds_the_session_until_that_process_dies(tmp_path: Path) -> None:
     path, ready = tmp_path / "s.db", tmp_path / "ready"
     Store.open(path).close()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests" / "support")])}
     child = subprocess.Popen([sys.executable, "-c", _CHILD, str(path), str(ready)], env=env)
     try:
         deadline = time.monotonic() + 60

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "output_modes.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "output_modes.py"
 
 pytestmark = pytest.mark.real_model
 

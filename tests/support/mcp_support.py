@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from weakprompt.mcp import McpServer, McpToolset
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "tests" / "mcp_servers" / "node_modules" / ".bin" / "mcp-server-everything"
 VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"
 

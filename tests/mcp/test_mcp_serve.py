@@ -10,8 +10,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client
 
+from mcp import Client
 from weakprompt import run
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.events import ToolInvoked
@@ -23,7 +23,7 @@ from weakprompt.transcript import Transcript
 
 pytestmark = pytest.mark.timeout(120)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 
 import mcp_served_tools as example  # noqa: E402

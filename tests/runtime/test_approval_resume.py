@@ -1,7 +1,7 @@
 """Resume a paused run from the store: in another process, on SQLite and PostgreSQL; tokens; races.
 
 specs/APPROVAL.md. The PostgreSQL cases use the server named by
-WEAKPROMPT_PG_URL (see tests/test_store_postgres.py): they skip without it,
+WEAKPROMPT_PG_URL (see tests/store/test_store_postgres.py): they skip without it,
 and fail under CI.
 """
 
@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from sqlalchemy import inspect, text
 
 from approval_support import adapter_after_pause, make_prompt, script
-from test_store_postgres import backend_url, pg_database, pg_url  # noqa: F401 # pyright: ignore[reportUnusedImport] - fixtures
 from weakprompt.adapters.testing import ScriptedAdapter
 from weakprompt.clock import FakeClock
 from weakprompt.runtime import (
@@ -39,7 +38,7 @@ from weakprompt.store.engine import WRITE_OPTION, build_engine, normalize_url
 from weakprompt.store.migrations import migrate
 from weakprompt.transcript import Transcript
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def messages(store: Store, session_id: str) -> list[tuple[str, str, str | None, bool]]:
@@ -88,14 +87,14 @@ with Store.open(sys.argv[1]) as store:
 
 
 def run_script(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests" / "support")])}
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=120, check=False
     )
 
 
 def test_pause_here_resume_in_another_process_equals_inline_decisions(
-    backend_url: str,  # noqa: F811 - the fixture
+    backend_url: str,
     tmp_path: Path,
 ) -> None:
     with Store.open(tmp_path / "inline.db") as inline_store:
@@ -182,7 +181,7 @@ def test_tampered_decisions_are_refused_and_nothing_is_written(
         assert snapshot(store) == before
 
 
-def test_concurrent_resumes_exactly_one_wins(backend_url: str) -> None:  # noqa: F811 - the fixture
+def test_concurrent_resumes_exactly_one_wins(backend_url: str) -> None:
     path = backend_url
     with Store.open(path) as store:
         paused = pause(store)

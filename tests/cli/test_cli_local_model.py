@@ -13,7 +13,7 @@ from weakprompt.transcript import Transcript
 
 pytestmark = pytest.mark.real_model
 
-DEMO = Path(__file__).resolve().parent.parent / "examples" / "research_agent.py"
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "research_agent.py"
 
 
 def test_run_the_demo_prompt_on_the_local_model(tmp_path: Path) -> None:

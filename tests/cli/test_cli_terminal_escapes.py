@@ -178,7 +178,7 @@ def test_transcript_show_of_any_text_is_all_visible(text: str) -> None:
 
 
 def test_mcp_tools_prints_no_terminal_control_a_server_sent(tmp_path: Path) -> None:
-    server = Path(__file__).with_name("hostile_mcp_server.py")
+    server = Path(__file__).resolve().parents[1] / "support" / "hostile_mcp_server.py"
     command = f"{sys.executable} {server}"
     text = CliRunner().invoke(cli, ["mcp", "tools", command], catch_exceptions=False)
     assert text.exit_code == 0, text.output

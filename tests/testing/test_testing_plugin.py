@@ -22,7 +22,7 @@ for _name in weakprompt.testing.__all__:
     getattr(weakprompt.testing, _name)
 assert weakprompt.runtime and weakprompt.store and weakprompt.transcript
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ("-p", "weakprompt.testing.pytest_plugin", "-p", "no:randomly")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tool_results_cookbook.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tool_results_cookbook.py"
 
 
 def test_cookbook_runs_every_recipe(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"))
 # The scripted-model helpers (tool_call, text_turn, ...) are the public testing module.
 TESTING_KIT = {"weakprompt.adapters.testing"}
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mcp_served_tools.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp_served_tools.py"
 
 
 def example_prompt() -> Any:

@@ -1,6 +1,6 @@
 """An MCP server (stdio) whose every text tries to drive the terminal that lists it.
 
-Run by ``tests/test_cli_terminal_escapes.py`` as ``python tests/hostile_mcp_server.py``.
+Run by ``tests/cli/test_cli_terminal_escapes.py`` as ``python tests/support/hostile_mcp_server.py``.
 """
 
 from mcp.server.mcpserver import MCPServer

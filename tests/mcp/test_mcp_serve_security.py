@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp import Client
 
+from mcp import Client
 from weakprompt.errors import ConfigurationError
 from weakprompt.mcp import HttpGuard, PromptServer, is_loopback
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
@@ -26,7 +26,7 @@ from weakprompt.transcript import Transcript
 
 pytestmark = pytest.mark.timeout(120)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = f"{ROOT / 'examples' / 'mcp_served_tools.py'}:prompt"
 _INITIALIZE = {
     "jsonrpc": "2.0",

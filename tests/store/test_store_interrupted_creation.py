@@ -24,7 +24,7 @@ from weakprompt.errors import SchemaVersionError, StoreError
 from weakprompt.store import LATEST_VERSION, Store, opening
 from weakprompt.transcript import Transcript
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
 # Dies (SIGKILL) in the middle of a write transaction on a rollback-journal file, after some of

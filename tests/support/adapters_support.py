@@ -14,7 +14,7 @@ from typing import Any, Literal
 import httpx2
 
 from weakprompt.messages import AssistantTurn, Message, ToolCall, Usage
-from weakprompt.model import CompiledContext, ModelRequest, ToolChoice
+from weakprompt.model import CompiledContext, ModelRequest, ModelSettings, ToolChoice
 from weakprompt.tools import ToolContext, ToolResult, tool
 
 
@@ -53,6 +53,7 @@ def make_request(
     output_schema: dict[str, Any] | None = None,
     output_name: str | None = None,
     max_output_tokens: int | None = None,
+    settings: ModelSettings | None = None,
 ) -> ModelRequest:
     return ModelRequest(
         context=CompiledContext(messages=tuple(messages)),
@@ -61,6 +62,7 @@ def make_request(
         output_schema=output_schema,
         output_name=output_name,
         max_output_tokens=max_output_tokens,
+        settings=settings or ModelSettings(),
     )
 
 

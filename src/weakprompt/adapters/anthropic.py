@@ -18,7 +18,7 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
@@ -28,13 +28,16 @@ from ..model import (
     ForceTool,
     ModelEvent,
     ModelRequest,
+    ModelSettings,
     OutputMode,
     ReplyAssembler,
+    SettingsAware,
     TextDelta,
     ToolCallDelta,
     ToolCallStarted,
     ToolChoice,
     UsageReported,
+    check_supported,
 )
 from ._support import (
     AdapterIdentity,
@@ -98,7 +101,17 @@ OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "tool", "prompted")
 """The Messages API has no plain JSON mode; ``auto`` tries these in this order."""
 
 
-class AnthropicAdapter(AdapterIdentity):
+ANTHROPIC_SETTINGS = frozenset({"max_output_tokens", "stop", "parallel_tool_calls", "service_tier", "extra"})
+"""The model settings the Messages API takes here.
+
+The SDK's request type has no ``temperature`` or ``top_p`` (newer models
+refuse them; for an older model pass them in ``extra``). Extended thinking
+(``thinking_budget``) waits for thinking blocks to be kept and sent back
+with tool results; until then it is refused, not dropped.
+"""
+
+
+class AnthropicAdapter(SettingsAware, AdapterIdentity):
     """A :class:`~weakprompt.model.ProviderAdapter` for the Messages API.
 
     ``max_tokens`` is the reply limit used when the request sets none (the
@@ -122,6 +135,7 @@ class AnthropicAdapter(AdapterIdentity):
         api_key: str | None = None,
         base_url: str | None = None,
         max_tokens: int = 1024,
+        settings: ModelSettings | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,
         context_window: int | None = None,
@@ -136,6 +150,8 @@ class AnthropicAdapter(AdapterIdentity):
             raise ConfigurationError(f"AnthropicAdapter: max_tokens must be at least 1, got {max_tokens}")
         super().__init__(name=name, model=model, context_window=context_window)
         self._max_tokens = max_tokens
+        self.model_settings = ModelSettings().merged(settings)
+        check_supported(self.model_settings, ANTHROPIC_SETTINGS, adapter="AnthropicAdapter", model=model)
         self._strict_tools = strict_tools
         self.output_modes = OutputModes(
             "AnthropicAdapter", supported=OUTPUT_MODES, auto_order=OUTPUT_MODES, default=output_mode
@@ -186,9 +202,11 @@ class AnthropicAdapter(AdapterIdentity):
         if mode == "prompted":
             request = with_schema_instruction(request)
         wire = anthropic_params(request.context.messages, request.context.tools)
+        check_supported(request.settings, ANTHROPIC_SETTINGS, adapter="AnthropicAdapter", model=self._model)
+        settings = self.model_settings.merged(request.settings)
         params: MessageCreateParamsNonStreaming = {
             "model": self._model,
-            "max_tokens": request.max_output_tokens or self._max_tokens,
+            "max_tokens": request.max_output_tokens or settings.max_output_tokens or self._max_tokens,
             "messages": cast("list[MessageParam]", wire["messages"]),
         }
         system = wire.get("system")
@@ -214,7 +232,8 @@ class AnthropicAdapter(AdapterIdentity):
             )
         if tools:
             params["tools"] = tools
-            params["tool_choice"] = tool_choice_param(choice)
+            params["tool_choice"] = tool_choice_param(choice, parallel=settings.parallel_tool_calls)
+        _apply_settings(params, settings)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:
@@ -300,15 +319,30 @@ async def _async_events(
             yield event
 
 
-def tool_choice_param(choice: ToolChoice) -> ToolChoiceParam:
-    """Neutral tool choice -> the Messages API ``tool_choice`` block."""
-    if isinstance(choice, ForceTool):
-        return {"type": "tool", "name": choice.name}
-    if choice == "required":
-        return {"type": "any"}
+def tool_choice_param(choice: ToolChoice, *, parallel: bool | None = None) -> ToolChoiceParam:
+    """Neutral tool choice -> the Messages API ``tool_choice`` block (``parallel=False``: one call a turn)."""
     if choice == "none":
         return {"type": "none"}
-    return {"type": "auto"}
+    param: ToolChoiceParam
+    if isinstance(choice, ForceTool):
+        param = {"type": "tool", "name": choice.name}
+    elif choice == "required":
+        param = {"type": "any"}
+    else:
+        param = {"type": "auto"}
+    if parallel is not None:
+        param["disable_parallel_tool_use"] = not parallel
+    return param
+
+
+def _apply_settings(params: MessageCreateParamsNonStreaming, settings: ModelSettings) -> None:
+    """Put the stop sequences, service tier and provider options on Messages API parameters."""
+    if settings.stop is not None:
+        params["stop_sequences"] = list(settings.stop)
+    if settings.service_tier is not None:
+        params["service_tier"] = cast("Literal['auto', 'standard_only']", settings.service_tier)
+    if settings.extra:  # the provider's own options, sent as they are
+        cast("dict[str, object]", params)["extra_body"] = dict(settings.extra)
 
 
 def turn_from_message(message: AnthropicMessage) -> AssistantTurn:

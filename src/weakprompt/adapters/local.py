@@ -36,7 +36,16 @@ from ..canonical import content_hash
 from ..errors import AdapterError, ConfigurationError, ContextLengthError, ProviderError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ConcreteOutputMode, ModelEvent, ModelRequest, OutputMode, UsageReported
+from ..model import (
+    ConcreteOutputMode,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
+    OutputMode,
+    SettingsAware,
+    UsageReported,
+    check_supported,
+)
 from ..tokens import TokenCounter
 from ._chat_template import (
     describe_tools,
@@ -72,7 +81,11 @@ _TEMPLATE_TOKENS_PER_MESSAGE = 8
 _CHOOSE_INSTRUCTION = "Reply with the name of the one tool to call next."
 
 
-class LocalAdapter:
+LOCAL_SETTINGS = frozenset({"temperature", "top_p", "max_output_tokens", "stop", "seed"})
+"""The model settings llama.cpp sampling takes here."""
+
+
+class LocalAdapter(SettingsAware):
     """A :class:`~weakprompt.model.ProviderAdapter` over an in-process llama.cpp model.
 
     Greedy decoding (``temperature=0``) by default, so the same request gives
@@ -98,6 +111,7 @@ class LocalAdapter:
         chat_format: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,
+        settings: ModelSettings | None = None,
         progress: bool = True,
         template_handles_tools: bool | None = None,
         name: str = "local",
@@ -115,9 +129,9 @@ class LocalAdapter:
             "LocalAdapter", supported=OUTPUT_MODES, auto_order=("native",), default=output_mode
         )
         self._name = name
-        self._seed = seed
-        self._temperature = temperature
         self._max_tokens = max_tokens
+        self.model_settings = ModelSettings(temperature=temperature, seed=seed).merged(settings)
+        check_supported(self.model_settings, LOCAL_SETTINGS, adapter="LocalAdapter", model=name)
         if llama is not None:
             if model_path is not None:
                 raise ConfigurationError("LocalAdapter: pass either model_path or llama, not both")
@@ -242,15 +256,19 @@ class LocalAdapter:
             messages = tool_results_as_user_messages(messages, request.context.messages)
         return messages
 
+    def _settings(self, request: ModelRequest) -> ModelSettings:
+        check_supported(request.settings, LOCAL_SETTINGS, adapter="LocalAdapter", model=self._name)
+        return self.model_settings.merged(request.settings)
+
     def _params(self, request: ModelRequest, forced: AnyTool | None) -> JSONObject:
         messages = self._messages(request)
         if forced is not None and self._plain_template:
             messages = with_system_text(messages, describe_tools([forced], call_now=True))
+        settings = self._settings(request)
         params: JSONObject = {
             "messages": list[JSONValue](messages),
-            "temperature": self._temperature,
-            "seed": self._seed,
-            "max_tokens": request.max_output_tokens or self._max_tokens,
+            **_sampling(settings),
+            "max_tokens": request.max_output_tokens or settings.max_output_tokens or self._max_tokens,
         }
         if request.tools and request.tool_choice != "none":
             params["tools"] = [_tool_param(tool) for tool in request.tools]
@@ -273,8 +291,7 @@ class LocalAdapter:
         text = f"{describe_tools(request.tools, call_now=False)}\n{_CHOOSE_INSTRUCTION}"
         params: JSONObject = {
             "messages": list[JSONValue](with_system_text(self._messages(request), text)),
-            "temperature": self._temperature,
-            "seed": self._seed,
+            **_sampling(self._settings(request)),
             "max_tokens": _CHOICE_MAX_TOKENS,
             "response_format": {"type": "json_object", "schema": {"enum": list[JSONValue](list(by_name))}},
         }
@@ -478,3 +495,13 @@ def _local_error(exc: Exception, provider: str) -> AdapterError:
     message = str(exc)
     kind = classify_status(400, message)
     return kind(f"{provider} error: {message}", provider=provider)
+
+
+def _sampling(settings: ModelSettings) -> JSONObject:
+    """llama.cpp's sampling parameters from the settings (temperature and seed always set)."""
+    params: JSONObject = {"temperature": settings.temperature or 0.0, "seed": settings.seed or 0}
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    if settings.stop is not None:
+        params["stop"] = list[JSONValue](settings.stop)
+    return params

@@ -24,7 +24,17 @@ from typing import TYPE_CHECKING, Literal, cast
 from ..errors import ConfigurationError, ProviderError
 from ..jsontypes import JSONObject
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
-from ..model import ConcreteOutputMode, ForceTool, ModelEvent, ModelRequest, OutputMode, ToolChoice
+from ..model import (
+    ConcreteOutputMode,
+    ForceTool,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
+    OutputMode,
+    SettingsAware,
+    ToolChoice,
+    check_supported,
+)
 from ._support import (
     OPENAI_FINISH_REASONS,
     AdapterIdentity,
@@ -70,6 +80,12 @@ __all__ = ["OpenAIAdapter", "turn_from_chat_completion"]
 
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
 
+OPENAI_SETTINGS = frozenset(
+    {"temperature", "top_p", "max_output_tokens", "stop", "seed", "parallel_tool_calls", "reasoning_effort"}
+    | {"service_tier", "extra"}
+)
+"""The model settings Chat Completions takes (not ``thinking_budget``: it takes ``reasoning_effort``)."""
+
 OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "tool", "prompted")
 """What Chat Completions can do; ``auto`` tries native, then JSON mode, then the instructions alone."""
 AUTO_ORDER: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "prompted")
@@ -79,7 +95,7 @@ AUTO_ORDER: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "prompted
 _PLACEHOLDER_KEY = "not-needed"
 
 
-class OpenAIAdapter(AdapterIdentity):
+class OpenAIAdapter(SettingsAware, AdapterIdentity):
     """A :class:`~weakprompt.model.ProviderAdapter` for Chat Completions.
 
     Pass ready clients (``client``: ``openai.OpenAI`` for ``complete``,
@@ -107,6 +123,7 @@ class OpenAIAdapter(AdapterIdentity):
         context_window: int | None = None,
         temperature: float | None = None,
         seed: int | None = None,
+        settings: ModelSettings | None = None,
         max_tokens_field: MaxTokensField = "max_completion_tokens",
         stream_usage: bool = True,
         output_mode: OutputMode = "auto",
@@ -117,8 +134,8 @@ class OpenAIAdapter(AdapterIdentity):
             raise ConfigurationError("OpenAIAdapter: model must be a non-empty model name")
         super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
-        self._temperature = temperature
-        self._seed = seed
+        self.model_settings = ModelSettings(temperature=temperature, seed=seed).merged(settings)
+        check_supported(self.model_settings, OPENAI_SETTINGS, adapter="OpenAIAdapter", model=model)
         self._max_tokens_field: MaxTokensField = max_tokens_field
         self._stream_usage = stream_usage
         self.output_modes = OutputModes(
@@ -186,12 +203,12 @@ class OpenAIAdapter(AdapterIdentity):
             params["response_format"] = _response_format(request)
         elif mode == "json_object":
             params["response_format"] = {"type": "json_object"}
-        if request.max_output_tokens is not None:
-            params[self._max_tokens_field] = request.max_output_tokens
-        if self._temperature is not None:
-            params["temperature"] = self._temperature
-        if self._seed is not None:
-            params["seed"] = self._seed
+        check_supported(request.settings, OPENAI_SETTINGS, adapter="OpenAIAdapter", model=self._model)
+        settings = self.model_settings.merged(request.settings)
+        limit = request.max_output_tokens or settings.max_output_tokens
+        if limit is not None:
+            params[self._max_tokens_field] = limit
+        _apply_settings(params, settings, tools=bool(tools))
         return params
 
     def build_stream_params(self, request: ModelRequest) -> CompletionCreateParamsStreaming:
@@ -374,3 +391,27 @@ def _build_clients(
         )
     except openai.OpenAIError as exc:
         raise ConfigurationError(f"OpenAIAdapter: cannot build the openai client: {exc}") from exc
+
+
+def _apply_settings(
+    params: CompletionCreateParamsNonStreaming, settings: ModelSettings, *, tools: bool
+) -> None:
+    """Put the sampling, reasoning and provider settings on Chat Completions parameters."""
+    if settings.temperature is not None:
+        params["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    if settings.stop is not None:
+        params["stop"] = list(settings.stop)
+    if settings.seed is not None:
+        params["seed"] = settings.seed
+    if settings.parallel_tool_calls is not None and tools:  # the API refuses it without tools
+        params["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.reasoning_effort is not None:
+        params["reasoning_effort"] = settings.reasoning_effort
+    if settings.service_tier is not None:
+        params["service_tier"] = cast(
+            "Literal['auto', 'default', 'flex', 'scale', 'priority']", settings.service_tier
+        )
+    if settings.extra:  # the provider's own options, sent as they are
+        cast("dict[str, object]", params)["extra_body"] = dict(settings.extra)

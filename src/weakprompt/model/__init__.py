@@ -9,6 +9,7 @@ runtime or a provider SDK.
 
 from __future__ import annotations
 
+from ..model_settings import ModelSettings, ReasoningEffort, SettingsAware, adapter_settings, check_supported
 from .adapter import ProviderAdapter, WholeReplyAdapter
 from .context import CompiledContext
 from .output_mode import CONCRETE_OUTPUT_MODES, OUTPUT_MODES, ConcreteOutputMode, OutputMode
@@ -29,6 +30,8 @@ from .stream import (
 )
 
 __all__ = [
+    "adapter_settings",
+    "check_supported",
     "CONCRETE_OUTPUT_MODES",
     "OUTPUT_MODES",
     "CompiledContext",
@@ -36,8 +39,11 @@ __all__ = [
     "ForceTool",
     "ModelEvent",
     "ModelRequest",
+    "ModelSettings",
     "OutputMode",
     "ProviderAdapter",
+    "ReasoningEffort",
+    "SettingsAware",
     "ReplyAssembler",
     "ReplyCompleted",
     "TextDelta",

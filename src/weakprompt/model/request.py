@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import attrs
 
 from ..jsontypes import JSONObject
+from ..model_settings import ModelSettings
 from ..tools import AnyTool
 from .context import CompiledContext
 from .output_mode import OutputMode
@@ -33,7 +34,9 @@ class ModelRequest:
     """Everything an adapter needs for one model call.
 
     ``output_mode`` says how to ask for a structured answer (``None``: the
-    adapter's configured mode). ``deadline`` bounds the adapter's own
+    adapter's configured mode). ``settings`` are the prompt's and the run's
+    model settings, merged (the adapter puts them over its own defaults;
+    ``max_output_tokens`` is the one the loop resolved). ``deadline`` bounds the adapter's own
     retries, and ``dispatcher`` receives what it reports about the call
     (retries, a fallback); the loop sets both from the run.
     """
@@ -45,5 +48,6 @@ class ModelRequest:
     output_name: str | None = None
     max_output_tokens: int | None = None
     output_mode: OutputMode | None = None
+    settings: ModelSettings = attrs.field(factory=ModelSettings)
     deadline: Deadline | None = attrs.field(default=None, eq=False, repr=False)
     dispatcher: Dispatcher | None = attrs.field(default=None, eq=False, repr=False)

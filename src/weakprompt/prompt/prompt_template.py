@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Generic, overload
 import attrs
 
 from ..errors import PromptValidationError
+from ..model_settings import ModelSettings
 from .descriptor import PromptDescriptor, SectionDescriptor, ToolDescriptor, section_hash, tool_hash
 from .disclosure import OPEN_SECTIONS_TOOL
 from .keys import SectionPath, format_path, normalize_key, validate_ns
@@ -41,6 +42,11 @@ def _check_output_mode(_: object, __: object, value: object) -> None:
     check_output_mode(value)
 
 
+def _check_model_settings(_: object, __: object, value: object) -> None:
+    if value is not None and not isinstance(value, ModelSettings):
+        raise PromptValidationError(f"model_settings must be a ModelSettings or None, got {value!r}")
+
+
 def _to_sections(value: Iterable[AnySection]) -> tuple[AnySection, ...]:
     return tuple(value)
 
@@ -64,6 +70,8 @@ class PromptTemplate(Generic[OutputT]):
     output_type: type[OutputT] | None = None
     output_mode: OutputMode | None = attrs.field(default=None, validator=_check_output_mode)
     """How the structured answer is asked of the model; ``None`` leaves it to the adapter."""
+    model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)
+    """Model settings of this prompt: over the adapter's defaults, under the run's."""
 
     nodes: tuple[SectionNode, ...] = attrs.field(init=False)
     """Every section, depth-first in declaration order."""
@@ -95,6 +103,7 @@ class PromptTemplate(Generic[OutputT]):
             name: str | None = None,
             output_type: None = None,
             output_mode: OutputMode | None = None,
+            model_settings: ModelSettings | None = None,
         ) -> None: ...
         @overload
         def __init__(
@@ -106,6 +115,7 @@ class PromptTemplate(Generic[OutputT]):
             name: str | None = None,
             output_type: type[OutputT],
             output_mode: OutputMode | None = None,
+            model_settings: ModelSettings | None = None,
         ) -> None: ...
         def __init__(
             self,
@@ -116,6 +126,7 @@ class PromptTemplate(Generic[OutputT]):
             name: str | None = None,
             output_type: type[OutputT] | None = None,
             output_mode: OutputMode | None = None,
+            model_settings: ModelSettings | None = None,
         ) -> None: ...
 
     def __attrs_post_init__(self) -> None:

@@ -267,5 +267,6 @@ def render_template(
         summarized_keys=tuple(walk.summarized),
         expanded_keys=expanded,
         output_mode=template.output_mode,
+        model_settings=template.model_settings,
         toolset_versions=tuple(walk.toolsets),
     )

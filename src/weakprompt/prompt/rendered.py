@@ -12,6 +12,7 @@ from .output import OutputMode, OutputT, parse_output
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
+    from ..model_settings import ModelSettings
     from ..tools import AnyTool
     from .descriptor import PromptDescriptor
     from .toolsets import Toolset
@@ -62,6 +63,8 @@ class RenderedPrompt(Generic[OutputT]):
     """Keys that were expanded for this render."""
     output_mode: OutputMode | None = None
     """The template's output mode (``None``: the adapter's own choice)."""
+    model_settings: ModelSettings | None = None
+    """The template's model settings (over the adapter's, under the run's)."""
     toolset_versions: tuple[tuple[Toolset, int], ...] = ()
     """Each live toolset of an enabled, shown section, with the version this render offered."""
     _by_name: dict[str, int] = attrs.field(init=False, repr=False)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar, cast
 from ..errors import ConfigurationError, OutputParseError, PromptRenderError, VisibilityExpansionRequired
 from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
-from ..model import ForceTool, ModelRequest
+from ..model import ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import OutputRejected, SectionsExpanded
@@ -103,6 +103,8 @@ class Evaluation(Generic[OutputT]):
         self.prompt = prompt
         self.name = prompt.template.display_name
         self.adapter = adapter
+        self.model_settings_used = ModelSettings()
+        """What the last request asked of the model: the adapter's defaults, the prompt's, the run's."""
         self.adapter_name = adapter.name
         self.session = session
         self.transcript = transcript
@@ -218,14 +220,17 @@ class Evaluation(Generic[OutputT]):
         context = self.outputs.compile(self.transcript)
         tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
         self.link_tools(tools)
+        settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
+        self.model_settings_used = adapter_settings(self.adapter).merged(settings)
         return ModelRequest(
             context=context,
             tools=tools,
             tool_choice=choice,
             output_schema=rendered.output_schema,
             output_name=rendered.output_name,
-            max_output_tokens=self.settings.max_output_tokens,
+            max_output_tokens=self.settings.max_output_tokens or settings.max_output_tokens,
             output_mode=rendered.output_mode,
+            settings=settings,
             deadline=self.deadline,
             dispatcher=self.session.dispatcher,
         )

@@ -37,7 +37,7 @@ from .tracing import Tracing, installed_tracing
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
-    from ..model import ProviderAdapter, ToolChoice
+    from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..prompt import Prompt
     from ..resources import ResourceRegistry
     from ..session import Session
@@ -91,6 +91,7 @@ def evaluate(
     redact: Redactor = default_redact,
     tracing: Tracing | None = None,
     approve: Approver | None = None,
+    model_settings: ModelSettings | None = None,
 ) -> PromptResponse[OutputT]:
     """Run ``prompt`` on ``adapter`` until the model gives a final answer.
 
@@ -127,6 +128,12 @@ def evaluate(
     :func:`~weakprompt.runtime.resume` continues it; ``approve`` decides
     such calls inline instead (``specs/APPROVAL.md``).
 
+    ``model_settings`` (temperature, top_p, stop, reasoning effort, ...)
+    go over the prompt template's, which go over the adapter's defaults; an
+    adapter refuses a setting its provider does not take before sending
+    anything, and each assistant commit records the settings used under
+    ``metadata["model_settings"]`` (``specs/ADAPTERS.md``, "Model settings").
+
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls
     without a final answer, ``DeadlineExceededError`` / ``BudgetExceededError``
     when a limit is reached before a model call, and adapter errors as the
@@ -156,6 +163,7 @@ def evaluate(
         redact=redact,
         tracing=tracing,
         approve=approve,
+        model_settings=model_settings,
     )
     return run_sync(lambda: on_private_loop(run_with(prompt, settings)))
 
@@ -184,6 +192,7 @@ async def run(
     on_event: EventCallback | None = None,
     tracing: Tracing | None = None,
     approve: Approver | None = None,
+    model_settings: ModelSettings | None = None,
 ) -> PromptResponse[OutputT]:
     """The evaluation loop: :func:`evaluate`'s parameters, plus ``concurrent_tools`` and ``on_event``.
 
@@ -229,6 +238,7 @@ async def run(
             on_event=on_event,
             tracing=tracing,
             approve=approve,
+            model_settings=model_settings,
         ),
     )
 

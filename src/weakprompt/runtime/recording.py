@@ -19,13 +19,16 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
     from ..jsontypes import JSONObject
+    from ..model import ModelSettings
     from ..transcript.turns import TurnRecord
     from .evaluation import Evaluation
 
-__all__ = ["TRACE_KEY", "publish_when_stored", "record_reply"]
+__all__ = ["SETTINGS_KEY", "TRACE_KEY", "publish_when_stored", "record_reply"]
 
 TRACE_KEY = "trace"
 """The commit metadata key of a traced turn's step: ``{"trace_id": ..., "span_id": ...}``."""
+SETTINGS_KEY = "model_settings"
+"""Assistant-commit metadata key of the model settings a reply was asked with (when any was set)."""
 
 _ONE_CALL = Usage(model_calls=1)
 
@@ -53,7 +56,7 @@ def record_reply(
         reply.text,
         tool_calls=reply.tool_calls,
         usage=usage,
-        metadata={**reply.metadata, **({} if trace_ids is None else {TRACE_KEY: trace_ids})} or None,
+        metadata=_metadata(reply.metadata, evaluation.model_settings_used, trace_ids),
     )
     evaluation.head = commit.hash
     if not evaluation.session.dispatcher.wants(ModelTurnCompleted):
@@ -116,3 +119,13 @@ class _PublishWhenStored:
     def committed(self) -> None:
         event, stored = self.event, self.turn.stored_hash(self.staged)
         self.evaluation.publish(event if stored == self.staged else attrs.evolve(event, commit_hash=stored))
+
+
+def _metadata(reply: JSONObject, settings: ModelSettings, trace_ids: JSONObject | None) -> JSONObject | None:
+    """The assistant commit's metadata: the reply's, the model settings used, the trace ids."""
+    used = settings.to_json()
+    extra: JSONObject = {
+        **({SETTINGS_KEY: used} if used else {}),
+        **({} if trace_ids is None else {TRACE_KEY: trace_ids}),
+    }
+    return {**reply, **extra} or None

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..errors import ConfigurationError
+from ..model_settings import ModelSettings
 from .redaction import Redactor, default_redact
 
 if TYPE_CHECKING:
     from ..budget import Budget, BudgetTracker
     from ..deadlines import Deadline
-    from ..model import ProviderAdapter, ToolChoice
+    from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..resources import ResourceRegistry
     from ..session import Session
     from ..store import Store
@@ -56,12 +57,24 @@ def _check_limit(least: int) -> Callable[[object, attrs.Attribute[int], int], No
     return check
 
 
+def _check_model_settings(run: RunSettings, _attribute: object, value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, ModelSettings):
+        raise ConfigurationError(f"evaluate: model_settings must be a ModelSettings or None, got {value!r}")
+    if value.max_output_tokens is not None and run.max_output_tokens is not None:
+        raise ConfigurationError(
+            "evaluate: max_output_tokens is given twice (as an argument and in model_settings); give it once"
+        )
+
+
 @attrs.frozen(kw_only=True, eq=False)
 class RunSettings:
     """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.evaluate` for each).
 
     ``concurrent_tools`` and ``on_event`` are :func:`~weakprompt.runtime.loop.run`'s;
     ``tool_wrapper`` is for integrations only (no public entry takes it).
+    ``model_settings`` go over the prompt template's (``specs/ADAPTERS.md``, "Model settings").
     The limits are checked here, so a bad one fails before the run starts.
     """
 
@@ -87,3 +100,4 @@ class RunSettings:
     tracing: Tracing | None = None
     approve: Approver | None = None
     tool_wrapper: ToolWrapper | None = None
+    model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)

@@ -53,7 +53,7 @@ bench-quick: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run_all.py --quick
 
 # The user guide (docs/, mkdocs.yml): strict, so a broken link or a missing reference fails; offline.
-$(VENV)/.installed-docs: $(STAMP)
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[docs]'
 	touch $@
 

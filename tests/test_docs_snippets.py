@@ -118,7 +118,7 @@ def test_the_navigation_lists_every_page_and_only_pages_that_exist() -> None:
 PROMISED = [
     "Install",
     "first agent on the local model",
-    "OpenAI, Anthropic or any OpenAI-compatible server",
+    "OpenAI, Anthropic, Gemini or any OpenAI-compatible server",
     "Sections and prompt trees",
     "Tools and the dispatcher contract",
     "Sessions and state",

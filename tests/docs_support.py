@@ -203,4 +203,14 @@ def run_page(path: Path, folder: Path) -> int:
                     )
     finally:
         del sys.modules[module.__name__]
+        _close_stores(module.__dict__)
     return ran
+
+
+def _close_stores(namespace: dict[str, object]) -> None:
+    """Close the stores a page opened, so no database file stays open past its test."""
+    from weakprompt import Store
+
+    for value in namespace.values():
+        if isinstance(value, Store) and not value.closed:
+            value.close()

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+# the repository root: the folder holding mkdocs.yml (wherever the tests folder puts this file)
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "mkdocs.yml").is_file())
 DOCS = ROOT / "docs"
 
 _FENCE = re.compile(r"^```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)

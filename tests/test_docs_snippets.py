@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 from typing import cast
 
@@ -187,3 +188,27 @@ def test_the_reference_of_the_package_root_lists_every_top_level_name() -> None:
     rows = re.findall(r"^\| \[`[\w.]+`\]\([\w.]+\) \| (.*) \|$", page, flags=re.MULTILINE)
     listed = {name for row in rows for name in re.findall(r"`(\w+)`", row)}
     assert listed == set(weakprompt.__all__) - {"__version__"}
+
+
+def test_the_screenshot_demo_store_still_builds_with_the_pages_it_photographs(tmp_path: Path) -> None:
+    import importlib.util
+
+    from weakprompt import Store
+
+    spec = importlib.util.spec_from_file_location("docs_screenshots", DOCS / "scripts" / "screenshots.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = script  # its dataclass looks its module up
+    try:
+        spec.loader.exec_module(script)
+        db = script.build_store(tmp_path / "demo.db")
+    finally:
+        del sys.modules[spec.name]
+    store = Store.open(f"sqlite:///{db}", read_only=True)
+    try:
+        sessions = set(store.session_ids())
+    finally:
+        store.close()
+    for _, path, _, _ in script.SHOTS:
+        named = re.search(r"(?:id|session)=([\w-]+)", path)
+        assert named is None or named.group(1) in sessions, path

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: install test lint pytest demo bench bench-quick clean
+.PHONY: install test lint pytest demo bench bench-quick docs clean
 NODE_STAMP := tests/mcp_servers/node_modules/.installed
 
 $(BIN)/python:
@@ -52,5 +52,13 @@ bench: $(VENV)/.installed-bench
 bench-quick: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run_all.py --quick
 
+# The user guide (docs/, mkdocs.yml): strict, so a broken link or a missing reference fails; offline.
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) .coverage .coverage.* build dist
+	rm -rf $(VENV) .coverage .coverage.* build dist site

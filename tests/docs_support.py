@@ -1,0 +1,217 @@
+"""Runs the Python blocks of a markdown page (the guide in docs/, and README.md) as the reader would.
+
+The conventions, also explained in docs/contributing.md:
+
+- Every fenced block opened with `` ```python `` (or `` ```py ``) runs. A page's blocks run in
+  order in one namespace, as one script, with a fresh temporary folder as the working directory.
+- A `` ```text `` block is the expected stdout of the Python block just before it when only the
+  word ``prints`` or the comment ``<!-- output -->`` stands between them. Everything the block
+  printed must match it exactly.
+- An HTML comment on the line just before a block (blank lines allowed between) changes how it
+  runs:
+
+  ``<!-- run: skip REASON -->``
+      not run; the reason is required. ``agent-pending`` marks blocks that teach the ``Agent``
+      before it lands (the integrator removes those markers when it does).
+  ``<!-- run: scripted NAME -->``
+      the block builds a paid provider's adapter (``OpenAIAdapter``, ``AnthropicAdapter``):
+      while it runs, those names build a ``FunctionAdapter`` over the model ``SCRIPTS[NAME]``
+      below instead, so the rest of the block runs as written without a key or a network.
+  ``<!-- run: real-model -->``
+      the block loads the embedded local model; the page's test is marked ``real_model``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import sys
+import types
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# the repository root: the folder holding mkdocs.yml (wherever the tests folder puts this file)
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "mkdocs.yml").is_file())
+DOCS = ROOT / "docs"
+
+_FENCE = re.compile(r"^```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+_MARKER = re.compile(
+    r"<!--\s*run:\s*(?P<kind>skip|scripted|real-model)\b\s*(?P<arg>.*?)\s*-->\s*\Z", re.DOTALL
+)
+_OUTPUT_LINK = re.compile(r"\A\s*(?:prints|<!--\s*output\s*-->)\s*\Z")
+PYTHON_LANGS = frozenset({"python", "py"})
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One Python block of a page, with how it runs and what it must print."""
+
+    page: str
+    line: int
+    code: str
+    expected: str | None = None
+    skip: str | None = None
+    scripted: str | None = None
+    real_model: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+def _marker_before(text: str, start: int) -> re.Match[str] | None:
+    before = text[:start].rstrip()
+    if not before.endswith("-->"):
+        return None
+    opening = before.rfind("<!--")
+    return _MARKER.match(before[opening:]) if opening >= 0 else None
+
+
+def _name(path: Path) -> str:
+    """How errors name a page: its path in the repository (a page elsewhere: its file name)."""
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+
+
+def snippets(path: Path) -> list[Snippet]:
+    """The page's Python blocks in order; a malformed marker is an error naming its line."""
+    text = path.read_text(encoding="utf-8")
+    page = _name(path)
+    fences = list(_FENCE.finditer(text))
+    found: list[Snippet] = []
+    for index, fence in enumerate(fences):
+        if fence.group("lang") not in PYTHON_LANGS:
+            continue
+        line = text.count("\n", 0, fence.start()) + 1
+        marker = _marker_before(text, fence.start())
+        skip = scripted = None
+        real_model = False
+        if marker is not None:
+            kind, arg = marker.group("kind"), marker.group("arg")
+            if kind == "skip":
+                if not arg:
+                    raise ValueError(f"{page}:{line}: `<!-- run: skip -->` needs a reason")
+                skip = arg
+            elif kind == "scripted":
+                if arg not in SCRIPTS:
+                    raise ValueError(f"{page}:{line}: no script {arg!r}; known: {sorted(SCRIPTS)}")
+                scripted = arg
+            else:
+                real_model = True
+        expected = None
+        following = fences[index + 1] if index + 1 < len(fences) else None
+        if (
+            following is not None
+            and following.group("lang") == "text"
+            and _OUTPUT_LINK.match(text[fence.end() : following.start()])
+        ):
+            expected = following.group("body")
+        found.append(Snippet(page, line, fence.group("body"), expected, skip, scripted, real_model))
+    return found
+
+
+def pages() -> list[Path]:
+    """README.md and every page of the guide (scripts are not pages)."""
+    return [ROOT / "README.md", *sorted(p for p in DOCS.rglob("*.md") if "scripts" not in p.parts)]
+
+
+# -- scripted models for blocks that would call a paid API ----------------------------------------
+
+
+def _weather(request: Any) -> Any:
+    """Calls ``lookup_weather`` for Lisbon once, then answers in JSON (text when no output type)."""
+    from weakprompt import AssistantTurn, ToolCall
+
+    messages = request.context.messages
+    offered = {tool.name for tool in request.tools}
+    if messages[-1].role != "tool" and "lookup_weather" in offered:
+        call = ToolCall(id="call_1", name="lookup_weather", arguments=json.dumps({"city": "Lisbon"}))
+        return AssistantTurn(tool_calls=(call,), finish_reason="tool_calls")
+    return json.dumps({"city": "Lisbon", "celsius": 21.5})
+
+
+def _hello(request: Any) -> str:
+    """Answers every request with one short sentence."""
+    return "Hello from the scripted model."
+
+
+SCRIPTS: dict[str, Callable[[Any], Any]] = {"weather": _weather, "hello": _hello}
+_PROVIDERS = ("OpenAIAdapter", "AnthropicAdapter")
+
+
+@contextlib.contextmanager
+def _scripted_providers(name: str) -> Generator[None]:
+    """While a block runs, the provider adapters' names build a FunctionAdapter over a script."""
+    import weakprompt
+    import weakprompt.adapters
+    from weakprompt import FunctionAdapter
+
+    def build(*args: object, **kwargs: object) -> object:
+        return FunctionAdapter(SCRIPTS[name])
+
+    modules = [weakprompt, weakprompt.adapters]
+    saved = [(m, n, m.__dict__.get(n)) for m in modules for n in _PROVIDERS]
+    try:
+        for module, attr, _ in saved:
+            setattr(module, attr, build)
+        yield
+    finally:
+        for module, attr, value in saved:
+            if value is None:
+                delattr(module, attr)
+            else:
+                setattr(module, attr, value)
+
+
+@contextlib.contextmanager
+def _in_folder(folder: Path) -> Generator[None]:
+    previous = Path.cwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
+def run_page(path: Path, folder: Path) -> int:
+    """Runs the page's blocks in order in one namespace; returns how many ran.
+
+    Raises AssertionError naming the page and line of a block whose output differs.
+    """
+    name = re.sub(r"\W", "_", _name(path).removesuffix(".md"))
+    module = types.ModuleType(f"docs_page_{name}")
+    sys.modules[module.__name__] = module  # dataclasses and pickle look the module up
+    ran = 0
+    try:
+        with _in_folder(folder):
+            for snippet in snippets(path):
+                if snippet.skip is not None:
+                    continue
+                out = io.StringIO()
+                scripted = (
+                    _scripted_providers(snippet.scripted) if snippet.scripted else contextlib.nullcontext()
+                )
+                with scripted, contextlib.redirect_stdout(out):
+                    exec(compile(snippet.code, snippet.where, "exec"), module.__dict__)
+                ran += 1
+                if snippet.expected is not None:
+                    assert out.getvalue() == snippet.expected, (
+                        f"{snippet.where} printed:\n{out.getvalue()}\nbut the page shows:\n{snippet.expected}"
+                    )
+    finally:
+        del sys.modules[module.__name__]
+        _close_stores(module.__dict__)
+    return ran
+
+
+def _close_stores(namespace: dict[str, object]) -> None:
+    """Close the stores a page opened, so no database file stays open past its test."""
+    from weakprompt import Store
+
+    for value in namespace.values():
+        if isinstance(value, Store) and not value.closed:
+            value.close()

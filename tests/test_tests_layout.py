@@ -21,6 +21,7 @@ AT_ROOT = {
     "conftest.py",
     "test_budget_limits.py",
     "test_deadline_budget.py",
+    "test_docs_snippets.py",
     "test_extras_install.py",
     "test_import_contracts.py",
     "test_package_root.py",

@@ -133,6 +133,7 @@ PROMISED = [
     "Durable workers on PostgreSQL",
     "Tracing with an OTLP collector",
     "Testing your tools with hypothesis",
+    "Giving tools files",
     "Large outputs",
     "Prompt caching",
     "Evals and replay",

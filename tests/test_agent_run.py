@@ -136,6 +136,29 @@ def test_an_async_on_event_listener_of_a_stream_is_awaited() -> None:
     assert asyncio.run(main()) == len(heard) > 0
 
 
+def test_a_failed_sync_stream_raises_the_runs_error_after_its_events() -> None:
+    agent = Agent(FunctionAdapter(never_answers), instructions="Loop.", tools=[lookup_weather], max_turns=2)
+    seen: list[RunEvent[None]] = []
+    with pytest.raises(MaxTurnsExceededError), agent.stream_sync("go") as events:
+        seen.extend(events)
+    assert any(isinstance(event, ToolResultReady) for event in seen)
+
+
+def test_leaving_a_sync_stream_early_stops_the_run() -> None:
+    calls: list[int] = []
+
+    def model(request: ModelRequest) -> AssistantTurn:
+        calls.append(1)
+        return never_answers(request)
+
+    agent = Agent(FunctionAdapter(model), instructions="Loop.", tools=[lookup_weather], max_turns=50)
+    with agent.stream_sync("go") as events:
+        for event in events:
+            if isinstance(event, ToolResultReady):
+                break
+    assert len(calls) < 50
+
+
 def test_a_stream_with_bad_settings_fails_when_called_not_while_iterating() -> None:
     with pytest.raises(ConfigurationError, match="max_turns"):
         weather_agent().stream_sync("x", max_turns=0)

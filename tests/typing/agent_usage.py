@@ -117,7 +117,13 @@ assert_type(tree.template, PromptTemplate[Weather])
 
 
 def decide(paused: PausedRun) -> list[Decision]:
-    return [Approve(p.call_id, p.token) if p.tool == "describe" else Deny(p.call_id, p.token) for p in paused.pending]
+    decisions: list[Decision] = []
+    for waiting in paused.pending:
+        if waiting.tool == "describe":
+            decisions.append(Approve(waiting.call_id, waiting.token))
+        else:
+            decisions.append(Deny(waiting.call_id, waiting.token))
+    return decisions
 
 
 def resume_after_approval(store: Store) -> Weather | None:

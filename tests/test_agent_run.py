@@ -90,6 +90,24 @@ def test_run_is_the_async_twin() -> None:
     assert response.output == Weather("Oslo", 4.0)
 
 
+def test_a_pydantic_output_type_is_parsed_into_the_model() -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Forecast(pydantic.BaseModel):  # type: ignore[name-defined,misc]
+        city: str
+        celsius: float
+
+    model = ScriptedAdapter(['{"city": "Oslo", "celsius": 4}'])
+    agent = Agent(model, instructions="Forecast.", output_type=Forecast)
+    output = agent.run_sync("Oslo?").output
+    assert isinstance(output, Forecast) and output.celsius == 4.0
+
+
+def test_tools_given_as_an_iterator_are_all_offered() -> None:
+    agent = Agent(ScriptedAdapter(["ok"]), instructions="x", tools=iter([lookup_weather]))
+    assert agent.run_sync("hi").rendered.tool_names == ("lookup_weather",)
+
+
 def test_an_agent_without_output_type_answers_in_text() -> None:
     agent = Agent(ScriptedAdapter(["Hello there."]), instructions="Greet the user.")
     response = agent.run_sync("Hi")

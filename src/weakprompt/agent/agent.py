@@ -155,9 +155,10 @@ class Agent(Generic[OutputT]):
         """See the class: ``instructions=`` (with its keywords) or ``template=``, and the run defaults."""
         _check_names("Agent", defaults, _DEFAULT_NAMES, "(the run defaults an Agent keeps)")
         _check_adapter("Agent", adapter)
+        tools, toolsets = tuple(tools), tuple(toolsets)  # read once: an iterator is not read twice
         given = {
-            "tools": tools != (),
-            "toolsets": toolsets != (),
+            "tools": bool(tools),
+            "toolsets": bool(toolsets),
             "params_type": params_type is not None,
             "output_type": output_type is not None,
             "output_mode": output_mode is not None,

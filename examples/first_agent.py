@@ -7,8 +7,7 @@ Run: ``.venv/bin/python examples/first_agent.py``. For a real model, make
 
 from dataclasses import dataclass
 
-from weakprompt import Agent, ScriptedAdapter, tool
-from weakprompt.adapters.testing import tool_call, tool_call_turn
+from weakprompt import Agent, AssistantTurn, ScriptedAdapter, ToolCall, tool
 
 
 @dataclass(frozen=True)
@@ -23,9 +22,9 @@ def lookup_weather(city: str) -> Weather:
     return Weather(city, 21.5)
 
 
-# The model's two replies: call the tool, then answer in JSON.
-call = tool_call("lookup_weather", {"city": "Lisbon"})
-model = ScriptedAdapter([tool_call_turn(call), '{"city": "Lisbon", "celsius": 21.5}'])
+# Scripted replies play the model: one tool call, then the answer in JSON.
+call = ToolCall(id="call_1", name="lookup_weather", arguments={"city": "Lisbon"})
+model = ScriptedAdapter([AssistantTurn(tool_calls=(call,)), '{"city": "Lisbon", "celsius": 21.5}'])
 
 agent = Agent(model, instructions="Answer weather questions.", tools=[lookup_weather], output_type=Weather)
 response = agent.run_sync("How warm is Lisbon?")

@@ -360,7 +360,8 @@ class Agent(Generic[OutputT]):
         return prompt, self._settings(where, used, None, resumed), used.session_id
 
     def _bound(self, where: str, params: Sequence[object]) -> Prompt[OutputT]:
-        if isinstance(params, (str, bytes)) or not isinstance(params, (tuple, list)):
+        """The prompt with this call's params bound (a lone object or text is refused, not split up)."""
+        if not isinstance(params, (tuple, list)):
             raise ConfigurationError(
                 f"{where}: params= takes a tuple of section params objects, such as params=(Task(...),), "
                 f"not {type_name(params)}"

@@ -19,18 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from weakprompt import (
+    Agent,
+    Approve,
     MarkdownSection,
     Prompt,
     PromptTemplate,
     ScriptedAdapter,
-    Session,
     Store,
     ToolResult,
-    evaluate,
+    paused_run,
     tool,
 )
 from weakprompt.adapters.testing import text_turn, tool_call, tool_call_turn
-from weakprompt.runtime import Approve, paused_run, resume
 
 SESSION = "demo"
 
@@ -66,9 +66,7 @@ def run(db: str, directory: Path) -> None:
     target.write_text("old notes\n")
     model = ScriptedAdapter([tool_call_turn(tool_call("delete_file", {"path": str(target)}, id="del-1"))])
     with Store.open(db) as store:
-        response = evaluate(
-            PROMPT, adapter=model, session=Session(session_id=SESSION), store=store, input="Tidy."
-        )
+        response = Agent(model, template=PROMPT, store=store).run_sync("Tidy.", session=SESSION)
     assert response.paused is not None
     for waiting in response.paused.pending:
         print(f"paused: {waiting.tool}({waiting.arguments}) waits for approval (call {waiting.call_id})")
@@ -81,7 +79,8 @@ def approve(db: str, by: str) -> None:
         if paused is None:
             raise SystemExit(f"session {SESSION!r} is not paused")
         decisions = [Approve(p.call_id, p.token) for p in paused.pending]
-        response = resume(store, SESSION, decisions, prompt=PROMPT, adapter=after_approval(), decided_by=by)
+        agent = Agent(after_approval(), template=PROMPT, store=store)
+        response = agent.resume_sync(SESSION, decisions, decided_by=by)
     print(f"approved by {by}; final answer: {response.text}")
 
 

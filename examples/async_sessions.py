@@ -4,11 +4,12 @@ Run: ``.venv/bin/python examples/async_sessions.py``
 
 Everything here runs offline. The "model" is an async function that waits
 0.2 s per call, as a remote provider keeps a request waiting, and the tool
-waits 0.1 s, as a slow service would. ``await run(...)`` gives the event loop
-back during both waits, so two sessions started together with
-``asyncio.gather`` take about as long as one. Both write their transcripts to
-one SQLite file. ``stream(...)`` then runs a third session and hands over
-the answer's text and the tool calls while they happen.
+waits 0.1 s, as a slow service would. One ``Agent`` serves every session:
+``await agent.run(...)`` gives the event loop back during both waits, so two
+sessions started together with ``asyncio.gather`` take about as long as one.
+Both write their transcripts to the agent's SQLite file. ``agent.stream(...)``
+then runs a third session and hands over the answer's text and the tool calls
+while they happen.
 """
 
 from __future__ import annotations
@@ -20,19 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from weakprompt import (
+    Agent,
     AssistantTurn,
     FunctionAdapter,
     MarkdownSection,
     ModelRequest,
-    Prompt,
     PromptTemplate,
-    Session,
     Store,
     ToolCall,
     ToolResult,
     tool,
 )
-from weakprompt.runtime import TextDelta, ToolCallCompleted, ToolResultReady, run, stream
+from weakprompt.runtime import TextDelta, ToolCallCompleted, ToolResultReady
 
 MODEL_LATENCY = 0.2
 TEMPERATURES = {"Lisbon": 21.5, "Oslo": 4.0, "Nairobi": 24.0}
@@ -88,16 +88,11 @@ async def fake_model(request: ModelRequest) -> AssistantTurn | str:
     return f"It is {TEMPERATURES[city]} °C in {city} right now."
 
 
-def prompt_for(city: str) -> Prompt[None]:
-    return Prompt(TEMPLATE).bind(Task(city))
-
-
-async def two_sessions_at_once(store: Store) -> None:
-    adapter = FunctionAdapter(fake_model)
+async def two_sessions_at_once(agent: Agent[None], store: Store) -> None:
     started = time.perf_counter()
     lisbon, oslo = await asyncio.gather(
-        run(prompt_for("Lisbon"), adapter=adapter, session=Session(session_id="lisbon"), store=store),
-        run(prompt_for("Oslo"), adapter=adapter, session=Session(session_id="oslo"), store=store),
+        agent.run(params=(Task("Lisbon"),), session="lisbon"),
+        agent.run(params=(Task("Oslo"),), session="oslo"),
     )
     elapsed = time.perf_counter() - started
     for response in (lisbon, oslo):
@@ -107,11 +102,9 @@ async def two_sessions_at_once(store: Store) -> None:
     print(f"sessions stored in the file: {', '.join(sorted(store.session_ids()))}")
 
 
-async def one_session_streamed(store: Store) -> None:
+async def one_session_streamed(agent: Agent[None]) -> None:
     print("\nstreaming a third session:")
-    adapter = FunctionAdapter(fake_model)
-    session = Session(session_id="nairobi")
-    async with stream(prompt_for("Nairobi"), adapter=adapter, session=session, store=store) as events:
+    async with agent.stream(params=(Task("Nairobi"),), session="nairobi") as events:
         async for event in events:
             if isinstance(event, TextDelta):
                 print(event.text, end="", flush=True)
@@ -125,9 +118,10 @@ async def one_session_streamed(store: Store) -> None:
 async def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         store = Store.open(Path(folder) / "sessions.db")
+        agent = Agent(FunctionAdapter(fake_model), template=TEMPLATE, store=store)
         try:
-            await two_sessions_at_once(store)
-            await one_session_streamed(store)
+            await two_sessions_at_once(agent, store)
+            await one_session_streamed(agent)
         finally:
             store.close()
 

@@ -20,11 +20,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from weakprompt import MarkdownSection, Prompt, PromptTemplate, Session
+from weakprompt import Agent, MarkdownSection, Prompt, PromptTemplate
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.mcp import McpServer, McpToolset, ToolFilter
 from weakprompt.model import ProviderAdapter
-from weakprompt.runtime import ForceTool, ToolChoice, run
+from weakprompt.runtime import ForceTool, ToolChoice
 
 
 def time_server() -> McpServer:
@@ -76,14 +76,8 @@ async def main(argv: list[str] | None = None) -> int:
     async with toolset:
         prompt = build_prompt(toolset)
         print("tools:", ", ".join(prompt.render().tool_names))
-        response = await run(
-            prompt,
-            adapter=adapter,
-            session=Session(),
-            input="What time is it in Lisbon?",
-            tool_choice=choice,
-            max_turns=3,
-        )
+        agent = Agent(adapter, template=prompt, tool_choice=choice, max_turns=3)
+        response = await agent.run("What time is it in Lisbon?")
     for execution in response.tool_executions:
         outcome = "ok" if execution.success else "FAILED"
         print(f"[{outcome}] {execution.event.name} {execution.event.arguments}")

@@ -35,15 +35,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from weakprompt import (
+    Agent,
     LocalAdapter,
     MarkdownSection,
     OpenAIAdapter,
     OutputParseError,
-    Prompt,
     PromptTemplate,
-    Session,
     WeakpromptError,
-    run,
 )
 from weakprompt.adapters import default_model_path
 from weakprompt.model import ProviderAdapter
@@ -75,9 +73,7 @@ QUESTIONS = ("What is the capital of France?", "What is the capital of Italy?")
 async def ask(adapter: ProviderAdapter, question: str) -> bool:
     """One question; False when the run failed for a reason other than the model's answer."""
     try:
-        response = await run(
-            Prompt(TEMPLATE), adapter=adapter, session=Session(), input=question, max_output_tokens=48
-        )
+        response = await Agent(adapter, template=TEMPLATE, max_output_tokens=48).run(question)
     except OutputParseError as exc:
         print(
             f"  {question} -> WARNING: the model's answer did not fit Capital after a corrective turn: {exc}"

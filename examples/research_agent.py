@@ -7,11 +7,11 @@ What it shows, end to end, with no API key:
 - a prompt whose tools live in two sections (``search_notes`` in the research
   section, ``source_for`` in the reporting section) and a structured output
   type (the ``Finding`` dataclass);
-- ``evaluate()`` on ``LocalAdapter()`` (SmolLM2-135M-Instruct through
-  llama.cpp): the first turn forces ``search_notes`` (a 135M model will not
-  reliably choose a tool by itself), the shared dispatcher runs it, the result
-  goes back, and the model writes its final answer, which is parsed into a
-  ``Finding``;
+- an ``Agent`` on ``LocalAdapter()`` (SmolLM2-135M-Instruct through
+  llama.cpp) holding that prompt and its run settings: the first turn forces
+  ``search_notes`` (a 135M model will not reliably choose a tool by itself),
+  the shared dispatcher runs it, the result goes back, and the model writes
+  its final answer, which is parsed into a ``Finding``;
 - every turn printed as it happens (from the loop's events), then the stored
   transcript and the parsed output.
 
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from weakprompt import (
+    Agent,
     ForceTool,
     LocalAdapter,
     MarkdownSection,
@@ -47,7 +48,6 @@ from weakprompt import (
     ToolResult,
     Transcript,
     WeakpromptError,
-    evaluate,
     tool,
 )
 from weakprompt.events import ToolInvoked
@@ -234,22 +234,19 @@ def main(argv: list[str] | None = None) -> int:
     turns: list[ModelTurnCompleted] = []
     session.dispatcher.subscribe(ModelTurnCompleted, turns.append)
     store = Store.open(args.db)
-    prompt = build_prompt(args.question)
 
     print(f"question: {args.question}")
     print("loading the local model (SmolLM2-135M-Instruct)...")
     try:
-        adapter = LocalAdapter()
-        response = evaluate(
-            prompt,
-            adapter=adapter,
-            session=session,
-            input=args.question,
+        agent = Agent(
+            LocalAdapter(),
+            template=TEMPLATE,
             store=store,
             tool_choice=ForceTool("search_notes"),
             max_turns=6,
             max_output_tokens=160,
         )
+        response = agent.run_sync(args.question, params=(Question(args.question),), session=session)
     except OutputParseError as exc:
         _print_transcript(store, session.session_id)
         worked = any(call.success for call in calls) and len(turns) >= 2

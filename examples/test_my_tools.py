@@ -23,13 +23,13 @@ from weakprompt import (
     Store,
     ToolCall,
     ToolContext,
-    ToolDispatcher,
     ToolResult,
     Transcript,
     evaluate,
     tool,
 )
 from weakprompt.jsontypes import JSONObject
+from weakprompt.runtime import ToolDispatcher
 from weakprompt.testing import (
     arguments_for,
     assert_tool_called,

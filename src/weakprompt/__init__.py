@@ -1,8 +1,10 @@
 """weakprompt: typed prompts and tools for LLM agents.
 
-Everything a first agent needs is importable from here: prompts, tools, the
-evaluation loop, sessions, the store and transcript, adapters (the test ones
-included), limits and the common errors. The package stays cheap to import:
+Everything a first agent and a first approval need is importable from here:
+the ``Agent``, prompts, tools, the evaluation loop, sessions, the store and
+transcript, adapters (the test ones included), limits, the decisions that
+resume a paused run and the common errors. Internal machinery (the tool
+dispatcher) lives in its package (``weakprompt.runtime``). The package stays cheap to import:
 each name is resolved on first access, so ``import weakprompt`` does not pull
 in SQLAlchemy, the prompt machinery or any provider SDK until they are used.
 """
@@ -21,6 +23,8 @@ logging.getLogger("weakprompt").addHandler(logging.NullHandler())
 
 # name -> the package that defines it publicly (always a package root, never an internal module)
 _LAZY: dict[str, str] = {
+    # the agent
+    "Agent": "weakprompt.agent",
     # prompts
     "MarkdownSection": "weakprompt.prompt",
     "Prompt": "weakprompt.prompt",
@@ -39,12 +43,20 @@ _LAZY: dict[str, str] = {
     "ForceTool": "weakprompt.model",
     "ModelRequest": "weakprompt.model",
     "PromptResponse": "weakprompt.runtime",
-    "ToolDispatcher": "weakprompt.runtime",
     "evaluate": "weakprompt.runtime",
     "run": "weakprompt.runtime",
     "stream": "weakprompt.runtime",
     "stream_sync": "weakprompt.runtime",
     "RunEvent": "weakprompt.runtime",
+    # approvals: a paused run, the decisions that resume it
+    "Approve": "weakprompt.runtime",
+    "Deny": "weakprompt.runtime",
+    "Supply": "weakprompt.runtime",
+    "PausedRun": "weakprompt.runtime",
+    "ResumeError": "weakprompt.runtime",
+    "paused_run": "weakprompt.runtime",
+    "resume": "weakprompt.runtime",
+    "resume_async": "weakprompt.runtime",
     "Session": "weakprompt.session",
     "Budget": "weakprompt.budget",
     "Deadline": "weakprompt.deadlines",
@@ -79,13 +91,16 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "__version__",
     "AdapterError",
+    "Agent",
     "AnthropicAdapter",
+    "Approve",
     "AssistantTurn",
     "Budget",
     "BudgetExceededError",
     "ConfigurationError",
     "Deadline",
     "DeadlineExceededError",
+    "Deny",
     "ForceTool",
     "FunctionAdapter",
     "LocalAdapter",
@@ -96,6 +111,7 @@ __all__ = [
     "NoParams",
     "OpenAIAdapter",
     "OutputParseError",
+    "PausedRun",
     "Prompt",
     "PromptEvaluationError",
     "PromptRenderError",
@@ -103,15 +119,16 @@ __all__ = [
     "PromptTemplate",
     "PromptValidationError",
     "RenderedPrompt",
+    "ResumeError",
     "ScriptedAdapter",
     "Session",
     "Store",
     "StoreError",
+    "Supply",
     "Tool",
     "ToolArguments",
     "ToolCall",
     "ToolContext",
-    "ToolDispatcher",
     "RunEvent",
     "ToolExample",
     "ToolResult",
@@ -121,6 +138,9 @@ __all__ = [
     "Usage",
     "WeakpromptError",
     "evaluate",
+    "paused_run",
+    "resume",
+    "resume_async",
     "run",
     "stream",
     "stream_sync",
@@ -129,6 +149,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .adapters import AnthropicAdapter, FunctionAdapter, LocalAdapter, OpenAIAdapter, ScriptedAdapter
+    from .agent import Agent
     from .budget import Budget
     from .deadlines import Deadline
     from .errors import (
@@ -149,7 +170,22 @@ if TYPE_CHECKING:
     from .messages import AssistantTurn, ToolCall, Usage
     from .model import ForceTool, ModelRequest
     from .prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt
-    from .runtime import PromptResponse, RunEvent, ToolDispatcher, evaluate, run, stream, stream_sync
+    from .runtime import (
+        Approve,
+        Deny,
+        PausedRun,
+        PromptResponse,
+        ResumeError,
+        RunEvent,
+        Supply,
+        evaluate,
+        paused_run,
+        resume,
+        resume_async,
+        run,
+        stream,
+        stream_sync,
+    )
     from .serde import Meta
     from .session import Session
     from .store import Store
@@ -157,4 +193,7 @@ if TYPE_CHECKING:
     from .transcript import Transcript
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+# Internal machinery once exported here: still importable from its package, with a warning here.
+_RENAMED: dict[str, str] = {"ToolDispatcher": "weakprompt.runtime.ToolDispatcher"}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, renamed=_RENAMED)

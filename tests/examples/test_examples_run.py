@@ -59,3 +59,8 @@ def test_durable_queue_example_finishes_all_runs_after_its_worker_is_killed() ->
     assert "queued 20 runs" in out
     assert "killed worker-a with" in out
     assert "20 of 20 runs finished: 'counted three steps'" in out
+
+
+def test_first_agent_example_prints_its_typed_answer() -> None:
+    """The README's first agent: run as shown, with the output it shows."""
+    assert _run(str(EXAMPLES / "first_agent.py")) == "Lisbon: 21.5 °C (2 model calls)\n"

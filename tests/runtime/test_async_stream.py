@@ -77,3 +77,18 @@ def test_stream_sync_early_exit_stops_the_run() -> None:
                 break
     _consistent(store, session)
     assert [i.text for i in session[Item].all()] in (["one"], ["one", "two"])
+
+
+def test_stream_checks_its_settings_when_called_not_inside_the_run() -> None:
+    """Regression: ``**options: Any`` took any keyword, and a bad one failed only once iterated."""
+    import pytest
+
+    from weakprompt import ConfigurationError
+
+    prompt = tools_prompt([note])
+    with pytest.raises(ConfigurationError, match="max_turns"):
+        stream_sync(prompt, adapter=ScriptedAdapter(["x"]), session=Session(), max_turns=0)
+    with pytest.raises(TypeError, match="max_turn"):
+        stream(prompt, adapter=ScriptedAdapter(["x"]), session=Session(), max_turn=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="on_event"):
+        stream(prompt, adapter=ScriptedAdapter(["x"]), session=Session(), on_event=print)  # type: ignore[call-arg]

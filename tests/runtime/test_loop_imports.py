@@ -17,6 +17,7 @@ AGENT_IMPORTS = (
     "weakprompt.runtime",
     "weakprompt.adapters.testing",
     "weakprompt.model",
+    "weakprompt.agent",
 )
 HEAVY = ("sqlalchemy", "weakprompt.store", "weakprompt.transcript.transcript", "weakprompt.runtime.results")
 

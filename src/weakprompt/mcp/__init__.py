@@ -30,6 +30,8 @@ from ._toolset import (
     McpToolset,
     PauseFor,
     Reconnect,
+    ResourceSectionOptions,
+    SectionOptions,
     mounted,
 )
 
@@ -55,6 +57,8 @@ __all__ = [
     "ProgressCallback",
     "PromptServer",
     "Reconnect",
+    "ResourceSectionOptions",
+    "SectionOptions",
     "ToolFilter",
     "mounted",
     "is_loopback",

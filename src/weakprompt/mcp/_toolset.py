@@ -16,8 +16,8 @@ import inspect
 import logging
 import math
 import warnings
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
-from typing import TYPE_CHECKING, Any, Literal, cast
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import attrs
 
@@ -43,9 +43,11 @@ if TYPE_CHECKING:
     import anyio.abc
     from mcp.client.client import Client
     from mcp.shared.dispatcher import ProgressFnT
+    from typing_extensions import Unpack
 
     from ..model import ProviderAdapter
-    from ..prompt import MarkdownSection
+    from ..prompt import AnySection, EnabledPredicate, MarkdownSection, Visibility
+    from ..tools import AnyTool, ApprovalPolicy
 
 __all__ = [
     "Concurrency",
@@ -56,6 +58,8 @@ __all__ = [
     "McpResourceInfo",
     "McpToolset",
     "Reconnect",
+    "ResourceSectionOptions",
+    "SectionOptions",
 ]
 
 logger = logging.getLogger(__name__)
@@ -64,6 +68,23 @@ logger = logging.getLogger(__name__)
 _CONNECTION_CLOSED = -32000
 _REQUEST_TIMEOUT = -32001
 _REPLY_TOO_LARGE = -32099  # _stdio.REPLY_TOO_LARGE: our transport's answer to a reply over the limit
+
+
+class ResourceSectionOptions(TypedDict, total=False):
+    """The other keywords of :meth:`McpToolset.resource_section`'s section (see ``MarkdownSection``)."""
+
+    children: Iterable[AnySection]
+    enabled: EnabledPredicate[None]
+    tools: Iterable[AnyTool]
+    summary: str | None
+    visibility: Visibility
+    requires_approval: ApprovalPolicy | None
+
+
+class SectionOptions(ResourceSectionOptions, total=False):
+    """The other keywords of :meth:`McpToolset.section`'s section: those, and whether overrides apply."""
+
+    accepts_overrides: bool
 
 
 class McpConnectionError(WeakpromptError):
@@ -246,7 +267,9 @@ class McpToolset:
     def connected(self) -> bool:
         return self._connection is not None
 
-    def section(self, title: str, key: str, template: str = "", **options: Any) -> MarkdownSection[None]:
+    def section(
+        self, title: str, key: str, template: str = "", **options: Unpack[SectionOptions]
+    ) -> MarkdownSection[None]:
         """A section that owns this toolset's tools (disable it and they go)."""
         from ..prompt import MarkdownSection
 
@@ -714,7 +737,11 @@ class McpToolset:
         return "\n".join(parts)
 
     async def resource_section(
-        self, title: str, key: str, uris: tuple[str, ...] | list[str], **options: Any
+        self,
+        title: str,
+        key: str,
+        uris: tuple[str, ...] | list[str],
+        **options: Unpack[ResourceSectionOptions],
     ) -> MarkdownSection[None]:
         """A section whose text is the resources at ``uris``, read now (placeholders in them stay literal)."""
         from ..prompt import MarkdownSection

@@ -17,15 +17,26 @@ from .dispatcher import ToolDispatcher, ToolExecution
 from .loop import (
     DEFAULT_MAX_EXPANSIONS,
     DEFAULT_MAX_TURNS,
+    RunSettings,
     ToolWrapper,
     evaluate,
     run,
+    run_with,
+    run_with_sync,
 )
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .pause_errors import ResumeError, ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
-from .resume import check_decisions_for, paused_run, paused_runs, resume, resume_async
+from .resume import (
+    check_decisions_for,
+    paused_run,
+    paused_runs,
+    resume,
+    resume_async,
+    resume_with,
+    resume_with_sync,
+)
 
 if TYPE_CHECKING:
     from .approval import (
@@ -61,7 +72,7 @@ if TYPE_CHECKING:
         TurnCommitted,
         UsageReported,
     )
-    from .streaming import stream, stream_sync
+    from .streaming import stream, stream_sync, stream_sync_with, stream_with
 
 # Pause records, decisions, run events and streaming load on first access (name -> the module of
 # this package that defines it): importing the loop builds no class that a plain run never uses.
@@ -97,6 +108,8 @@ _LAZY: dict[str, str] = {
     "UsageReported": ".run_events",
     "stream": ".streaming",
     "stream_sync": ".streaming",
+    "stream_sync_with": ".streaming",
+    "stream_with": ".streaming",
 }
 
 __all__ = [
@@ -125,6 +138,8 @@ __all__ = [
     "read_pauses",
     "resume",
     "resume_async",
+    "resume_with",
+    "resume_with_sync",
     "stored_pauses",
     "ForceTool",
     "ModelRequest",
@@ -133,6 +148,7 @@ __all__ = [
     "ToolChoice",
     "ToolDispatcher",
     "ToolExecution",
+    "RunSettings",
     "ToolWrapper",
     "default_redact",
     "DEFAULT_MAX_EXPANSIONS",
@@ -154,8 +170,12 @@ __all__ = [
     "UsageReported",
     "evaluate",
     "run",
+    "run_with",
+    "run_with_sync",
     "stream",
     "stream_sync",
+    "stream_sync_with",
+    "stream_with",
 ]
 
 

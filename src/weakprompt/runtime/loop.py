@@ -59,6 +59,7 @@ __all__ = [
     "evaluate",
     "run",
     "run_with",
+    "run_with_sync",
 ]
 
 OutputT = TypeVar("OutputT")
@@ -165,7 +166,7 @@ def evaluate(
         approve=approve,
         model_settings=model_settings,
     )
-    return run_sync(lambda: on_private_loop(run_with(prompt, settings)))
+    return run_with_sync(prompt, settings)
 
 
 async def run(
@@ -292,6 +293,15 @@ async def run_with(
         io.close()
         with _RUNNING_LOCK:
             _RUNNING.discard(session)
+
+
+def run_with_sync(prompt: Prompt[OutputT], settings: RunSettings) -> PromptResponse[OutputT]:
+    """:func:`run_with` from synchronous code, the way :func:`evaluate` runs (``weakprompt.agent`` uses it).
+
+    With ``asyncio.run`` when this thread runs no event loop, otherwise on a
+    worker thread with its own loop, blocking the caller.
+    """
+    return run_sync(lambda: on_private_loop(run_with(prompt, settings)))
 
 
 def _sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:

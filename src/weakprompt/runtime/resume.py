@@ -35,7 +35,15 @@ if TYPE_CHECKING:
     from .resumption import Resumption, RunContext
     from .run_events import EventCallback
 
-__all__ = ["check_decisions_for", "paused_run", "paused_runs", "resume", "resume_async", "resume_with"]
+__all__ = [
+    "check_decisions_for",
+    "paused_run",
+    "paused_runs",
+    "resume",
+    "resume_async",
+    "resume_with",
+    "resume_with_sync",
+]
 
 OutputT = TypeVar("OutputT")
 
@@ -267,6 +275,28 @@ async def resume_with(
 
         publish_decisions_for(used, session_id, resumption.steps, decided_by)
     return await run_with(prompt, settings, resumption=resumption)
+
+
+def resume_with_sync(
+    session_id: str,
+    decisions: Sequence[Decision],
+    *,
+    prompt: Prompt[OutputT],
+    settings: RunSettings,
+    session_given: bool = True,
+    decided_by: str | None = None,
+) -> PromptResponse[OutputT]:
+    """:func:`resume_with` from synchronous code (``weakprompt.agent`` uses it)."""
+    return run_sync(
+        lambda: resume_with(
+            session_id,
+            decisions,
+            prompt=prompt,
+            settings=settings,
+            session_given=session_given,
+            decided_by=decided_by,
+        )
+    )
 
 
 def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread

@@ -1,11 +1,16 @@
 """Watching a run as it happens: ``stream()`` for async code, ``stream_sync()`` for scripts.
 
-Both run the one loop (:func:`~weakprompt.runtime.loop.run`) with an
+Both run the one loop (:func:`~weakprompt.runtime.loop.run_with`) with an
 ``on_event`` that feeds a queue, and hand out the queue's events. Leaving
 the block early cancels the run, which stops it cleanly: the turn in
 progress is not stored and the session is put back as of the last stored
 turn. A failed run raises its error from the iteration, after the events
 that came before it.
+
+``stream`` / ``stream_sync`` take :func:`~weakprompt.runtime.loop.run`'s
+keywords (but ``on_event``, which the stream is) and build one
+:class:`~weakprompt.runtime.run_settings.RunSettings`; ``stream_with`` /
+``stream_sync_with`` take one already built (``weakprompt.agent`` does).
 """
 
 from __future__ import annotations
@@ -15,37 +20,169 @@ import contextlib
 import queue
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from .loop import run
+import attrs
+
+from ..budget import Budget, BudgetTracker
+from .loop import run_with
+from .redaction import Redactor, default_redact
 from .run_events import RunEvent
+from .run_settings import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, RunSettings
 
 if TYPE_CHECKING:
-    from ..model import ProviderAdapter
+    from ..deadlines import Deadline
+    from ..model import ProviderAdapter, ToolChoice
     from ..prompt import Prompt
+    from ..resources import ResourceRegistry
     from ..session import Session
+    from ..store import Store
+    from ..transcript.lazy import LoadToolResults
+    from ..transcript.transcript import Transcript
+    from .approval import Approver
+    from .results import Retention, ToolOutputSettings
+    from .run_events import EventCallback
+    from .tracing import Tracing
 
-__all__ = ["stream", "stream_sync"]
+__all__ = ["stream", "stream_sync", "stream_sync_with", "stream_with"]
 
 OutputT = TypeVar("OutputT")
 
 _END = object()
 
 
-@contextlib.asynccontextmanager
-async def stream(
-    prompt: Prompt[OutputT], *, adapter: ProviderAdapter, session: Session, **options: Any
-) -> AsyncGenerator[AsyncIterator[RunEvent[OutputT]]]:
+def stream(
+    prompt: Prompt[OutputT],
+    *,
+    adapter: ProviderAdapter,
+    session: Session,
+    input: str | None = None,
+    store: Store | None = None,
+    transcript: Transcript | None = None,
+    deadline: Deadline | None = None,
+    budget: Budget | BudgetTracker | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    tool_choice: ToolChoice = "auto",
+    output_retries: int = 1,
+    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
+    resources: ResourceRegistry | None = None,
+    max_output_tokens: int | None = None,
+    load_tool_results: LoadToolResults = False,
+    retention: Retention = "session",
+    tool_outputs: ToolOutputSettings | None = None,
+    redact: Redactor = default_redact,
+    concurrent_tools: bool = True,
+    tracing: Tracing | None = None,
+    approve: Approver | None = None,
+) -> contextlib.AbstractAsyncContextManager[AsyncIterator[RunEvent[OutputT]]]:
     """``async with stream(prompt, adapter=..., session=...) as events: async for event in events: ...``
 
-    Takes every keyword of :func:`run` but ``on_event``. The events end
-    with ``RunFinished`` (holding the response) when the run succeeds.
+    Takes every keyword of :func:`~weakprompt.runtime.loop.run` but
+    ``on_event``. The events end with ``RunFinished`` (holding the
+    response) when the run succeeds.
     """
+    settings = RunSettings(
+        adapter=adapter,
+        session=session,
+        input=input,
+        store=store,
+        transcript=transcript,
+        deadline=deadline,
+        budget=budget,
+        max_turns=max_turns,
+        tool_choice=tool_choice,
+        output_retries=output_retries,
+        max_expansions=max_expansions,
+        resources=resources,
+        max_output_tokens=max_output_tokens,
+        load_tool_results=load_tool_results,
+        retention=retention,
+        tool_outputs=tool_outputs,
+        redact=redact,
+        concurrent_tools=concurrent_tools,
+        tracing=tracing,
+        approve=approve,
+    )
+    return stream_with(prompt, settings)
+
+
+def stream_sync(
+    prompt: Prompt[OutputT],
+    *,
+    adapter: ProviderAdapter,
+    session: Session,
+    input: str | None = None,
+    store: Store | None = None,
+    transcript: Transcript | None = None,
+    deadline: Deadline | None = None,
+    budget: Budget | BudgetTracker | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    tool_choice: ToolChoice = "auto",
+    output_retries: int = 1,
+    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
+    resources: ResourceRegistry | None = None,
+    max_output_tokens: int | None = None,
+    load_tool_results: LoadToolResults = False,
+    retention: Retention = "session",
+    tool_outputs: ToolOutputSettings | None = None,
+    redact: Redactor = default_redact,
+    concurrent_tools: bool = True,
+    tracing: Tracing | None = None,
+    approve: Approver | None = None,
+) -> contextlib.AbstractContextManager[Iterator[RunEvent[OutputT]]]:
+    """``with stream_sync(...) as events: for event in events: ...``: the run goes on a worker thread.
+
+    Takes the keywords of :func:`stream`.
+    """
+    settings = RunSettings(
+        adapter=adapter,
+        session=session,
+        input=input,
+        store=store,
+        transcript=transcript,
+        deadline=deadline,
+        budget=budget,
+        max_turns=max_turns,
+        tool_choice=tool_choice,
+        output_retries=output_retries,
+        max_expansions=max_expansions,
+        resources=resources,
+        max_output_tokens=max_output_tokens,
+        load_tool_results=load_tool_results,
+        retention=retention,
+        tool_outputs=tool_outputs,
+        redact=redact,
+        concurrent_tools=concurrent_tools,
+        tracing=tracing,
+        approve=approve,
+    )
+    return stream_sync_with(prompt, settings)
+
+
+def _feeding(settings: RunSettings, put: EventCallback) -> RunSettings:
+    """``settings`` whose ``on_event`` also feeds the stream (a listener already there still hears all)."""
+    listener = settings.on_event
+    if listener is None:
+        return attrs.evolve(settings, on_event=put)
+
+    def both(event: RunEvent[object]) -> object:
+        put(event)
+        return listener(event)  # an awaitable it returns is awaited by the loop
+
+    return attrs.evolve(settings, on_event=both)
+
+
+@contextlib.asynccontextmanager
+async def stream_with(
+    prompt: Prompt[OutputT], settings: RunSettings
+) -> AsyncGenerator[AsyncIterator[RunEvent[OutputT]]]:
+    """:func:`stream` with its settings built. An ``on_event`` in them hears every event too."""
     pending: asyncio.Queue[object] = asyncio.Queue()
+    fed = _feeding(settings, pending.put_nowait)
 
     async def drive() -> None:
         try:
-            await run(prompt, adapter=adapter, session=session, on_event=pending.put_nowait, **options)
+            await run_with(prompt, fed)
         finally:
             pending.put_nowait(_END)
 
@@ -69,21 +206,22 @@ async def stream(
 
 
 @contextlib.contextmanager
-def stream_sync(
-    prompt: Prompt[OutputT], *, adapter: ProviderAdapter, session: Session, **options: Any
+def stream_sync_with(
+    prompt: Prompt[OutputT], settings: RunSettings
 ) -> Generator[Iterator[RunEvent[OutputT]]]:
-    """``with stream_sync(...) as events: for event in events: ...``: the run goes on a worker thread."""
+    """:func:`stream_sync` with its settings built. An ``on_event`` in them hears every event too."""
     pending: queue.SimpleQueue[object] = queue.SimpleQueue()
     failure: list[BaseException] = []
     started = threading.Event()
     handle: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = []
+    fed = _feeding(settings, pending.put)
 
     async def drive() -> None:
         task = asyncio.current_task()
         assert task is not None
         handle.append((asyncio.get_running_loop(), task))
         started.set()
-        await run(prompt, adapter=adapter, session=session, on_event=pending.put, **options)
+        await run_with(prompt, fed)
 
     def work() -> None:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from weakprompt import (
+    Agent,
     FunctionAdapter,
     MarkdownSection,
     Prompt,
@@ -45,3 +46,9 @@ def shout(name: str) -> str:
 
 
 wrong_plain_result: Tool[ToolArguments, int] = shout  # expect: reportAssignmentType
+
+
+text_agent = Agent(FunctionAdapter(lambda request: "hi"), instructions="Say hi.")
+agent_answer: Answer = text_agent.run_sync("hi").output  # expect: reportAssignmentType
+typed_agent = Agent(FunctionAdapter(lambda request: "{}"), instructions="Answer.", output_type=Answer)
+typed_agent.run_sync("hi", max_turns=None)  # expect: reportArgumentType

@@ -1,0 +1,484 @@
+"""``Agent``: a prompt, a model and the default settings of its runs, held together and reused.
+
+An agent is frozen: it holds no run state, so one agent serves any number of
+runs, one after another or at once on several threads or tasks. Every call
+builds the run's one :class:`~weakprompt.runtime.run_settings.RunSettings`
+from the agent's defaults and the call's overrides (the call wins), and hands
+it to the loop (:func:`~weakprompt.runtime.loop.run_with`) or to
+:func:`~weakprompt.runtime.resume.resume_with` (``specs/AGENT.md``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from typing import TYPE_CHECKING, Generic, TypeVar, cast, overload
+
+import attrs
+from typing_extensions import Unpack
+
+from .. import runtime
+from ..errors import ConfigurationError
+from ..prompt import MarkdownSection, Prompt, PromptTemplate
+from ..runtime import (
+    DEFAULT_MAX_EXPANSIONS,
+    DEFAULT_MAX_TURNS,
+    RunSettings,
+    default_redact,
+    resume_with,
+    resume_with_sync,
+    run_with,
+    run_with_sync,
+)
+from ..safetext import type_name
+from ..session import Session
+from .options import AgentDefaults, RunOverrides
+
+if TYPE_CHECKING:
+    from ..budget import Budget, BudgetTracker
+    from ..model import ProviderAdapter, ToolChoice
+    from ..prompt import Toolset
+    from ..prompt.output import OutputMode
+    from ..resources import ResourceRegistry
+    from ..runtime import PromptResponse, Redactor
+    from ..runtime.approval import Approver, Decision
+    from ..runtime.results import Retention, ToolOutputSettings
+    from ..runtime.run_events import EventCallback, RunEvent
+    from ..runtime.tracing import Tracing
+    from ..store import Store
+    from ..tools import AnyTool
+    from ..transcript.lazy import LoadToolResults
+
+__all__ = ["Agent"]
+
+OutputT = TypeVar("OutputT")
+
+_DEFAULT_NAMES = frozenset(AgentDefaults.__optional_keys__)
+_OVERRIDE_NAMES = frozenset(RunOverrides.__optional_keys__)
+# Keywords that shape the one-section template built from instructions=; a template= has its own.
+_INSTRUCTION_ONLY = ("tools", "toolsets", "params_type", "output_type", "output_mode", "name")
+
+
+@attrs.frozen(init=False, eq=False, repr=False)
+class Agent(Generic[OutputT]):
+    """A prompt, a model and the default settings of its runs: build once, run many times.
+
+    ``Agent(adapter, instructions="...", tools=[...], output_type=T)`` builds
+    a one-section :class:`~weakprompt.prompt.PromptTemplate` (its text,
+    its tools, its output type); ``Agent(adapter, template=...)`` takes a
+    whole prompt tree (a ``PromptTemplate`` or a ``Prompt``). The other
+    keywords are the defaults of every run (:class:`AgentDefaults`); each
+    call may override any of them (:class:`RunOverrides`).
+
+    ``output_type`` types the answer: ``Agent[T]``, whose responses have an
+    ``output`` of type ``T``; without one the agent is an ``Agent[None]``
+    and the answer is the response's ``text``.
+    """
+
+    prompt: Prompt[OutputT]
+    """The prompt every run renders (the call's ``params`` are bound to it)."""
+    adapter: ProviderAdapter
+    store: Store | None = None
+    budget: Budget | BudgetTracker | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    tool_choice: ToolChoice = "auto"
+    output_retries: int = 1
+    max_expansions: int = DEFAULT_MAX_EXPANSIONS
+    resources: ResourceRegistry | None = None
+    max_output_tokens: int | None = None
+    load_tool_results: LoadToolResults = False
+    retention: Retention = "session"
+    tool_outputs: ToolOutputSettings | None = None
+    redact: Redactor = default_redact
+    concurrent_tools: bool = True
+    on_event: EventCallback | None = None
+    tracing: Tracing | None = None
+    approve: Approver | None = None
+
+    if TYPE_CHECKING:
+        # attrs writes this one (init=False keeps it); declared so the type checker knows it.
+        def __attrs_init__(
+            self, *, prompt: Prompt[OutputT], adapter: ProviderAdapter, **defaults: Unpack[AgentDefaults]
+        ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Agent[None],
+        adapter: ProviderAdapter,
+        *,
+        instructions: str,
+        tools: Iterable[AnyTool] = (),
+        toolsets: Iterable[Toolset] = (),
+        params_type: type[object] | None = None,
+        output_type: None = None,
+        output_mode: OutputMode | None = None,
+        name: str | None = None,
+        **defaults: Unpack[AgentDefaults],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        adapter: ProviderAdapter,
+        *,
+        instructions: str,
+        tools: Iterable[AnyTool] = (),
+        toolsets: Iterable[Toolset] = (),
+        params_type: type[object] | None = None,
+        output_type: type[OutputT],
+        output_mode: OutputMode | None = None,
+        name: str | None = None,
+        **defaults: Unpack[AgentDefaults],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        adapter: ProviderAdapter,
+        *,
+        template: PromptTemplate[OutputT] | Prompt[OutputT],
+        **defaults: Unpack[AgentDefaults],
+    ) -> None: ...
+    def __init__(
+        self,
+        adapter: ProviderAdapter,
+        *,
+        instructions: str | None = None,
+        template: PromptTemplate[OutputT] | Prompt[OutputT] | None = None,
+        tools: Iterable[AnyTool] = (),
+        toolsets: Iterable[Toolset] = (),
+        params_type: type[object] | None = None,
+        output_type: type[OutputT] | None = None,
+        output_mode: OutputMode | None = None,
+        name: str | None = None,
+        **defaults: Unpack[AgentDefaults],
+    ) -> None:
+        """See the class: ``instructions=`` (with its keywords) or ``template=``, and the run defaults."""
+        _check_names("Agent", defaults, _DEFAULT_NAMES, "(the run defaults an Agent keeps)")
+        _check_adapter("Agent", adapter)
+        tools, toolsets = tuple(tools), tuple(toolsets)  # read once: an iterator is not read twice
+        given = {
+            "tools": bool(tools),
+            "toolsets": bool(toolsets),
+            "params_type": params_type is not None,
+            "output_type": output_type is not None,
+            "output_mode": output_mode is not None,
+            "name": name is not None,
+        }
+        if template is not None:
+            if instructions is not None:
+                raise ConfigurationError(
+                    "Agent: give instructions= (text for a one-section prompt) or template= (a whole "
+                    "prompt tree), not both"
+                )
+            extra = [keyword for keyword in _INSTRUCTION_ONLY if given[keyword]]
+            if extra:
+                raise ConfigurationError(
+                    f"Agent: {', '.join(f'{k}=' for k in extra)} go with instructions=; with template= "
+                    "they are part of the template (its sections' tools, its output_type)"
+                )
+            prompt = _prompt_of(template)
+        elif instructions is None:
+            raise ConfigurationError(
+                "Agent: needs instructions= (text for a one-section prompt) or template= (a PromptTemplate "
+                "or a Prompt)"
+            )
+        else:
+            prompt = Prompt(
+                _instructions_template(
+                    instructions, tools, toolsets, params_type, output_type, output_mode, name
+                )
+            )
+        self.__attrs_init__(prompt=prompt, adapter=adapter, **defaults)
+        # The limits are checked now, by the rules every run uses, not at the first run.
+        self._settings("Agent", Session(session_id="agent-check"), None, {})
+
+    @property
+    def template(self) -> PromptTemplate[OutputT]:
+        """The prompt tree the agent runs."""
+        return self.prompt.template
+
+    def __repr__(self) -> str:
+        output = self.template.output_type
+        return (
+            f"Agent({self.template.display_name!r}, adapter={type_name(self.adapter)}, "
+            f"output_type={None if output is None else output.__qualname__})"
+        )
+
+    # -- runs --------------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        input: str | None = None,
+        *,
+        params: Sequence[object] = (),
+        session: Session | str | None = None,
+        **overrides: Unpack[RunOverrides],
+    ) -> PromptResponse[OutputT]:
+        """Run the agent on ``input`` (the user's message) until the model answers.
+
+        ``params`` are section params objects, bound to the prompt for this
+        run. ``session`` is a :class:`~weakprompt.session.Session`, the id of
+        a conversation in the store (continued if it is there, begun if not;
+        the run needs a store then), or ``None`` for a new conversation.
+        ``overrides`` change the agent's defaults for this run only. Everything
+        else is :func:`~weakprompt.runtime.loop.run`'s.
+        """
+        prompt, settings = self._start("run", input, params, session, overrides)
+        return await run_with(prompt, settings)
+
+    def run_sync(
+        self,
+        input: str | None = None,
+        *,
+        params: Sequence[object] = (),
+        session: Session | str | None = None,
+        **overrides: Unpack[RunOverrides],
+    ) -> PromptResponse[OutputT]:
+        """:meth:`run`, blocking: from a script, or from code already inside an event loop."""
+        prompt, settings = self._start("run_sync", input, params, session, overrides)
+        return run_with_sync(prompt, settings)
+
+    def stream(
+        self,
+        input: str | None = None,
+        *,
+        params: Sequence[object] = (),
+        session: Session | str | None = None,
+        **overrides: Unpack[RunOverrides],
+    ) -> AbstractAsyncContextManager[AsyncIterator[RunEvent[OutputT]]]:
+        """``async with agent.stream(...) as events: async for event in events: ...``.
+
+        :meth:`run`'s arguments; the events end with ``RunFinished`` (holding
+        the response) when the run succeeds. Leaving the block early cancels
+        the run (``weakprompt.runtime.streaming``). An ``on_event`` hears the
+        events too.
+        """
+        prompt, settings = self._start("stream", input, params, session, overrides)
+        return runtime.stream_with(prompt, settings)
+
+    def stream_sync(
+        self,
+        input: str | None = None,
+        *,
+        params: Sequence[object] = (),
+        session: Session | str | None = None,
+        **overrides: Unpack[RunOverrides],
+    ) -> AbstractContextManager[Iterator[RunEvent[OutputT]]]:
+        """``with agent.stream_sync(...) as events: for event in events: ...`` (runs on a worker thread)."""
+        prompt, settings = self._start("stream_sync", input, params, session, overrides)
+        return runtime.stream_sync_with(prompt, settings)
+
+    # -- resuming ----------------------------------------------------------------------------------
+
+    async def resume(
+        self,
+        session: Session | str,
+        decisions: Sequence[Decision] = (),
+        *,
+        params: Sequence[object] = (),
+        decided_by: str | None = None,
+        **overrides: Unpack[RunOverrides],
+    ) -> PromptResponse[OutputT]:
+        """Continue a run of this agent that paused (or crashed) in ``session``, with ``decisions``.
+
+        ``session`` is the paused session's id (``response.session_id``), or
+        the ``Session`` to restore its state into; the store is the agent's
+        or the call's. Pass the ``params`` the run had: the decisions are
+        checked against the tools it offered. See
+        :func:`~weakprompt.runtime.resume.resume_async` for the checks and
+        the rules (``specs/APPROVAL.md``).
+        """
+        prompt, settings, session_id = self._resume("resume", session, params, overrides)
+        return await resume_with(
+            session_id,
+            decisions,
+            prompt=prompt,
+            settings=settings,
+            session_given=isinstance(session, Session),
+            decided_by=decided_by,
+        )
+
+    def resume_sync(
+        self,
+        session: Session | str,
+        decisions: Sequence[Decision] = (),
+        *,
+        params: Sequence[object] = (),
+        decided_by: str | None = None,
+        **overrides: Unpack[RunOverrides],
+    ) -> PromptResponse[OutputT]:
+        """:meth:`resume`, blocking."""
+        prompt, settings, session_id = self._resume("resume_sync", session, params, overrides)
+        return resume_with_sync(
+            session_id,
+            decisions,
+            prompt=prompt,
+            settings=settings,
+            session_given=isinstance(session, Session),
+            decided_by=decided_by,
+        )
+
+    # -- one call's settings -----------------------------------------------------------------------
+
+    def _start(
+        self,
+        method: str,
+        input: object,
+        params: Sequence[object],
+        session: object,
+        overrides: RunOverrides,
+    ) -> tuple[Prompt[OutputT], RunSettings]:
+        where = f"Agent.{method}"
+        _check_names(where, overrides, _OVERRIDE_NAMES, "(the overrides a call takes)")
+        if input is not None and not isinstance(input, str):
+            raise ConfigurationError(
+                f"{where}: input (the user's message) must be text or None, not {type_name(input)}"
+            )
+        prompt = self._bound(where, params)
+        store = overrides.get("store", self.store)
+        return prompt, self._settings(where, _session_for(where, session, store), input, overrides)
+
+    def _resume(
+        self, method: str, session: object, params: Sequence[object], overrides: RunOverrides
+    ) -> tuple[Prompt[OutputT], RunSettings, str]:
+        where = f"Agent.{method}"
+        _check_names(where, overrides, _OVERRIDE_NAMES, "(the overrides a call takes)")
+        prompt = self._bound(where, params)
+        store = overrides.get("store", self.store)
+        if store is None:
+            raise ConfigurationError(
+                f"{where}: a paused run is read from a store, and neither the Agent nor this call has "
+                "store= (give the store the run was made in)"
+            )
+        if session is None:
+            raise ConfigurationError(
+                f"{where}: session= must name the paused run (its session id or Session)"
+            )
+        used = _session_for(where, session, store)
+        # A resumed run continues a conversation: its first call is not forced by the agent's default.
+        resumed: RunOverrides = {"tool_choice": "auto", **overrides}
+        return prompt, self._settings(where, used, None, resumed), used.session_id
+
+    def _bound(self, where: str, params: Sequence[object]) -> Prompt[OutputT]:
+        """The prompt with this call's params bound (a lone object or text is refused, not split up)."""
+        if not isinstance(params, (tuple, list)):
+            raise ConfigurationError(
+                f"{where}: params= takes a tuple of section params objects, such as params=(Task(...),), "
+                f"not {type_name(params)}"
+            )
+        return self.prompt.bind(*params) if params else self.prompt
+
+    def _settings(
+        self, where: str, session: Session, input: str | None, overrides: RunOverrides
+    ) -> RunSettings:
+        """The run's settings: each override given for this call, else the agent's default."""
+        adapter = overrides.get("adapter", self.adapter)
+        if "adapter" in overrides:
+            _check_adapter(where, adapter)
+        return RunSettings(
+            adapter=adapter,
+            session=session,
+            input=input,
+            store=overrides.get("store", self.store),
+            deadline=overrides.get("deadline"),
+            budget=overrides.get("budget", self.budget),
+            max_turns=overrides.get("max_turns", self.max_turns),
+            tool_choice=overrides.get("tool_choice", self.tool_choice),
+            output_retries=overrides.get("output_retries", self.output_retries),
+            max_expansions=overrides.get("max_expansions", self.max_expansions),
+            resources=overrides.get("resources", self.resources),
+            max_output_tokens=overrides.get("max_output_tokens", self.max_output_tokens),
+            load_tool_results=overrides.get("load_tool_results", self.load_tool_results),
+            retention=overrides.get("retention", self.retention),
+            tool_outputs=overrides.get("tool_outputs", self.tool_outputs),
+            redact=overrides.get("redact", self.redact),
+            concurrent_tools=overrides.get("concurrent_tools", self.concurrent_tools),
+            on_event=overrides.get("on_event", self.on_event),
+            tracing=overrides.get("tracing", self.tracing),
+            approve=overrides.get("approve", self.approve),
+        )
+
+
+def _instructions_template(  # noqa: PLR0917 - the keywords of Agent(instructions=...)
+    instructions: str,
+    tools: Iterable[AnyTool],
+    toolsets: Iterable[Toolset],
+    params_type: type[object] | None,
+    output_type: type[OutputT] | None,
+    output_mode: OutputMode | None,
+    name: str | None,
+) -> PromptTemplate[OutputT]:
+    """The one-section template of ``Agent(instructions=...)``.
+
+    Without ``params_type`` the instructions are plain text (a ``$`` is a
+    dollar sign); with one they are a template over its fields, filled from
+    the call's ``params``.
+    """
+    if not isinstance(instructions, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+        raise ConfigurationError(f"Agent: instructions= must be text, not {type_name(instructions)}")
+    section = MarkdownSection(
+        title="Instructions",
+        key="instructions",
+        template=instructions if params_type is not None else instructions.replace("$", "$$"),
+        params_type=params_type,
+        tools=tools,
+        toolsets=toolsets,
+    )
+    key = name if name is not None else "agent"
+    if output_type is None:
+        plain = PromptTemplate(ns="agent", key=key, name=name, sections=[section], output_mode=output_mode)
+        return cast("PromptTemplate[OutputT]", plain)  # the overloads made this agent an Agent[None]
+    return PromptTemplate(
+        ns="agent", key=key, name=name, sections=[section], output_type=output_type, output_mode=output_mode
+    )
+
+
+def _prompt_of(template: PromptTemplate[OutputT] | Prompt[OutputT]) -> Prompt[OutputT]:
+    if isinstance(template, Prompt):
+        return template
+    if not isinstance(template, PromptTemplate):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+        raise ConfigurationError(
+            f"Agent: template= takes a PromptTemplate or a Prompt, not {type_name(template)}"
+        )
+    return Prompt(template)
+
+
+def _check_adapter(where: str, adapter: object) -> None:
+    """Refuse what cannot be a model (a model name given as text, say) before any run."""
+    kind = type(adapter)
+    if not (callable(getattr(kind, "complete", None)) and callable(getattr(kind, "stream", None))):
+        raise ConfigurationError(
+            f"{where}: adapter must be a ProviderAdapter (FunctionAdapter, ScriptedAdapter, LocalAdapter, "
+            f"OpenAIAdapter, AnthropicAdapter, ...), not {type_name(adapter)}"
+        )
+
+
+def _check_names(where: str, given: Mapping[str, object], known: frozenset[str], what: str) -> None:
+    """Refuse an unknown keyword by name (``TypeError``, as Python does), with the closest known one."""
+    for name in given:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = (
+                f"; did you mean {close[0]!r}?" if close else f"; it takes: {', '.join(sorted(known))} {what}"
+            )
+            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}{hint}")
+
+
+def _session_for(where: str, session: object, store: object) -> Session:
+    """The call's session: the one given, one for a stored conversation's id, or a new one."""
+    if session is None:
+        return Session()
+    if isinstance(session, Session):
+        return session
+    if isinstance(session, str):
+        if not session.strip():
+            raise ConfigurationError(f"{where}: session= is an empty session id")
+        if store is None:
+            raise ConfigurationError(
+                f"{where}: session={session!r} names a conversation kept in a store, and this run has "
+                "none: give the Agent (or this call) store=..., or pass a Session"
+            )
+        return Session(session_id=session)
+    raise ConfigurationError(
+        f"{where}: session= takes a Session, a session id (str) or None, not {type_name(session)}"
+    )

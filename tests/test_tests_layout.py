@@ -23,6 +23,7 @@ AT_ROOT = {
     "test_deadline_budget.py",
     "test_docs_snippets.py",
     "test_extras_install.py",
+    "test_package_public_kwargs.py",
     "test_import_contracts.py",
     "test_package_root.py",
     "test_packaging.py",

@@ -30,7 +30,16 @@ from adapters_support import (
 )
 from adapters_support import openai_completion_body as completion_body
 from stream_support import StreamServer, openai_chunk, sse_data
-from weakprompt import FunctionAdapter, MarkdownSection, Prompt, PromptTemplate, Session, Store, evaluate
+from weakprompt import (
+    Agent,
+    FunctionAdapter,
+    MarkdownSection,
+    Prompt,
+    PromptTemplate,
+    Session,
+    Store,
+    evaluate,
+)
 from weakprompt.adapters.anthropic import AnthropicAdapter
 from weakprompt.adapters.local import LocalAdapter
 from weakprompt.adapters.openai import OpenAIAdapter
@@ -301,3 +310,21 @@ def test_the_output_cap_is_given_once() -> None:
         )  # pyright: ignore[reportArgumentType]
     with pytest.raises(PromptValidationError, match="model_settings must be a ModelSettings"):
         _prompt({"seed": 1})  # pyright: ignore[reportArgumentType]
+
+
+def test_an_agents_model_settings_sit_under_each_calls_field_by_field() -> None:
+    seen: list[ModelRequest] = []
+
+    def model(request: ModelRequest) -> str:
+        seen.append(request)
+        return "ok"
+
+    agent = Agent(
+        FunctionAdapter(model), instructions="Answer.", model_settings=ModelSettings(temperature=0.5, seed=2)
+    )
+    agent.run_sync("hi")
+    agent.run_sync("hi", model_settings=ModelSettings(seed=3, stop=("X",)))
+    assert seen[0].settings == ModelSettings(temperature=0.5, seed=2)
+    assert seen[1].settings == ModelSettings(temperature=0.5, seed=3, stop=("X",))
+    Agent(FunctionAdapter(model), instructions="Answer.").run_sync("hi", model_settings=ModelSettings(seed=4))
+    assert seen[2].settings == ModelSettings(seed=4)

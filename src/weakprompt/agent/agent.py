@@ -37,7 +37,7 @@ from .options import AgentDefaults, RunOverrides
 
 if TYPE_CHECKING:
     from ..budget import Budget, BudgetTracker
-    from ..model import ProviderAdapter, ToolChoice
+    from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..prompt import Toolset
     from ..prompt.output import OutputMode
     from ..resources import ResourceRegistry
@@ -95,6 +95,8 @@ class Agent(Generic[OutputT]):
     on_event: EventCallback | None = None
     tracing: Tracing | None = None
     approve: Approver | None = None
+    model_settings: ModelSettings | None = None
+    """Over the template's model settings; a call's ``model_settings`` go over these, field by field."""
 
     if TYPE_CHECKING:
         # attrs writes this one (init=False keeps it); declared so the type checker knows it.
@@ -396,6 +398,7 @@ class Agent(Generic[OutputT]):
             on_event=overrides.get("on_event", self.on_event),
             tracing=overrides.get("tracing", self.tracing),
             approve=overrides.get("approve", self.approve),
+            model_settings=_merged_settings(self.model_settings, overrides.get("model_settings")),
         )
 
 
@@ -482,3 +485,10 @@ def _session_for(where: str, session: object, store: object) -> Session:
     raise ConfigurationError(
         f"{where}: session= takes a Session, a session id (str) or None, not {type_name(session)}"
     )
+
+
+def _merged_settings(agent: ModelSettings | None, call: ModelSettings | None) -> ModelSettings | None:
+    """The call's model settings over the agent's, field by field (either may be absent)."""
+    if agent is None or call is None:
+        return call or agent
+    return agent.merged(call)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypedDict
 if TYPE_CHECKING:
     from ..budget import Budget, BudgetTracker
     from ..deadlines import Deadline
-    from ..model import ProviderAdapter, ToolChoice
+    from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..resources import ResourceRegistry
     from ..runtime.approval import Approver
     from ..runtime.redaction import Redactor
@@ -52,6 +52,7 @@ class AgentDefaults(TypedDict, total=False):
     on_event: EventCallback | None
     tracing: Tracing | None
     approve: Approver | None
+    model_settings: ModelSettings | None
 
 
 class RunOverrides(AgentDefaults, total=False):

@@ -32,7 +32,7 @@ from .run_settings import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, RunSettings
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
-    from ..model import ProviderAdapter, ToolChoice
+    from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..prompt import Prompt
     from ..resources import ResourceRegistry
     from ..session import Session
@@ -74,6 +74,7 @@ def stream(
     concurrent_tools: bool = True,
     tracing: Tracing | None = None,
     approve: Approver | None = None,
+    model_settings: ModelSettings | None = None,
 ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[RunEvent[OutputT]]]:
     """``async with stream(prompt, adapter=..., session=...) as events: async for event in events: ...``
 
@@ -102,6 +103,7 @@ def stream(
         concurrent_tools=concurrent_tools,
         tracing=tracing,
         approve=approve,
+        model_settings=model_settings,
     )
     return stream_with(prompt, settings)
 
@@ -129,6 +131,7 @@ def stream_sync(
     concurrent_tools: bool = True,
     tracing: Tracing | None = None,
     approve: Approver | None = None,
+    model_settings: ModelSettings | None = None,
 ) -> contextlib.AbstractContextManager[Iterator[RunEvent[OutputT]]]:
     """``with stream_sync(...) as events: for event in events: ...``: the run goes on a worker thread.
 
@@ -155,6 +158,7 @@ def stream_sync(
         concurrent_tools=concurrent_tools,
         tracing=tracing,
         approve=approve,
+        model_settings=model_settings,
     )
     return stream_sync_with(prompt, settings)
 

@@ -30,7 +30,7 @@ from weakprompt import (
     tool,
 )
 from weakprompt.adapters.testing import text_turn, tool_call, tool_call_turn
-from weakprompt.runtime import Approve, paused_run, resume
+from weakprompt.runtime import Approve, paused_run, resume_sync
 
 SESSION = "demo"
 
@@ -81,7 +81,9 @@ def approve(db: str, by: str) -> None:
         if paused is None:
             raise SystemExit(f"session {SESSION!r} is not paused")
         decisions = [Approve(p.call_id, p.token) for p in paused.pending]
-        response = resume(store, SESSION, decisions, prompt=PROMPT, adapter=after_approval(), decided_by=by)
+        response = resume_sync(
+            store, SESSION, decisions, prompt=PROMPT, adapter=after_approval(), decided_by=by
+        )
     print(f"approved by {by}; final answer: {response.text}")
 
 

@@ -42,6 +42,7 @@ _LAZY: dict[str, str] = {
     "ToolDispatcher": "weakprompt.runtime",
     "evaluate": "weakprompt.runtime",
     "run": "weakprompt.runtime",
+    "run_sync": "weakprompt.runtime",
     "stream": "weakprompt.runtime",
     "stream_sync": "weakprompt.runtime",
     "RunEvent": "weakprompt.runtime",
@@ -122,6 +123,7 @@ __all__ = [
     "WeakpromptError",
     "evaluate",
     "run",
+    "run_sync",
     "stream",
     "stream_sync",
     "tool",
@@ -149,7 +151,16 @@ if TYPE_CHECKING:
     from .messages import AssistantTurn, ToolCall, Usage
     from .model import ForceTool, ModelRequest
     from .prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt
-    from .runtime import PromptResponse, RunEvent, ToolDispatcher, evaluate, run, stream, stream_sync
+    from .runtime import (
+        PromptResponse,
+        RunEvent,
+        ToolDispatcher,
+        evaluate,
+        run,
+        run_sync,
+        stream,
+        stream_sync,
+    )
     from .serde import Meta
     from .session import Session
     from .store import Store

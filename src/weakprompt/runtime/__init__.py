@@ -20,19 +20,20 @@ from .loop import (
     ToolWrapper,
     evaluate,
     run,
+    run_sync,
 )
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .pause_errors import ResumeError, ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
-from .resume import check_decisions_for, paused_run, paused_runs, resume, resume_async
+from .resume import check_decisions_for, paused_run, paused_runs, resume, resume_async, resume_sync
 
 if TYPE_CHECKING:
     from .approval import (
         Approve,
-        Approver,
         Decision,
         Deny,
+        InlineApprover,
         PausedRun,
         PendingCall,
         Supply,
@@ -67,9 +68,9 @@ if TYPE_CHECKING:
 # this package that defines it): importing the loop builds no class that a plain run never uses.
 _LAZY: dict[str, str] = {
     "Approve": ".approval",
-    "Approver": ".approval",
     "Decision": ".approval",
     "Deny": ".approval",
+    "InlineApprover": ".approval",
     "PausedRun": ".approval",
     "PendingCall": ".approval",
     "Supply": ".approval",
@@ -103,10 +104,10 @@ __all__ = [
     "APPROVAL_KEY",
     "ApprovalNote",
     "Approve",
-    "Approver",
     "CallDecision",
     "Decision",
     "Deny",
+    "InlineApprover",
     "PauseRecord",
     "PausedRun",
     "PendingCall",
@@ -125,6 +126,7 @@ __all__ = [
     "read_pauses",
     "resume",
     "resume_async",
+    "resume_sync",
     "stored_pauses",
     "ForceTool",
     "ModelRequest",
@@ -154,9 +156,12 @@ __all__ = [
     "UsageReported",
     "evaluate",
     "run",
+    "run_sync",
     "stream",
     "stream_sync",
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+# Renamed (one name per concept); the old names warn for one release. ``resume`` and ``resume_async``
+# are functions that warn when called (``runtime.resume``): ``resume`` changes meaning next release.
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, renamed={"Approver": "InlineApprover"})

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..tools import AnyTool
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
-    from .approval import Approver
+    from .approval import InlineApprover
     from .results import Retention, ToolOutputSettings
     from .run_events import EventCallback
     from .tracing import Tracing
@@ -85,5 +85,5 @@ class RunSettings:
     concurrent_tools: bool = True
     on_event: EventCallback | None = None
     tracing: Tracing | None = None
-    approve: Approver | None = None
+    approve: InlineApprover | None = None
     tool_wrapper: ToolWrapper | None = None

@@ -151,7 +151,7 @@ class PendingCall:
 
 @attrs.frozen
 class PausedRun:
-    """A run stopped for decisions, as stored: resume it with :func:`~weakprompt.runtime.resume`."""
+    """A run stopped for decisions, as stored: continue it with :func:`~.resume.resume_sync`."""
 
     session_id: str
     seq: int

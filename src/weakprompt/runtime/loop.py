@@ -129,7 +129,7 @@ def run_sync(
     ``install_tracing`` (by ``weakprompt.otel.instrument()``), if any.
     A tool call that needs approval (or whose tool defers) pauses the run:
     the response has ``paused`` set and ``output`` ``None``, and
-    :func:`~weakprompt.runtime.resume` continues it; ``approve`` decides
+    :func:`~weakprompt.runtime.resume.resume_sync` continues it; ``approve`` decides
     such calls inline instead (``specs/APPROVAL.md``).
 
     Raises :class:`MaxTurnsExceededError` after ``max_turns`` model calls

@@ -515,6 +515,25 @@ def test_sync_evaluate_with_a_blocking_toolset() -> None:
     assert not toolset.connected
 
 
+def test_open_is_the_async_twin_of_open_sync() -> None:
+    async def main() -> list[str]:
+        toolset = in_memory()
+        async with toolset.open() as opened:
+            assert opened is toolset and toolset.connected
+            names = [t.name for t in toolset.current_tools()]
+        assert not toolset.connected
+        return names
+
+    assert "echo" in asyncio.run(main())
+
+
+def test_open_blocking_still_opens_and_warns() -> None:
+    toolset = in_memory()
+    with pytest.warns(DeprecationWarning, match="use open_sync"), toolset.open_blocking():
+        assert toolset.connected
+    assert not toolset.connected
+
+
 def test_a_closed_toolset_fails_calls_clearly() -> None:
     async def main() -> None:
         toolset = in_memory()

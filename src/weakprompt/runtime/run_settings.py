@@ -1,8 +1,9 @@
 """The settings of one run, declared once: built by the entry points, read by every part of the loop.
 
-``evaluate``, ``run``, ``stream`` and ``resume`` take these as keyword
-arguments (their public signatures), build one :class:`RunSettings` at the
-entry and pass it down; nothing below the entry repeats the list.
+``run``, ``run_sync`` (``evaluate``), ``stream`` and ``resume_sync`` take
+these as keyword arguments (their public signatures), build one
+:class:`RunSettings` at the entry and pass it down; nothing below the entry
+repeats the list.
 Integrations that must hook into a run (``weakprompt.durable``) build one
 themselves, with :attr:`RunSettings.tool_wrapper`, and call
 :func:`~weakprompt.runtime.loop.run_with` / :func:`~weakprompt.runtime.resume.resume_with`.
@@ -58,7 +59,7 @@ def _check_limit(least: int) -> Callable[[object, attrs.Attribute[int], int], No
 
 @attrs.frozen(kw_only=True, eq=False)
 class RunSettings:
-    """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.evaluate` for each).
+    """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.run_sync` for each).
 
     ``concurrent_tools`` and ``on_event`` are :func:`~weakprompt.runtime.loop.run`'s;
     ``tool_wrapper`` is for integrations only (no public entry takes it).

@@ -192,14 +192,16 @@ def test_pauses_wait_and_resume_through_the_queue(app: DurableApp, folder: Path)
         )
         assert client.result_sync(decided, timeout=60).text == "all tidy"
         assert client.status(decided) == "SUCCESS"
-        submitted = client.submit_sync(
-            "local",
-            "durable_fixtures:counter_prompt",
-            session_id="queued-1",
-            input="rounds=1 id=queued-1",
-            **COUNTER,
-        )
-        assert client.result_sync(submitted).text == "counted 1"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)  # the new names never warn
+            submitted = client.submit_sync(
+                "local",
+                "durable_fixtures:counter_prompt",
+                session_id="queued-1",
+                input="rounds=1 id=queued-1",
+                **COUNTER,
+            )
+            assert client.result_sync(submitted).text == "counted 1"
 
         async def from_a_loop() -> str:
             queued = await client.submit_async(

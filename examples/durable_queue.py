@@ -109,7 +109,7 @@ def main() -> None:
         client = DurableClient(db)
         try:
             ids = [
-                client.submit(
+                client.submit_sync(
                     "demo",
                     "durable_queue:prompt",
                     adapter="durable_queue:adapter",
@@ -128,7 +128,7 @@ def main() -> None:
             print(f"killed worker-a with {done} of {RUNS} runs finished")
             second = _worker(db, "worker-b")
             try:
-                results = [client.result(i, timeout=120) for i in ids]
+                results = [client.result_sync(i, timeout=120) for i in ids]
             finally:
                 second.terminate()
                 second.wait(30)

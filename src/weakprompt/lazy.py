@@ -9,17 +9,24 @@ through the package's ``if TYPE_CHECKING:`` imports.
 A name that was renamed keeps working for one release: ``renamed`` maps the
 old name to the new one, and asking for the old name warns
 (``DeprecationWarning``) and answers the new object. Old names are not listed
-by ``dir()`` and are never stored in the package, so every use warns.
+by ``dir()`` and are never stored in the package, so every use warns. A
+function or method kept under its old name is a :func:`deprecated_alias`:
+it warns on each call.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from typing import ParamSpec, TypeVar
 
-__all__ = ["lazy_exports"]
+__all__ = ["deprecated_alias", "lazy_exports"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def lazy_exports(
@@ -60,3 +67,25 @@ def lazy_exports(
         return sorted(public)
 
     return resolve, listing
+
+
+def deprecated_alias(target: Callable[P, T], old_name: str, message: str) -> Callable[P, T]:
+    """``target`` under ``old_name``, kept for one release: each call warns ``message`` first.
+
+    For a renamed function or method (``resume_async = deprecated_alias(...)``,
+    also in a class body); the signature is ``target``'s, for type checkers
+    too, ``__wrapped__`` is ``target`` and ``__deprecated__`` the message
+    (PEP 702's marker, for tools and tests). An async ``target`` gives a
+    function that warns when called and returns the coroutine.
+    """
+
+    @functools.wraps(target)
+    def warned(*args: P.args, **kwargs: P.kwargs) -> T:
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return target(*args, **kwargs)
+
+    warned.__name__ = old_name
+    warned.__qualname__ = f"{target.__qualname__.rpartition('.')[0]}.{old_name}".lstrip(".")
+    warned.__doc__ = f"Deprecated: {message}."
+    warned.__dict__["__deprecated__"] = message  # as PEP 702's ``@deprecated`` marks it
+    return warned

@@ -9,7 +9,8 @@ from weakprompt import runtime
 
 
 def test_a_first_agent_and_a_first_approval_need_only_top_level_names() -> None:
-    for name in ("Agent", "Approve", "Deny", "Supply", "PausedRun", "ResumeError", "paused_run", "resume"):
+    # a paused run resumes through its agent (Agent.resume / resume_sync)
+    for name in ("Agent", "Approve", "Deny", "Supply", "PausedRun", "ResumeError", "paused_run"):
         assert name in weakprompt.__all__, name
     assert weakprompt.Approve is runtime.Approve and weakprompt.PausedRun is runtime.PausedRun
 

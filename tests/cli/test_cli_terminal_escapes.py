@@ -24,7 +24,7 @@ from approval_support import make_prompt
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.cli import cli
 from weakprompt.messages import ToolCall, Usage
-from weakprompt.runtime import Approve, evaluate, paused_run, resume
+from weakprompt.runtime import Approve, evaluate, paused_run, resume_sync
 from weakprompt.safetext import terminal_text
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -114,7 +114,7 @@ def _hostile_store(path: Path) -> None:
         evaluate(make_prompt(), adapter=decided, session=Session(session_id="decided"), store=store)
         waiting = paused_run(store, "decided")
         assert waiting is not None
-        resume(
+        resume_sync(
             store,
             "decided",
             [Approve("c7", waiting.pending[0].token)],

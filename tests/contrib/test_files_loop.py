@@ -9,7 +9,7 @@ from weakprompt.contrib.files import FilesSection, WriteFile, write_file
 from weakprompt.events import ToolResultStored
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.resources import Filesystem, InMemoryFilesystem, ResourceRegistry
-from weakprompt.runtime import Approve, evaluate, resume
+from weakprompt.runtime import Approve, evaluate, resume_sync
 from weakprompt.runtime.results import ToolOutputStore
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -115,7 +115,7 @@ def test_a_write_waits_for_approval_by_default_and_runs_once_approved() -> None:
         assert (waiting.call_id, waiting.tool) == ("c1", "write_file")
         assert fs.read_text("a.txt") == "hello\n"
         approval = [Approve(waiting.call_id, waiting.token)]
-        done = resume(store, "w", approval, prompt=prompt, adapter=adapter, resources=resources)
+        done = resume_sync(store, "w", approval, prompt=prompt, adapter=adapter, resources=resources)
     assert done.text == "ok"
     assert fs.read_text("a.txt") == "bye\n"
 

@@ -23,14 +23,14 @@ def test_a_paused_run_resumes_after_a_worker_restart(tmp_path: Path) -> None:
     try:
         wait_for_system_database(db)
         client = DurableClient(db)
-        first = client.submit(
+        first = client.submit_sync(
             "admin",
             "durable_fixtures:approval_prompt",
             adapter="durable_fixtures:approval_adapter",
             session_id="a1",
             input="tidy",
         )
-        paused = client.result(first, timeout=60)
+        paused = client.result_sync(first, timeout=60)
         assert paused.paused is not None and [p.tool for p in paused.paused.pending] == ["delete_everything"]
         assert notes(counts, "deletes") == []
         worker.send_signal(signal.SIGKILL)
@@ -46,7 +46,7 @@ def test_a_paused_run_resumes_after_a_worker_restart(tmp_path: Path) -> None:
             decided_by="ann",
         )
         assert second.startswith("a1:pause-1:")  # each continuation has its own id
-        finished = client.result(second, timeout=60)
+        finished = client.result_sync(second, timeout=60)
         assert finished.text == "all tidy" and finished.paused is None
         with pytest.raises(ResumeError, match="is not waiting for decisions"):  # refused, not queued
             client.decide(

@@ -42,7 +42,7 @@ def test_killed_worker_runs_are_finished_without_repeating_calls(tmp_path: Path)
         wait_for_system_database(db)
         client = DurableClient(db)
         ids = [
-            client.submit(
+            client.submit_sync(
                 "crash",
                 "durable_fixtures:counter_prompt",
                 adapter="durable_fixtures:counter_adapter",
@@ -57,7 +57,7 @@ def test_killed_worker_runs_are_finished_without_repeating_calls(tmp_path: Path)
             worker.send_signal(signal.SIGKILL)
             worker.wait()
             worker = start_worker(db, "crash", counts, executor="w", delay=0.01)
-        results = [client.result(i, timeout=120) for i in ids]
+        results = [client.result_sync(i, timeout=120) for i in ids]
     finally:
         worker.kill()
         worker.wait(30)

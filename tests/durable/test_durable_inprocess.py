@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,12 +58,12 @@ def _kinds(workflow_id: str) -> list[str]:
 
 
 def test_a_durable_evaluation_records_each_call_once(app: DurableApp, folder: Path) -> None:
-    result = app.evaluate(
+    result = app.run_sync(
         "durable_fixtures:counter_prompt", session_id="sync-1", input="rounds=2 id=sync-1", **COUNTER
     )
     assert result.text == "counted 2" and result.paused is None and result.turns == 3
     assert _kinds("sync-1") == ["end", "model", "tool", "model", "tool", "model"]
-    again = app.evaluate(
+    again = app.run_sync(
         "durable_fixtures:counter_prompt", session_id="sync-1", input="rounds=2 id=sync-1", **COUNTER
     )
     assert again == result  # the same workflow id: its stored result, nothing called again
@@ -71,7 +72,7 @@ def test_a_durable_evaluation_records_each_call_once(app: DurableApp, folder: Pa
 
 def test_the_async_api_runs_the_same_workflow(app: DurableApp) -> None:
     async def go() -> str:
-        result = await app.evaluate_async(
+        result = await app.run(
             "durable_fixtures:counter_prompt", session_id="async-1", input="rounds=1 id=async-1", **COUNTER
         )
         return result.text
@@ -79,9 +80,39 @@ def test_the_async_api_runs_the_same_workflow(app: DurableApp) -> None:
     assert asyncio.run(go()) == "counted 1"
 
 
+def test_durable_run_sync_drives_run_even_inside_a_running_loop(app: DurableApp) -> None:
+    """One implementation: the blocking twin waits for the coroutine, on a thread of its own in a loop."""
+
+    async def inside() -> str:
+        return app.run_sync(
+            "durable_fixtures:counter_prompt", session_id="nested-1", input="rounds=1 id=nested-1", **COUNTER
+        ).text
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the new names never warn
+        assert asyncio.run(inside()) == "counted 1"
+
+
+def test_durable_evaluate_and_evaluate_async_still_run_and_warn(app: DurableApp) -> None:
+    with pytest.warns(DeprecationWarning, match=r"DurableApp\.evaluate is deprecated.*run_sync"):
+        old = app.evaluate(
+            "durable_fixtures:counter_prompt", session_id="old-1", input="rounds=1 id=old-1", **COUNTER
+        )
+    assert old.text == "counted 1"
+
+    async def go() -> str:
+        result = await app.evaluate_async(
+            "durable_fixtures:counter_prompt", session_id="old-2", input="rounds=1 id=old-2", **COUNTER
+        )
+        return result.text
+
+    with pytest.warns(DeprecationWarning, match=r"DurableApp\.evaluate_async is deprecated.*await run"):
+        assert asyncio.run(go()) == "counted 1"
+
+
 def test_a_failing_model_fails_the_workflow_with_its_error(app: DurableApp) -> None:
     with pytest.raises(ProviderError, match="the provider is down"):
-        app.evaluate(
+        app.run_sync(
             "durable_fixtures:counter_prompt", adapter="durable_fixtures:failing_adapter", session_id="down-1"
         )
     assert DBOS.retrieve_workflow("down-1").get_status().status == "ERROR"
@@ -89,7 +120,7 @@ def test_a_failing_model_fails_the_workflow_with_its_error(app: DurableApp) -> N
 
 @pytest.mark.parametrize("tool_name", ["flaky", "flaky_async"])
 def test_an_error_that_cannot_be_stored_reaches_the_model_as_text(app: DurableApp, tool_name: str) -> None:
-    result = app.evaluate(
+    result = app.run_sync(
         "durable_fixtures:tools_prompt",
         adapter="durable_fixtures:tool_adapter",
         params={"tool_name": tool_name},
@@ -111,7 +142,7 @@ def test_a_stopped_workflow_continues_from_the_transcript_without_repeating_call
         "input": "rounds=3 tool=cancel_me id=stop-1",
     }
     with pytest.raises(Exception, match="cancel"):
-        app.evaluate("durable_fixtures:tools_prompt", **job)  # type: ignore[arg-type]
+        app.run_sync("durable_fixtures:tools_prompt", **job)  # type: ignore[arg-type]
     store = Store.open(str(folder / "store.db"))
     try:
         stored = [m.role for m in Transcript(store, "stop-1").compile().messages]
@@ -135,7 +166,7 @@ def test_a_stopped_workflow_continues_from_the_transcript_without_repeating_call
 
 
 def test_a_fork_of_a_finished_run_gives_the_stored_answer(app: DurableApp) -> None:
-    app.evaluate(
+    app.run_sync(
         "durable_fixtures:counter_prompt", session_id="fork-1", input="rounds=1 id=fork-1", **COUNTER
     )
     forked = DBOS.fork_workflow("fork-1", 4).get_result()  # replays begin and the first calls
@@ -144,7 +175,7 @@ def test_a_fork_of_a_finished_run_gives_the_stored_answer(app: DurableApp) -> No
 
 def test_pauses_wait_and_resume_through_the_queue(app: DurableApp, folder: Path) -> None:
     approval = {"adapter": "durable_fixtures:approval_adapter"}
-    paused = app.evaluate("durable_fixtures:approval_prompt", session_id="ok-1", input="tidy", **approval)
+    paused = app.run_sync("durable_fixtures:approval_prompt", session_id="ok-1", input="tidy", **approval)
     assert isinstance(paused.paused, PausedRun)
     forked = DBOS.fork_workflow("ok-1", 4).get_result()  # an attempt that finds the pause stored
     assert forked.paused == paused.paused
@@ -159,16 +190,18 @@ def test_pauses_wait_and_resume_through_the_queue(app: DurableApp, folder: Path)
             decided_by="ann",
             **approval,
         )
-        assert client.result(decided, timeout=60).text == "all tidy"
+        assert client.result_sync(decided, timeout=60).text == "all tidy"
         assert client.status(decided) == "SUCCESS"
-        submitted = client.submit(
-            "local",
-            "durable_fixtures:counter_prompt",
-            session_id="queued-1",
-            input="rounds=1 id=queued-1",
-            **COUNTER,
-        )
-        assert client.result(submitted).text == "counted 1"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)  # the new names never warn
+            submitted = client.submit_sync(
+                "local",
+                "durable_fixtures:counter_prompt",
+                session_id="queued-1",
+                input="rounds=1 id=queued-1",
+                **COUNTER,
+            )
+            assert client.result_sync(submitted).text == "counted 1"
 
         async def from_a_loop() -> str:
             queued = await client.submit_async(
@@ -180,9 +213,20 @@ def test_pauses_wait_and_resume_through_the_queue(app: DurableApp, folder: Path)
             )
             return (await client.result_async(queued, timeout=60)).text
 
-        assert asyncio.run(from_a_loop()) == "counted 1"
+        with pytest.warns(DeprecationWarning, match="(submit|result)_async is deprecated"):  # old names work
+            assert asyncio.run(from_a_loop()) == "counted 1"
+        with pytest.warns(DeprecationWarning, match=r"DurableClient\.submit blocks .* submit_sync"):
+            old = client.submit(
+                "local",
+                "durable_fixtures:counter_prompt",
+                session_id="queued-3",
+                input="rounds=1 id=queued-3",
+                **COUNTER,
+            )
+        with pytest.warns(DeprecationWarning, match=r"DurableClient\.result blocks .* result_sync"):
+            assert client.result(old, timeout=60).text == "counted 1"
         with pytest.raises(ConfigurationError, match="not paused"):
-            client.decide("local", client.result(submitted), [], prompt="x:y", **approval)
+            client.decide("local", client.result_sync(submitted), [], prompt="x:y", **approval)
     finally:
         client.close()
     assert app.recover_dead_workers() == []
@@ -213,7 +257,7 @@ def test_a_finished_call_of_an_unstored_turn_is_served_from_its_record(
         "input": "rounds=2 id=pair-1",
     }
     with pytest.raises(Exception, match="cancel"):
-        app.evaluate("durable_fixtures:tools_prompt", **job)  # type: ignore[arg-type]
+        app.run_sync("durable_fixtures:tools_prompt", **job)  # type: ignore[arg-type]
     result = DBOS.resume_workflow("pair-1").get_result()
     assert result.text == 'done: {"total":4}'
     steps = sorted(step for who, step, _ in notes(folder / "counts", "tools") if who == "pair-1")
@@ -225,7 +269,7 @@ def test_a_continuation_found_finished_or_paused_again_gives_what_is_stored(
     app: DurableApp, folder: Path
 ) -> None:
     approval = {"adapter": "durable_fixtures:approval_adapter"}
-    first = app.evaluate("durable_fixtures:approval_prompt", session_id="twice-1", input="twice", **approval)
+    first = app.run_sync("durable_fixtures:approval_prompt", session_id="twice-1", input="twice", **approval)
     assert first.paused is not None
     client = DurableClient(str(folder / "store.db"))
     try:
@@ -237,7 +281,7 @@ def test_a_continuation_found_finished_or_paused_again_gives_what_is_stored(
             prompt="durable_fixtures:approval_prompt",
             **approval,
         )
-        second = client.result(decided, timeout=60)
+        second = client.result_sync(decided, timeout=60)
         assert second.paused is not None and second.paused.seq == 2
         again = DBOS.fork_workflow(decided, 3).get_result()  # the attempt finds pause 2 waiting
         assert again.paused == second.paused
@@ -249,12 +293,12 @@ def test_a_continuation_found_finished_or_paused_again_gives_what_is_stored(
             prompt="durable_fixtures:approval_prompt",
             **approval,
         )
-        assert client.result(last, timeout=60).text == "all tidy"
+        assert client.result_sync(last, timeout=60).text == "all tidy"
         replayed = DBOS.fork_workflow(last, 3).get_result()  # found finished: the stored answer
         assert replayed.text == "all tidy"
         with pytest.raises(TimeoutError, match="did not finish"):
-            client.result(
-                client.submit(
+            client.result_sync(
+                client.submit_sync(
                     "nobody-listens", "durable_fixtures:counter_prompt", session_id="never-1", **COUNTER
                 ),
                 timeout=0.2,
@@ -272,7 +316,7 @@ def test_a_dead_workers_runs_go_back_to_their_queue(app: DurableApp, folder: Pat
     ghost = start_worker(db, "ghostly", folder / "counts", executor="ghost", delay=5.0)
     client = DurableClient(db)
     try:
-        workflow = client.submit(
+        workflow = client.submit_sync(
             "ghostly",
             "durable_fixtures:counter_prompt",
             session_id="ghost-1",
@@ -337,7 +381,7 @@ def test_a_refused_decision_queues_nothing_and_the_corrected_one_runs(app: Durab
     from weakprompt.runtime import ResumeError, check_decisions_for
 
     approval = {"prompt": "durable_fixtures:approval_prompt", "adapter": "durable_fixtures:approval_adapter"}
-    paused = app.evaluate(session_id="stale-1", input="tidy", **approval)
+    paused = app.run_sync(session_id="stale-1", input="tidy", **approval)
     assert paused.paused is not None
     pending = paused.paused.pending[0]
     client = DurableClient(str(folder / "store.db"))
@@ -355,11 +399,11 @@ def test_a_refused_decision_queues_nothing_and_the_corrected_one_runs(app: Durab
         assert check_decisions_for(store, "stale-1", [edited]) == paused.paused  # arguments: the worker's
         refused = client.decide("local", paused, [edited], **approval)
         with pytest.raises(ResumeError, match="edited arguments for call 'call-del-0' are invalid"):
-            client.result(refused, timeout=60)
+            client.result_sync(refused, timeout=60)
         decided = client.decide("local", paused, [Approve(pending.call_id, pending.token)], **approval)
         assert decided != refused  # the corrected decision is a run of its own
         assert decided.startswith("stale-1:pause-1:")
-        assert client.result(decided, timeout=60).text == "all tidy"
+        assert client.result_sync(decided, timeout=60).text == "all tidy"
         with pytest.raises(ResumeError, match=r"pause 1 of session 'stale-1' is not waiting .*1, resumed"):
             client.decide("local", paused, [Approve(pending.call_id, pending.token)], **approval)
         nobody = PausedRun(session_id="nobody-1", seq=1, head=None, pending=())
@@ -381,7 +425,7 @@ def test_a_continuation_that_finds_its_pause_decided_runs_nothing(app: DurableAp
     from weakprompt.runtime.approval import decisions_to_json
 
     approval = {"prompt": "durable_fixtures:approval_prompt", "adapter": "durable_fixtures:approval_adapter"}
-    paused = app.evaluate(session_id="race-1", input="tidy", **approval)
+    paused = app.run_sync(session_id="race-1", input="tidy", **approval)
     assert paused.paused is not None
     pending = paused.paused.pending[0]
     late = EvaluationJob(
@@ -393,7 +437,7 @@ def test_a_continuation_that_finds_its_pause_decided_runs_nothing(app: DurableAp
     client = DurableClient(str(folder / "store.db"))
     try:  # both were checked while the pause waited; the first one ran
         first = client.decide("local", paused, [Approve(pending.call_id, pending.token)], **approval)
-        assert client.result(first, timeout=60).text == "all tidy"
+        assert client.result_sync(first, timeout=60).text == "all tidy"
     finally:
         client.close()
     calls = len(notes(folder / "counts", "model"))
@@ -410,7 +454,7 @@ def test_a_pause_has_one_continuation_queued_at_a_time(app: DurableApp, folder: 
     from weakprompt.runtime import ResumeError
 
     approval = {"prompt": "durable_fixtures:approval_prompt", "adapter": "durable_fixtures:approval_adapter"}
-    paused = app.evaluate(session_id="held-1", input="tidy", **approval)
+    paused = app.run_sync(session_id="held-1", input="tidy", **approval)
     assert paused.paused is not None
     approve = [Approve(paused.paused.pending[0].call_id, paused.paused.pending[0].token)]
     client = DurableClient(str(folder / "store.db"))
@@ -420,6 +464,6 @@ def test_a_pause_has_one_continuation_queued_at_a_time(app: DurableApp, folder: 
             client.decide("nobody-listens", paused, approve, **approval)
         DBOS.cancel_workflow(held)  # it ends: the pause may be decided again
         decided = client.decide("local", paused, approve, **approval)
-        assert decided != held and client.result(decided, timeout=60).text == "all tidy"
+        assert decided != held and client.result_sync(decided, timeout=60).text == "all tidy"
     finally:
         client.close()

@@ -105,7 +105,7 @@ def test_four_workers_drain_a_queue_and_recover_a_killed_one(pg_database: str, t
         ]
         client = DurableClient(pg_database)
         ids = [
-            client.submit(
+            client.submit_sync(
                 "many",
                 "durable_fixtures:counter_prompt",
                 adapter="durable_fixtures:counter_adapter",
@@ -130,7 +130,7 @@ def test_four_workers_drain_a_queue_and_recover_a_killed_one(pg_database: str, t
         killed.send_signal(signal.SIGKILL)
         killed_at = time.time()
         killed.wait()
-        results = [client.result(i, timeout=240) for i in ids]
+        results = [client.result_sync(i, timeout=240) for i in ids]
         records = [client.workflow(i) for i in ids]
     finally:
         for worker in workers:
@@ -200,7 +200,7 @@ def test_a_worker_carries_on_when_the_server_ends_its_connections(
     app.launch()
     admin = create_engine(pg_database, isolation_level="AUTOCOMMIT")
     try:
-        first = app.evaluate(
+        first = app.run_sync(
             "durable_fixtures:counter_prompt",
             session_id="cut-1",
             input="rounds=1 id=cut-1",
@@ -214,7 +214,7 @@ def test_a_worker_carries_on_when_the_server_ends_its_connections(
                 )
             ).scalar()
         assert first.text == "counted 1" and ended is not None and ended >= 1
-        second = app.evaluate(
+        second = app.run_sync(
             "durable_fixtures:counter_prompt",
             session_id="cut-2",
             input="rounds=2 id=cut-2",

@@ -35,7 +35,7 @@ def test_sigterm_lets_the_run_in_hand_finish(tmp_path: Path) -> None:
     try:
         wait_for_system_database(db)
         client = DurableClient(db)
-        workflow = client.submit(
+        workflow = client.submit_sync(
             "calm",
             "durable_fixtures:counter_prompt",
             session_id="calm-1",
@@ -49,7 +49,7 @@ def test_sigterm_lets_the_run_in_hand_finish(tmp_path: Path) -> None:
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(60) == 0
         assert client.status(workflow) == "SUCCESS"
-        assert client.result(workflow).text == "counted 2"
+        assert client.result_sync(workflow).text == "counted 2"
     finally:
         worker.kill()
         worker.wait()
@@ -125,30 +125,30 @@ def test_a_worker_runs_only_what_it_serves_and_stores_each_refusal(tmp_path: Pat
     try:
         wait_for_system_database(db)
         client = DurableClient(db)
-        shell = client.submit(
+        shell = client.submit_sync(
             "guarded",
             "subprocess:getoutput",
             adapter="durable_fixtures:counter_adapter",
             session_id="shell-1",
             params={"cmd": f"id > {pwned}"},
         )
-        marked = client.submit(
+        marked = client.submit_sync(
             "guarded", "durable_marker:marked_prompt", session_id="marker-1", input="x", **COUNTER
         )
-        by_module = client.submit(  # the module is imported (for --serve), but only the names are served
+        by_module = client.submit_sync(  # the module is imported (for --serve), but only the names are served
             "guarded", "durable_fixtures:counter_prompt", session_id="module-1", input="x", **COUNTER
         )
-        named = client.submit(
+        named = client.submit_sync(
             "guarded", "count", session_id="named-1", input="rounds=1 id=named-1", **COUNTER
         )
-        assert client.result(named, timeout=60).text == "counted 1"
+        assert client.result_sync(named, timeout=60).text == "counted 1"
         for workflow, reference in [
             (shell, "subprocess:getoutput"),
             (marked, "durable_marker:marked_prompt"),
             (by_module, "durable_fixtures:counter_prompt"),
         ]:
             with pytest.raises(DurableJobError, match=f"'{reference}' is not served by this worker"):
-                client.result(workflow, timeout=60)
+                client.result_sync(workflow, timeout=60)
             assert client.status(workflow) == "ERROR"
         assert not pwned.exists()
         assert not (counts / "imported-durable_marker").exists()  # the module was never imported

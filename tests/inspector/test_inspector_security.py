@@ -29,7 +29,7 @@ from weakprompt.cli import cli
 from weakprompt.inspector import InspectorSettings, create_app
 from weakprompt.inspector.charts import MAX_BARS, UsagePoint, usage_chart
 from weakprompt.inspector.hosts import allowed_host, host_name
-from weakprompt.runtime import Approve, Deny, evaluate, paused_run, resume
+from weakprompt.runtime import Approve, Deny, evaluate, paused_run, resume_sync
 from weakprompt.runtime.pause_records import read_pauses, stored_pauses
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -269,7 +269,7 @@ def approvals_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         first = paused_run(store, "s1")
         assert first is not None
         tokens = {p.call_id: p.token for p in first.pending}
-        resume(
+        resume_sync(
             store,
             "s1",
             [Approve("c2", tokens["c2"]), Deny("c3", tokens["c3"], "keep b.txt")],
@@ -333,7 +333,7 @@ def test_an_edited_approval_shows_both_argument_sets(tmp_path: Path) -> None:
         assert first is not None
         tokens = {p.call_id: p.token for p in first.pending}
         decisions = [Approve("c2", tokens["c2"], {"path": "/tmp/z.txt"}), Approve("c3", tokens["c3"])]
-        resume(store, "e", decisions, prompt=make_prompt(), adapter=ScriptedAdapter(script()[1:]))
+        resume_sync(store, "e", decisions, prompt=make_prompt(), adapter=ScriptedAdapter(script()[1:]))
     result = CliRunner().invoke(cli, ["transcript", "show", "--db", str(path), "--session", "e"])
     assert "decision approved with edits by (not recorded)" in result.output
     assert 'asked for {"path": "/tmp/a.txt"}' in result.output

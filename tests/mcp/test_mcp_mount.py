@@ -507,11 +507,30 @@ def test_tool_errors_raised_by_the_server_read_as_its_message() -> None:
 
 def test_sync_evaluate_with_a_blocking_toolset() -> None:
     toolset = in_memory()
-    with toolset.open_blocking():
+    with toolset.open_sync():
         adapter = ScriptedAdapter([tool_call_turn(tool_call("echo", {"text": "sync"}, id="c1")), "done"])
         response = evaluate(mounted_prompt(toolset), adapter=adapter, session=Session())
         assert response.text == "done"
         assert json.loads(_tool_messages(adapter)[0][0]) == {"result": "sync"}
+    assert not toolset.connected
+
+
+def test_open_is_the_async_twin_of_open_sync() -> None:
+    async def main() -> list[str]:
+        toolset = in_memory()
+        async with toolset.open() as opened:
+            assert opened is toolset and toolset.connected
+            names = [t.name for t in toolset.current_tools()]
+        assert not toolset.connected
+        return names
+
+    assert "echo" in asyncio.run(main())
+
+
+def test_open_blocking_still_opens_and_warns() -> None:
+    toolset = in_memory()
+    with pytest.warns(DeprecationWarning, match="use open_sync"), toolset.open_blocking():
+        assert toolset.connected
     assert not toolset.connected
 
 
@@ -557,7 +576,9 @@ def test_a_section_refuses_a_toolset_that_is_not_one() -> None:
 
 
 def test_a_tool_that_requires_approval_pauses_the_run_and_runs_once_approved(tmp_path: Any) -> None:
-    from weakprompt.runtime import Approve, paused_run, resume_async
+    from weakprompt.runtime import Approve, paused_run
+    from weakprompt.runtime.resume import resume_with
+    from weakprompt.runtime.run_settings import RunSettings
 
     async def main() -> None:
         async with in_memory(requires_approval=lambda info: info.name == "echo") as toolset:
@@ -573,8 +594,9 @@ def test_a_tool_that_requires_approval_pauses_the_run_and_runs_once_approved(tmp
                 assert waiting is not None
                 (pending,) = waiting.pending
                 assert (pending.call_id, pending.tool) == ("c1", "echo")  # weather ran; echo waits
-                done = await resume_async(
-                    store, "m", [Approve(pending.call_id, pending.token)], prompt=prompt, adapter=adapter
+                settings = RunSettings(adapter=adapter, session=Session(session_id="m"), store=store)
+                done = await resume_with(
+                    "m", [Approve(pending.call_id, pending.token)], prompt=prompt, settings=settings
                 )
                 assert done.text == "done"
                 results = {

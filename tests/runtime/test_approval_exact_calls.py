@@ -24,7 +24,7 @@ from weakprompt.runtime import (
     ResumeError,
     ToolDispatcher,
     evaluate,
-    resume,
+    resume_sync,
 )
 from weakprompt.runtime.approval import decisions_to_json
 from weakprompt.session import Session
@@ -77,7 +77,7 @@ def test_repeated_call_id_never_runs_on_an_earlier_approval(tmp_path: Path) -> N
         ).paused
         assert first is not None
         after = ScriptedAdapter([delete("/home/user/EVERYTHING"), text_turn("done")])
-        response = resume(
+        response = resume_sync(
             store,
             "s",
             [Approve("call_0", first.pending[0].token)],
@@ -92,10 +92,12 @@ def test_repeated_call_id_never_runs_on_an_earlier_approval(tmp_path: Path) -> N
             ("call_0", {"path": "/home/user/EVERYTHING"})
         ]
         with pytest.raises(ResumeError, match="does not match"):  # the first token does not decide it
-            resume(
+            resume_sync(
                 store, "s", [Approve("call_0", first.pending[0].token)], prompt=make_prompt(), adapter=after
             )
-        resume(store, "s", [Deny("call_0", second.pending[0].token)], prompt=make_prompt(), adapter=after)
+        resume_sync(
+            store, "s", [Deny("call_0", second.pending[0].token)], prompt=make_prompt(), adapter=after
+        )
     assert RAN == [("call_0", "/tmp/x")]
 
 
@@ -131,7 +133,7 @@ def test_two_waiting_calls_of_one_reply_with_one_id_the_second_is_answered_with_
         results = [m for m in Transcript(store, "d").compile().messages if m.role == "tool"]
         assert len(results) == 1 and results[0].is_error
         assert "already used by another call of this reply" in results[0].content
-        resume(
+        resume_sync(
             store,
             "d",
             [Approve("dup", paused.pending[0].token)],
@@ -228,10 +230,10 @@ def test_property_no_unapproved_call_ever_runs_across_resumes(
             before = len(RAN)
             if planted:
                 with pytest.raises(ResumeError):
-                    resume(store, "p", decisions, prompt=make_prompt(), adapter=adapter)
+                    resume_sync(store, "p", decisions, prompt=make_prompt(), adapter=adapter)
                 assert len(RAN) == before
                 decisions, _ = decider.decide(paused, cheat=False)
-            paused = resume(store, "p", decisions, prompt=make_prompt(), adapter=adapter).paused
+            paused = resume_sync(store, "p", decisions, prompt=make_prompt(), adapter=adapter).paused
             _check_runs(before, decider.allowed[-1])
 
 
@@ -267,7 +269,7 @@ def test_a_claimed_pause_whose_call_id_was_answered_in_an_earlier_turn_is_replay
             store=store,
         ).paused
         assert first is not None
-        second = resume(
+        second = resume_sync(
             store,
             "c",
             [Approve("call_0", first.pending[0].token)],
@@ -278,7 +280,7 @@ def test_a_claimed_pause_whose_call_id_was_answered_in_an_earlier_turn_is_replay
         decisions = decisions_to_json([Approve("call_0", second.pending[0].token)])
         with store.write() as conn:  # claimed by a resume that died before running the call
             assert pause_rows.claim_pause(conn, "c", 2, decisions_json=decisions, decided_by="x", now="2026")
-        response = resume(store, "c", prompt=make_prompt(), adapter=ScriptedAdapter([text_turn("done")]))
+        response = resume_sync(store, "c", prompt=make_prompt(), adapter=ScriptedAdapter([text_turn("done")]))
     assert response.paused is None and response.text == "done"
     assert RAN == [("call_0", "/a"), ("call_0", "/b")]  # the earlier call_0 result did not count for /b
 
@@ -295,7 +297,7 @@ def test_a_crash_in_a_later_decided_turn_never_replays_an_older_pause_s_approval
             store=store,
         ).paused
         assert first is not None
-        resume(
+        resume_sync(
             store,
             "o",
             [Approve("call_0", first.pending[0].token)],
@@ -310,5 +312,5 @@ def test_a_crash_in_a_later_decided_turn_never_replays_an_older_pause_s_approval
         with store.write() as conn:
             pause_rows.write_journal(conn, row)
         with pytest.raises(ResumeError, match="nothing to resume"):
-            resume(store, "o", prompt=make_prompt(), adapter=ScriptedAdapter([text_turn("again")]))
+            resume_sync(store, "o", prompt=make_prompt(), adapter=ScriptedAdapter([text_turn("again")]))
     assert RAN == [("call_0", "/a")]  # alice's approval of /a was used once

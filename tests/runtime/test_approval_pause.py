@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,7 @@ from weakprompt.runtime import (
     approval_token,
     evaluate,
     paused_run,
-    resume,
-    resume_async,
+    resume_sync,
 )
 from weakprompt.session import Session
 from weakprompt.store import Store, pause_rows
@@ -117,7 +115,7 @@ def test_resume_in_this_process_runs_the_approved_and_tells_the_model_of_the_den
     session.dispatcher.subscribe(ToolCallDecided, decided.append)
     session.dispatcher.subscribe(RunResumed, resumed.append)
     adapter = adapter_after_pause()
-    response = resume(
+    response = resume_sync(
         store,
         "s1",
         [Approve("c2", first.token), Deny("c3", second.token, "Keep b.txt.")],
@@ -148,15 +146,13 @@ def test_a_resume_with_a_listener_reports_the_decided_turn_before_the_models_nex
     """The decided calls' results, then their turn as committed (already stored), then the rest of the run."""
     first, second = pause(store).pending
     events: list[RunEvent[Any]] = []
-    response = asyncio.run(
-        resume_async(
-            store,
-            "s1",
-            [Approve("c2", first.token), Deny("c3", second.token)],
-            prompt=make_prompt(),
-            adapter=adapter_after_pause(),
-            on_event=events.append,
-        )
+    response = resume_sync(
+        store,
+        "s1",
+        [Approve("c2", first.token), Deny("c3", second.token)],
+        prompt=make_prompt(),
+        adapter=adapter_after_pause(),
+        on_event=events.append,
     )
     ready = [e for e in events if isinstance(e, ToolResultReady)]
     assert [(e.call.id, e.is_error) for e in ready] == [("c2", False), ("c3", True)]
@@ -173,7 +169,7 @@ def test_edited_arguments_are_validated_run_and_recorded(store: Store) -> None:
     first, second = paused.pending
     session = Session(session_id="s1")
     with pytest.raises(ResumeError, match="edited arguments for call 'c2' are invalid"):
-        resume(
+        resume_sync(
             store,
             "s1",
             [Approve("c2", first.token, {"file": 3}), Deny("c3", second.token)],
@@ -182,7 +178,7 @@ def test_edited_arguments_are_validated_run_and_recorded(store: Store) -> None:
             session=session,
         )
     assert paused_run(store, "s1") == paused  # refused: still waiting
-    resume(
+    resume_sync(
         store,
         "s1",
         [Approve("c2", first.token, {"path": "/tmp/safe.txt"}), Deny("c3", second.token)],
@@ -226,7 +222,7 @@ def test_the_session_state_at_the_pause_is_restored_from_the_store(store: Store)
     paused = evaluate(prompt, adapter=adapter, session=session, store=store).paused
     assert paused is not None
     fresh = Session(session_id="s2")  # another process would start from nothing like this
-    resume(
+    resume_sync(
         store,
         "s2",
         [Deny("d1", paused.pending[0].token)],
@@ -247,9 +243,9 @@ def test_a_slice_that_cannot_be_stored_must_be_handed_in(store: Store) -> None:
     assert paused is not None
     decisions = [Deny(p.call_id, p.token) for p in paused.pending]
     with pytest.raises(ResumeError, match="Local"):
-        resume(store, "s3", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
+        resume_sync(store, "s3", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
     assert paused_run(store, "s3") == paused
-    response = resume(
+    response = resume_sync(
         store, "s3", decisions, prompt=make_prompt(), adapter=adapter_after_pause(), session=session
     )
     assert response.text == "Done."
@@ -273,7 +269,7 @@ def test_inline_decisions_give_the_same_transcript_as_pause_and_resume(tmp_path:
         inline = messages(inline_store, "s1")
     with Store.open(tmp_path / "paused.db") as paused_store:
         paused = pause(paused_store)
-        resume(paused_store, "s1", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause())
+        resume_sync(paused_store, "s1", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause())
         assert messages(paused_store, "s1") == inline
 
 
@@ -305,14 +301,14 @@ def test_a_deferred_call_pauses_and_approve_is_refused_for_it(store: Store) -> N
     assert paused is not None
     (waiting,) = paused.pending
     with pytest.raises(ResumeError, match="deferred"):
-        resume(
+        resume_sync(
             store,
             "s5",
             [Approve("h1", waiting.token)],
             prompt=make_prompt(),
             adapter=ScriptedAdapter([text_turn("ok")]),
         )
-    response = resume(
+    response = resume_sync(
         store,
         "s5",
         [Supply("h1", waiting.token, "failed upstream", is_error=True)],
@@ -326,9 +322,9 @@ def test_a_deferred_call_pauses_and_approve_is_refused_for_it(store: Store) -> N
 def test_an_already_decided_pause_is_refused(store: Store) -> None:
     paused = pause(store)
     decisions = [Deny(p.call_id, p.token) for p in paused.pending]
-    resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
+    resume_sync(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
     with pytest.raises(ResumeError, match="already decided"):
-        resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
+        resume_sync(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
 
 
 def test_a_predicate_policy_and_a_section_policy(store: Store) -> None:

@@ -30,7 +30,7 @@ from weakprompt.runtime import (
     approval_token,
     evaluate,
     paused_run,
-    resume,
+    resume_sync,
 )
 from weakprompt.session import Session
 from weakprompt.store import LATEST_VERSION, MIGRATIONS, Store, pause_rows, tables
@@ -69,7 +69,7 @@ def decide(paused: PausedRun) -> list[Decision]:
 RESUME_SCRIPT = """
 import sys
 from approval_support import adapter_after_pause, make_prompt
-from weakprompt.runtime import Approve, Deny, paused_run, resume
+from weakprompt.runtime import Approve, Deny, paused_run, resume_sync
 from weakprompt.store import Store
 
 with Store.open(sys.argv[1]) as store:
@@ -79,7 +79,7 @@ with Store.open(sys.argv[1]) as store:
         Approve(first.call_id, first.token, {"path": "/tmp/edited.txt"}),
         Deny(second.call_id, second.token, "no"),
     ]
-    response = resume(
+    response = resume_sync(
         store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause(), decided_by="ops"
     )
     print(response.text)
@@ -177,7 +177,7 @@ def test_tampered_decisions_are_refused_and_nothing_is_written(
                 )
         before = snapshot(store)
         with pytest.raises(ResumeError):
-            resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
         assert snapshot(store) == before
 
 
@@ -192,7 +192,7 @@ def test_concurrent_resumes_exactly_one_wins(backend_url: str) -> None:
         with Store.open(path) as mine:
             barrier.wait()
             try:
-                resume(mine, "s1", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause())
+                resume_sync(mine, "s1", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause())
                 outcomes.append("won")
             except ResumeError as exc:
                 assert "already" in str(exc)
@@ -237,10 +237,12 @@ def test_max_turns_caps_the_whole_run_not_each_resumption_of_it(tmp_path: Path) 
     store = Store.open(str(tmp_path / "runs.db"))
     paused = pause(store)  # one model call made before the pause
     with pytest.raises(MaxTurnsExceededError):
-        resume(store, "s1", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause(), max_turns=1)
+        resume_sync(
+            store, "s1", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause(), max_turns=1
+        )
     # the decided calls ran and their turn is stored; the answer still needs a second model call
     assert [m[0] for m in messages(store, "s1")][-3:] == ["tool", "tool", "tool"]
-    response = resume(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause(), max_turns=2)
+    response = resume_sync(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause(), max_turns=2)
     assert response.text == "Done." and response.turns == 1
 
 

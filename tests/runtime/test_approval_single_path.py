@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from approval_support import adapter_after_pause, make_prompt, script
 from weakprompt.adapters.testing import ScriptedAdapter
-from weakprompt.runtime import Approve, Decision, Deny, PausedRun, ResumeError, evaluate, resume
+from weakprompt.runtime import Approve, Decision, Deny, PausedRun, ResumeError, evaluate, resume_sync
 from weakprompt.runtime.resume import check_decisions_for, paused_run
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -104,7 +104,7 @@ def test_every_way_of_deciding_refuses_a_tampered_decision_with_the_same_words(
     paused = _paused(db, "resumed")
     with Store.open(f"sqlite:///{db}") as store:
         reasons["resume"] = _refusal(
-            lambda: resume(
+            lambda: resume_sync(
                 store, "resumed", make(paused), prompt=make_prompt(), adapter=adapter_after_pause()
             )
         )
@@ -113,7 +113,7 @@ def test_every_way_of_deciding_refuses_a_tampered_decision_with_the_same_words(
         )
     with Store.open(f"sqlite:///{db}") as other:  # a fresh store object: what another process sees
         reasons["resume elsewhere"] = _refusal(
-            lambda: resume(
+            lambda: resume_sync(
                 other, "resumed", make(paused), prompt=make_prompt(), adapter=adapter_after_pause()
             )
         )
@@ -135,7 +135,7 @@ def test_a_bad_edit_is_refused_alike_where_the_tools_are_known(tmp_path: Path) -
     paused = _paused(db, "resumed")
     with Store.open(f"sqlite:///{db}") as store:
         by_resume = _refusal(
-            lambda: resume(
+            lambda: resume_sync(
                 store, "resumed", _edited_badly(paused), prompt=make_prompt(), adapter=adapter_after_pause()
             )
         )
@@ -180,7 +180,7 @@ def test_an_honest_decision_runs_each_approved_call_once_whichever_way_it_came(
     else:
         paused = _paused(db, "s")
         with Store.open(f"sqlite:///{db}") as store:
-            response = resume(store, "s", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause())
+            response = resume_sync(store, "s", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause())
     ran = [e.event.call_id for e in response.tool_executions if e.event.name == "delete_file" and e.success]
     assert ran == (["c2"] if approve_first else ["c3"])
     assert response.text == "Done."

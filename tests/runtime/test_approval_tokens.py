@@ -30,7 +30,7 @@ from weakprompt.runtime import (
     decision_records,
     evaluate,
     paused_run,
-    resume,
+    resume_sync,
 )
 from weakprompt.runtime.approval import APPROVAL_KEY_ENV
 from weakprompt.session import Session
@@ -95,7 +95,7 @@ def test_an_edited_row_with_a_recomputed_token_is_refused_under_a_key(
         before = rows(store)
         decisions = [Approve(paused.pending[0].call_id, token), *approve_all(paused)[1:]]
         with pytest.raises(ResumeError, match="does not match its token"):
-            resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
         assert rows(store) == before
 
 
@@ -104,7 +104,7 @@ def test_without_a_key_a_recomputed_token_is_accepted_as_the_spec_says(tmp_path:
         paused = pause(store)
         token = forge(store, "/tmp/edited", key=None)
         decisions = [Approve(paused.pending[0].call_id, token), *approve_all(paused)[1:]]
-        resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
+        resume_sync(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
 
 
 def test_a_keyed_pause_resumes_with_the_same_key_and_is_refused_with_another(
@@ -125,12 +125,12 @@ def test_a_keyed_pause_resumes_with_the_same_key_and_is_refused_with_another(
         assert paused.pending[0].token != unkeyed
         monkeypatch.setenv(APPROVAL_KEY_ENV, "another key, long enough")
         with pytest.raises(ResumeError, match=f"another approval key \\({APPROVAL_KEY_ENV} is set here\\)"):
-            resume(store, "s1", approve_all(paused), prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", approve_all(paused), prompt=make_prompt(), adapter=adapter_after_pause())
         monkeypatch.delenv(APPROVAL_KEY_ENV)
         with pytest.raises(ResumeError, match="is not set here"):
-            resume(store, "s1", approve_all(paused), prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", approve_all(paused), prompt=make_prompt(), adapter=adapter_after_pause())
         monkeypatch.setenv(APPROVAL_KEY_ENV, KEY)
-        resume(store, "s1", approve_all(paused), prompt=make_prompt(), adapter=adapter_after_pause())
+        resume_sync(store, "s1", approve_all(paused), prompt=make_prompt(), adapter=adapter_after_pause())
         assert paused_run(store, "s1") is None
 
 
@@ -151,7 +151,9 @@ def test_a_token_does_not_replay_in_another_store(tmp_path: Path) -> None:
         assert store_id(first) != store_id(second)
         assert [p.token for p in theirs.pending] != [p.token for p in mine.pending]
         with pytest.raises(ResumeError, match="token for call 'c2' does not match"):
-            resume(second, "s1", approve_all(theirs), prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(
+                second, "s1", approve_all(theirs), prompt=make_prompt(), adapter=adapter_after_pause()
+            )
 
 
 def test_a_token_does_not_replay_in_a_later_pause_of_the_same_call(tmp_path: Path) -> None:
@@ -161,13 +163,13 @@ def test_a_token_does_not_replay_in_a_later_pause_of_the_same_call(tmp_path: Pat
             make_prompt(), adapter=ScriptedAdapter([same]), session=Session(session_id="r"), store=store
         ).paused
         assert first is not None
-        second = resume(
+        second = resume_sync(
             store, "r", approve_all(first), prompt=make_prompt(), adapter=ScriptedAdapter([same])
         ).paused
         assert second is not None and second.pending[0].arguments == first.pending[0].arguments
         assert second.pending[0].token != first.pending[0].token
         with pytest.raises(ResumeError, match="does not match"):
-            resume(store, "r", approve_all(first), prompt=make_prompt(), adapter=ScriptedAdapter([]))
+            resume_sync(store, "r", approve_all(first), prompt=make_prompt(), adapter=ScriptedAdapter([]))
 
 
 def test_a_replayed_decision_after_a_crash_is_checked_again(tmp_path: Path) -> None:
@@ -185,7 +187,7 @@ def test_a_replayed_decision_after_a_crash_is_checked_again(tmp_path: Path) -> N
                 now="2026-01-01T00:00:00",
             )
         with pytest.raises(ResumeError, match="does not carry its token"):
-            resume(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause())
 
 
 # -- store identity ---------------------------------------------------------------------------------
@@ -248,7 +250,7 @@ def test_decision_records_say_who_decided_what_and_when(tmp_path: Path) -> None:
             (p.call_id, "pending", None, p.token) for p in paused.pending
         ]
         c2, c3 = paused.pending
-        resume(
+        resume_sync(
             store,
             "s1",
             [Approve(c2.call_id, c2.token, {"path": "/tmp/other"}), Deny(c3.call_id, c3.token, "no")],
@@ -307,7 +309,7 @@ def test_the_approvals_command_lists_who_when_and_escapes_what_it_prints(tmp_pat
         ).paused
         assert paused is not None
         pending = CliRunner().invoke(cli, ["approvals", "--db", db])
-        resume(
+        resume_sync(
             store,
             "s1",
             approve_all(paused),
@@ -390,7 +392,7 @@ def test_supplied_results_and_unnamed_deciders_are_listed_too(
         ).paused
         assert paused is not None
         q1, d1, d2 = paused.pending
-        resume(
+        resume_sync(
             store,
             "q",
             [
@@ -432,7 +434,9 @@ def test_damaged_stored_decisions_and_duplicate_stored_calls_are_named(tmp_path:
             )
             conn.execute(tables.paused_runs.update().values(pending_json=json.dumps(pending)))
         with pytest.raises(ResumeError, match="two stored calls have the id 'c2'"):
-            resume(store, "s1", approve_all(paused)[:1], prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(
+                store, "s1", approve_all(paused)[:1], prompt=make_prompt(), adapter=adapter_after_pause()
+            )
         with store.write() as conn:
             conn.execute(tables.paused_runs.update().values(status="resumed", decisions_json="[1]"))
         with pytest.raises(ResumeError, match="pause 1 of session 's1': the stored decisions are damaged"):
@@ -470,4 +474,4 @@ def test_a_token_that_is_not_hex_or_not_text_is_refused_cleanly(tmp_path: Path, 
         paused = pause(store)
         decisions = [Approve("c2", token), *approve_all(paused)[1:]]  # type: ignore[arg-type]
         with pytest.raises(ResumeError, match="the token for call 'c2' does not match"):
-            resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())

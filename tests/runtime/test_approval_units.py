@@ -24,7 +24,7 @@ from weakprompt.runtime import (
     evaluate,
     paused_run,
     paused_runs,
-    resume,
+    resume_sync,
 )
 from weakprompt.runtime.approval import decisions_from_json, decisions_to_json, pending_from_json
 from weakprompt.runtime.pausing import publish_decisions_for
@@ -157,9 +157,9 @@ def pause(store: Store) -> PausedRun:
 def test_refusals_name_what_is_wrong(tmp_path: Path) -> None:
     with Store.open(tmp_path / "r.db") as store:
         with pytest.raises(ResumeError, match="no paused run"):
-            resume(store, "s1", [Deny("c", "t")], prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", [Deny("c", "t")], prompt=make_prompt(), adapter=adapter_after_pause())
         with pytest.raises(ResumeError, match="no stored run"):
-            resume(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause())
         paused = pause(store)
         first, second = paused.pending
         cases: list[tuple[list[object], str]] = [
@@ -172,12 +172,12 @@ def test_refusals_name_what_is_wrong(tmp_path: Path) -> None:
         ]
         for decisions, problem in cases:
             with pytest.raises(ResumeError, match=problem):
-                resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())  # pyright: ignore[reportArgumentType]
+                resume_sync(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause())  # pyright: ignore[reportArgumentType]
         other = Prompt(
             PromptTemplate(ns="t", key="k", sections=[MarkdownSection(title="F", key="f", template="x")])
         )
         with pytest.raises(ResumeError, match="no longer offers tool 'delete_file'"):
-            resume(
+            resume_sync(
                 store,
                 "s1",
                 [Deny("c2", first.token), Deny("c3", second.token)],
@@ -200,7 +200,7 @@ def test_a_tool_changed_since_the_pause_is_refused(tmp_path: Path) -> None:
             )
         )
         with pytest.raises(ResumeError, match="changed since the pause"):
-            resume(
+            resume_sync(
                 store,
                 "s1",
                 [Deny(p.call_id, p.token) for p in paused.pending],
@@ -217,12 +217,12 @@ def test_claimed_but_stopped_before_running_resumes_from_the_stored_decisions(tm
             assert pause_rows.claim_pause(
                 conn, "s1", paused.seq, decisions_json=decisions_to_json(decisions), decided_by="x", now="t"
             )
-        response = resume(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause())
+        response = resume_sync(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause())
         assert response.text == "Done."
         tool_ids = [m.tool_call_id for m in Transcript(store, "s1").compile().messages if m.role == "tool"]
         assert tool_ids == ["c1", "c2", "c3"]
         with pytest.raises(ResumeError, match="final answer"):
-            resume(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause())
+            resume_sync(store, "s1", prompt=make_prompt(), adapter=adapter_after_pause())
 
 
 def test_a_slice_that_no_longer_imports_fails_after_the_claim_with_a_note(tmp_path: Path) -> None:
@@ -233,7 +233,7 @@ def test_a_slice_that_no_longer_imports_fails_after_the_claim_with_a_note(tmp_pa
             state = row["state_json"].replace('"slices":{}', '"slices":{"gone_module:Gone":[]}')
             conn.execute(pause_rows.tables.paused_runs.update().values(state_json=state))
         with pytest.raises(SessionStateError) as caught:
-            resume(
+            resume_sync(
                 store,
                 "s1",
                 [Deny(p.call_id, p.token) for p in paused.pending],
@@ -305,7 +305,7 @@ def test_an_approved_call_may_open_sections(tmp_path: Path) -> None:
     with Store.open(tmp_path / "v.db") as store:
         paused = evaluate(prompt, adapter=adapter, session=Session(session_id="v"), store=store).paused
         assert paused is not None
-        response = resume(
+        response = resume_sync(
             store,
             "v",
             [Approve("o1", paused.pending[0].token)],

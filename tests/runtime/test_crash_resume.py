@@ -24,7 +24,7 @@ from weakprompt.adapters.testing import FunctionAdapter, text_turn, tool_call, t
 from weakprompt.messages import AssistantTurn
 from weakprompt.model import ModelRequest
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import Approve, ResumeError, evaluate, resume
+from weakprompt.runtime import Approve, ResumeError, evaluate, resume_sync
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolResult, tool
@@ -125,7 +125,7 @@ def finish(db: Path) -> None:
     TICKS.kill_at = 0
     with Store.open(db) as store:
         try:
-            resume(store, "s", prompt=PROMPT, adapter=FunctionAdapter(reply))
+            resume_sync(store, "s", prompt=PROMPT, adapter=FunctionAdapter(reply))
         except ResumeError as exc:  # the child got as far as its final answer
             assert "final answer" in str(exc) or "no stored run" in str(exc)
             if "no stored run" in str(exc):  # killed before anything was stored: run it again
@@ -227,7 +227,7 @@ def test_a_call_held_for_approval_in_a_crashed_turn_is_held_again_not_interrupte
     assert os.WIFSIGNALED(in_child(work))
     TICKS.kill_at = 0
     with Store.open(db) as store:
-        response = resume(store, "g", prompt=GUARDED, adapter=FunctionAdapter(guarded_reply))
+        response = resume_sync(store, "g", prompt=GUARDED, adapter=FunctionAdapter(guarded_reply))
         assert response.paused is not None
         assert [p.call_id for p in response.paused.pending] == ["wire-0"]
         results = {m.tool_call_id: m for m in Transcript(store, "g").compile().messages if m.role == "tool"}
@@ -251,7 +251,7 @@ def test_a_crash_while_resuming_a_pause_resumes_from_the_stored_decisions(tmp_pa
     def work() -> None:
         TICKS.kill_at, TICKS.count = 2, 0  # tick 1: before wire_money's effect, 2: after it
         with Store.open(db) as store:
-            resume(
+            resume_sync(
                 store,
                 "d",
                 [Approve("wire-0", waiting.token)],
@@ -263,14 +263,14 @@ def test_a_crash_while_resuming_a_pause_resumes_from_the_stored_decisions(tmp_pa
     TICKS.kill_at = 0
     with Store.open(db) as store:
         with pytest.raises(ResumeError, match="already decided"):
-            resume(
+            resume_sync(
                 store,
                 "d",
                 [Approve("wire-0", waiting.token)],
                 prompt=GUARDED,
                 adapter=FunctionAdapter(guarded_reply),
             )
-        done = resume(store, "d", prompt=GUARDED, adapter=FunctionAdapter(guarded_reply))
+        done = resume_sync(store, "d", prompt=GUARDED, adapter=FunctionAdapter(guarded_reply))
         assert done.text == "done"
         results = {m.tool_call_id: m for m in Transcript(store, "d").compile().messages if m.role == "tool"}
     assert results["wire-0"].is_error and "interrupted" in results["wire-0"].content

@@ -26,7 +26,7 @@ from weakprompt.runtime import (
     decision_records,
     evaluate,
     paused_run,
-    resume,
+    resume_sync,
     stored_pauses,
 )
 from weakprompt.session import Session
@@ -46,7 +46,7 @@ def test_decision_records_are_the_calls_of_the_pause_records(tmp_path: Path) -> 
     with Store.open(tmp_path / "r.db") as store:
         first = pause(store, "a")
         pause(store, "b")
-        resume(
+        resume_sync(
             store,
             "a",
             [Approve(p.call_id, p.token) for p in first.pending],
@@ -72,7 +72,9 @@ def test_a_damaged_decision_time_is_shown_as_damaged_and_refused_by_decision_rec
     with Store.open(path) as store:
         paused = pause(store)
         decisions = [Approve(p.call_id, p.token) for p in paused.pending]
-        resume(store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause(), decided_by="d")
+        resume_sync(
+            store, "s1", decisions, prompt=make_prompt(), adapter=adapter_after_pause(), decided_by="d"
+        )
     with contextlib.closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE paused_runs SET resumed_at = 'yesterday'")
     with Store.open(path, read_only=True) as store:
@@ -126,7 +128,7 @@ def test_decided_by_with_a_lone_surrogate_is_refused_before_anything_is_written(
             (42, "decided_by must be text or None, not int"),
         ):
             with pytest.raises(ResumeError, match=match):
-                resume(
+                resume_sync(
                     store,
                     "s1",
                     decisions,

@@ -10,7 +10,7 @@ import pytest
 from async_support import tools_prompt
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.errors import ConfigurationError
-from weakprompt.runtime import evaluate, resume, resume_async, run
+from weakprompt.runtime import evaluate, resume, resume_async, resume_sync, run, run_sync, stream, stream_sync
 from weakprompt.runtime.loop import run_with
 from weakprompt.runtime.resume import resume_with
 from weakprompt.runtime.run_settings import RunSettings
@@ -20,9 +20,23 @@ from weakprompt.tools import AnyTool, ToolResult, tool
 
 def test_public_entries_take_no_internal_hooks() -> None:
     """``resumption=`` and ``tool_wrapper=`` are for integrations, through ``run_with`` / ``resume_with``."""
-    for entry in (evaluate, run, resume, resume_async):
+    for entry in (evaluate, run, run_sync, resume, resume_async, resume_sync, stream, stream_sync, run_with):
         parameters = inspect.signature(entry).parameters
         assert "resumption" not in parameters and "tool_wrapper" not in parameters, entry.__name__
+
+
+def test_run_with_takes_only_a_prompt_and_its_settings() -> None:
+    """The integration entry has no hook of its own: a resumed run goes through ``run_resumed``."""
+    assert list(inspect.signature(run_with).parameters) == ["prompt", "settings"]
+    import weakprompt
+    import weakprompt.runtime
+
+    for package in (weakprompt, weakprompt.runtime):
+        assert "run_with" not in package.__all__ and "run_resumed" not in package.__all__
+
+
+def test_run_and_run_sync_take_the_same_keywords() -> None:
+    assert list(inspect.signature(run).parameters) == list(inspect.signature(run_sync).parameters)
 
 
 def test_every_public_keyword_of_run_is_a_setting() -> None:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from ..prompt.output import OutputMode
     from ..resources import ResourceRegistry
     from ..runtime import PromptResponse, Redactor
-    from ..runtime.approval import Approver, Decision
+    from ..runtime.approval import Decision, InlineApprover
     from ..runtime.results import Retention, ToolOutputSettings
     from ..runtime.run_events import EventCallback, RunEvent
     from ..runtime.tracing import Tracing
@@ -94,7 +94,7 @@ class Agent(Generic[OutputT]):
     concurrent_tools: bool = True
     on_event: EventCallback | None = None
     tracing: Tracing | None = None
-    approve: Approver | None = None
+    approve: InlineApprover | None = None
     model_settings: ModelSettings | None = None
     """Over the template's model settings; a call's ``model_settings`` go over these, field by field."""
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..deadlines import Deadline
     from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..resources import ResourceRegistry
-    from ..runtime.approval import Approver
+    from ..runtime.approval import InlineApprover
     from ..runtime.redaction import Redactor
     from ..runtime.results import Retention, ToolOutputSettings
     from ..runtime.run_events import EventCallback
@@ -51,7 +51,7 @@ class AgentDefaults(TypedDict, total=False):
     concurrent_tools: bool
     on_event: EventCallback | None
     tracing: Tracing | None
-    approve: Approver | None
+    approve: InlineApprover | None
     model_settings: ModelSettings | None
 
 

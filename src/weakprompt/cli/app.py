@@ -462,7 +462,7 @@ def _decide(
     ``--files`` / ``--files-writable`` must repeat what the run was started
     with, so the resumed prompt offers the same tools on the same directory.
     """
-    from ..runtime import paused_run, resume_async
+    from ..runtime import paused_run, resume_sync
     from ..session import Session
 
     console = _console()
@@ -491,18 +491,16 @@ def _decide(
             session = Session(session_id=session_id)
             printer = LivePrinter(console)
             printer.attach(session.dispatcher)
-            response = asyncio.run(
-                resume_async(
-                    store,
-                    session_id,
-                    decisions,
-                    prompt=prompt,
-                    adapter=adapter,
-                    session=session,
-                    decided_by=by,
-                    resources=resources,
-                    on_event=printer.on_event,
-                )
+            response = resume_sync(
+                store,
+                session_id,
+                decisions,
+                prompt=prompt,
+                adapter=adapter,
+                session=session,
+                decided_by=by,
+                resources=resources,
+                on_event=printer.on_event,
             )
         finally:
             store.close()

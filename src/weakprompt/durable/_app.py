@@ -1,4 +1,10 @@
-"""Configure DBOS for weakprompt, run evaluations durably, serve and feed queues."""
+"""Configure DBOS for weakprompt, run evaluations durably, serve and feed queues.
+
+Names follow the library's rule: the coroutine has the plain name, its
+blocking twin ends in ``_sync`` (``DurableApp.run`` / ``run_sync``). The
+client's ``submit`` and ``result`` block in this release and warn: they
+become coroutines in the next one (``submit_sync`` / ``result_sync`` block).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +26,9 @@ from sqlalchemy import event
 
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
+from ..lazy import deprecated_alias
 from ..runtime.approval import Decision, PausedRun, decisions_to_json
+from ..runtime.blocking import block_on
 from ..runtime.pause_errors import ResumeError
 from ._liveness import Liveness
 from ._references import EvaluationJob, Served
@@ -166,7 +174,7 @@ class DurableClient:
     def close(self) -> None:
         self._client.destroy()
 
-    def submit(
+    def submit_sync(
         self,
         queue: str,
         prompt: str,
@@ -259,7 +267,7 @@ class DurableClient:
         self._client.enqueue(options, job.to_json())
         return workflow_id
 
-    def result(self, workflow_id: str, *, timeout: float | None = None) -> DurableResult:
+    def result_sync(self, workflow_id: str, *, timeout: float | None = None) -> DurableResult:
         """The result of ``workflow_id``, waiting for it; a failed run raises its stored error."""
         handle: Any = self._client.retrieve_workflow(workflow_id)  # pyright: ignore[reportUnknownVariableType]
         return cast(
@@ -267,7 +275,7 @@ class DurableClient:
             handle.get_result(polling_interval_sec=0.05) if timeout is None else _wait(handle, timeout),
         )
 
-    async def submit_async(
+    async def _submit(
         self,
         queue: str,
         prompt: str,
@@ -279,10 +287,10 @@ class DurableClient:
         max_turns: int = 16,
         workflow_id: str | None = None,
     ) -> str:
-        """:meth:`submit` for the event loop (the database work runs on a thread)."""
+        """:meth:`submit_sync` for the event loop (the database work runs on a thread)."""
         return await asyncio.to_thread(
             functools.partial(
-                self.submit,
+                self.submit_sync,
                 queue,
                 prompt,
                 adapter=adapter,
@@ -294,9 +302,36 @@ class DurableClient:
             )
         )
 
-    async def result_async(self, workflow_id: str, *, timeout: float | None = None) -> DurableResult:
-        """:meth:`result` for the event loop."""
-        return await asyncio.to_thread(functools.partial(self.result, workflow_id, timeout=timeout))
+    async def _result(self, workflow_id: str, *, timeout: float | None = None) -> DurableResult:
+        """:meth:`result_sync` for the event loop."""
+        return await asyncio.to_thread(functools.partial(self.result_sync, workflow_id, timeout=timeout))
+
+    # ``submit`` and ``result`` become coroutines next release (async functions have the plain name);
+    # a name cannot change its meaning behind an alias, so for one release they block and warn.
+    submit = deprecated_alias(
+        submit_sync,
+        "submit",
+        "DurableClient.submit blocks in this release and becomes a coroutine in the next one; "
+        "call submit_sync to block",
+    )
+    result = deprecated_alias(
+        result_sync,
+        "result",
+        "DurableClient.result blocks in this release and becomes a coroutine in the next one; "
+        "call result_sync to block",
+    )
+    submit_async = deprecated_alias(
+        _submit,
+        "submit_async",
+        "DurableClient.submit_async is deprecated and will be removed in the next release, when submit "
+        "becomes the coroutine; call submit_sync (from async code, through asyncio.to_thread)",
+    )
+    result_async = deprecated_alias(
+        _result,
+        "result_async",
+        "DurableClient.result_async is deprecated and will be removed in the next release, when result "
+        "becomes the coroutine; call result_sync (from async code, through asyncio.to_thread)",
+    )
 
     def status(self, workflow_id: str) -> str:
         """DBOS's status of ``workflow_id`` (``ENQUEUED``, ``PENDING``, ``SUCCESS``, ``ERROR``, ...)."""
@@ -443,7 +478,7 @@ class DurableApp:
             self._store.close()
             self._store = None
 
-    def evaluate(
+    async def run(
         self,
         prompt: str,
         *,
@@ -454,30 +489,52 @@ class DurableApp:
         max_turns: int = 16,
         workflow_id: str | None = None,
     ) -> DurableResult:
-        """Run one evaluation durably in this process and wait for it (from synchronous code)."""
-        job = _job(
-            prompt, adapter=adapter, session_id=session_id, params=params, input=input, max_turns=max_turns
-        )
-        with SetWorkflowID(workflow_id or session_id):
-            handle: Any = DBOS.start_workflow(evaluation_workflow, job.to_json())
-        # DBOS runs an async workflow on its own event loop; the sync handle gives its value
-        return cast("DurableResult", handle.get_result())
+        """Run one evaluation durably in this process and wait for its result.
 
-    async def evaluate_async(
-        self,
-        prompt: str,
-        *,
-        adapter: str,
-        session_id: str,
-        params: JSONObject | None = None,
-        input: str | None = None,
-        max_turns: int = 16,
-        workflow_id: str | None = None,
-    ) -> DurableResult:
-        """:meth:`evaluate` for the event loop."""
+        ``prompt`` and ``adapter`` are references this process serves
+        (:class:`Served`); the workflow id is ``workflow_id``, default
+        ``session_id``: a second run with the same id gives the first one's
+        result without running again.
+        """
         job = _job(
             prompt, adapter=adapter, session_id=session_id, params=params, input=input, max_turns=max_turns
         )
         with SetWorkflowID(workflow_id or session_id):
             handle = await DBOS.start_workflow_async(evaluation_workflow, job.to_json())
         return await handle.get_result()
+
+    def run_sync(
+        self,
+        prompt: str,
+        *,
+        adapter: str,
+        session_id: str,
+        params: JSONObject | None = None,
+        input: str | None = None,
+        max_turns: int = 16,
+        workflow_id: str | None = None,
+    ) -> DurableResult:
+        """:meth:`run`, blocking: it drives that coroutine (on a thread of its own inside a running loop)."""
+        return block_on(
+            lambda: self.run(
+                prompt,
+                adapter=adapter,
+                session_id=session_id,
+                params=params,
+                input=input,
+                max_turns=max_turns,
+                workflow_id=workflow_id,
+            )
+        )
+
+    evaluate = deprecated_alias(
+        run_sync,
+        "evaluate",
+        "DurableApp.evaluate is deprecated and will be removed in the next release; call run_sync "
+        "(or await run)",
+    )
+    evaluate_async = deprecated_alias(
+        run,
+        "evaluate_async",
+        "DurableApp.evaluate_async is deprecated and will be removed in the next release; await run",
+    )

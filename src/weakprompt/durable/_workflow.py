@@ -7,7 +7,7 @@ How a workflow attempt proceeds (``specs/DURABLE.md``):
    head it started from;
 3. if nothing but the system prompt was stored since, :func:`run` the
    evaluation; otherwise an earlier attempt stored its input or turns:
-   continue from the last stored turn with :func:`resume_async` (crash
+   continue from the last stored turn with :func:`resume_with` (crash
    recovery), whose calls are served from the log where they finished before;
 4. the session starts from the state the last recorded tool call left.
 

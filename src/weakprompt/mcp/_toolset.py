@@ -23,6 +23,7 @@ import attrs
 
 from ..errors import ConfigurationError, WeakpromptError
 from ..jsontypes import JSONObject
+from ..lazy import deprecated_alias
 from ..safetext import clip, describe_exception
 from ..tools import ToolContext, ToolResult
 from ._callbacks import (
@@ -322,9 +323,15 @@ class McpToolset:
             self._connection = None
             self._loop = None
 
+    @contextlib.asynccontextmanager
+    async def open(self) -> AsyncGenerator[McpToolset]:
+        """``async with toolset.open():`` is ``async with toolset:``, named as :meth:`open_sync`'s twin."""
+        async with self:
+            yield self
+
     @contextlib.contextmanager
-    def open_blocking(self) -> Generator[McpToolset]:
-        """Open the toolset on a private event loop thread, for synchronous code (``evaluate``).
+    def open_sync(self) -> Generator[McpToolset]:
+        """Open the toolset on a private event loop thread, for blocking code (``run_sync``).
 
         Calls from any other event loop are handed to that thread.
         """
@@ -332,6 +339,12 @@ class McpToolset:
 
         with start_blocking_portal() as portal, portal.wrap_async_context_manager(self):
             yield self
+
+    open_blocking = deprecated_alias(
+        open_sync,
+        "open_blocking",
+        "McpToolset.open_blocking is deprecated and will be removed in the next release; use open_sync",
+    )
 
     async def _run(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """The connection task: connect, serve, and restart by the policy until the toolset closes."""

@@ -21,6 +21,7 @@ from .loop import (
     ToolWrapper,
     evaluate,
     run,
+    run_sync,
     run_with,
     run_with_sync,
 )
@@ -34,6 +35,7 @@ from .resume import (
     paused_runs,
     resume,
     resume_async,
+    resume_sync,
     resume_with,
     resume_with_sync,
 )
@@ -41,9 +43,9 @@ from .resume import (
 if TYPE_CHECKING:
     from .approval import (
         Approve,
-        Approver,
         Decision,
         Deny,
+        InlineApprover,
         PausedRun,
         PendingCall,
         Supply,
@@ -78,9 +80,9 @@ if TYPE_CHECKING:
 # this package that defines it): importing the loop builds no class that a plain run never uses.
 _LAZY: dict[str, str] = {
     "Approve": ".approval",
-    "Approver": ".approval",
     "Decision": ".approval",
     "Deny": ".approval",
+    "InlineApprover": ".approval",
     "PausedRun": ".approval",
     "PendingCall": ".approval",
     "Supply": ".approval",
@@ -116,10 +118,10 @@ __all__ = [
     "APPROVAL_KEY",
     "ApprovalNote",
     "Approve",
-    "Approver",
     "CallDecision",
     "Decision",
     "Deny",
+    "InlineApprover",
     "PauseRecord",
     "PausedRun",
     "PendingCall",
@@ -138,6 +140,7 @@ __all__ = [
     "read_pauses",
     "resume",
     "resume_async",
+    "resume_sync",
     "resume_with",
     "resume_with_sync",
     "stored_pauses",
@@ -170,6 +173,7 @@ __all__ = [
     "UsageReported",
     "evaluate",
     "run",
+    "run_sync",
     "run_with",
     "run_with_sync",
     "stream",
@@ -179,4 +183,6 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+# Renamed (one name per concept); the old names warn for one release. ``resume`` and ``resume_async``
+# are functions that warn when called (``runtime.resume``): ``resume`` changes meaning next release.
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, renamed={"Approver": "InlineApprover"})

@@ -25,14 +25,15 @@ import attrs
 from ..canonical import canonical_json, parse_canonical_json
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
+from ..lazy import lazy_exports
 from .pause_errors import PendingKind, ResumeError, ToolCallPending
 
 __all__ = [
     "APPROVAL_KEY_ENV",
     "Approve",
-    "Approver",
     "Decision",
     "Deny",
+    "InlineApprover",
     "PausedRun",
     "PendingCall",
     "PendingKind",
@@ -150,7 +151,7 @@ class PendingCall:
 
 @attrs.frozen
 class PausedRun:
-    """A run stopped for decisions, as stored: resume it with :func:`~weakprompt.runtime.resume`."""
+    """A run stopped for decisions, as stored: continue it with :func:`~.resume.resume_sync`."""
 
     session_id: str
     seq: int
@@ -190,8 +191,13 @@ class Supply:
 
 Decision: TypeAlias = Approve | Deny | Supply
 
-Approver: TypeAlias = Callable[[PausedRun], Sequence[Decision] | Awaitable[Sequence[Decision]]]
-"""``approve=`` of a run: decides the calls it would pause on, inline."""
+InlineApprover: TypeAlias = Callable[[PausedRun], Sequence[Decision] | Awaitable[Sequence[Decision]]]
+"""``approve=`` of a run: decides, inline, the calls the run would otherwise pause on.
+
+Which calls wait is the tools' :data:`~weakprompt.tools.ApprovalPolicy`
+(``requires_approval=``); an inline approver only answers them, in the run,
+instead of a pause and a :func:`~weakprompt.runtime.resume.resume_sync`.
+"""
 
 
 def pending_to_json(pending: Sequence[PendingCall]) -> str:
@@ -277,3 +283,8 @@ def decisions_from_json(text: str) -> tuple[Decision, ...]:
         else:
             raise ResumeError(f"the stored decisions are damaged: unknown decision {kind!r}")
     return tuple(decisions)
+
+
+# ``Approver`` was the inline approver's name; it says too little beside ``tools.ApprovalPolicy``
+# (which decides that a call waits), so it warns for one release.
+__getattr__ = lazy_exports(__name__, {}, __all__, renamed={"Approver": "InlineApprover"})[0]

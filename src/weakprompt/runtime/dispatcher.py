@@ -33,7 +33,7 @@ from ..safetext import plain_text
 from ..serde import SerdeError
 from ..tools import AnyTool, CallDeferred, ToolContext, ToolResult, is_async_handler
 from . import tool_messages
-from ._sync import run_sync
+from .blocking import block_on
 from .pause_errors import ToolCallPending
 from .redaction import (
     MAX_ERROR_TEXT,
@@ -523,7 +523,7 @@ def _call_sync(ready: _Ready) -> tuple[object, BaseException | None]:
             async def finish() -> object:
                 return await awaitable
 
-            outcome = run_sync(finish)
+            outcome = block_on(finish)
     except BaseException as exc:  # sorted out by _settle, once the state is restored
         return None, exc
     return outcome, None

@@ -1,9 +1,10 @@
 """The evaluation loop: run a prompt with tools against a model until it answers.
 
 One loop drives every adapter. It is a coroutine, :func:`run`;
-:func:`evaluate` is its synchronous wrapper and :func:`stream` /
-:func:`stream_sync` (``runtime.streaming``) report its events as they
-happen. Each turn it compiles the transcript, asks
+:func:`run_sync` is its blocking twin (``evaluate`` is another name of it)
+and :func:`stream` / :func:`stream_sync` (``runtime.streaming``) report its
+events as they happen. Async functions have the plain name and their
+blocking twins end in ``_sync``, across the library. Each turn it compiles the transcript, asks
 the adapter for one reply, commits that reply, and runs the requested tool
 calls in order through the shared :class:`ToolDispatcher`, committing each
 result. It stops on a final answer, or raises when the turn cap, the
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ..budget import Budget, BudgetTracker
 from ..errors import ConfigurationError
 from ._store_work import StoreWork, claim_private_loop, on_private_loop
-from ._sync import run_sync
+from .blocking import block_on
 from .evaluation import PROMPT_KEY
 from .recording import TRACE_KEY
 from .redaction import Redactor, default_redact
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
-    from .approval import Approver
+    from .approval import InlineApprover
     from .results import Retention, RunSubAgent, ToolOutputSettings
     from .resumption import Resumption
     from .run_events import EventCallback
@@ -58,6 +59,8 @@ __all__ = [
     "ToolWrapper",
     "evaluate",
     "run",
+    "run_resumed",
+    "run_sync",
     "run_with",
     "run_with_sync",
 ]
@@ -70,7 +73,7 @@ _RUNNING: weakref.WeakSet[Session] = weakref.WeakSet()
 _RUNNING_LOCK = threading.Lock()
 
 
-def evaluate(
+def run_sync(
     prompt: Prompt[OutputT],
     *,
     adapter: ProviderAdapter,
@@ -90,11 +93,13 @@ def evaluate(
     retention: Retention = "session",
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
+    concurrent_tools: bool = True,
+    on_event: EventCallback | None = None,
     tracing: Tracing | None = None,
-    approve: Approver | None = None,
+    approve: InlineApprover | None = None,
     model_settings: ModelSettings | None = None,
 ) -> PromptResponse[OutputT]:
-    """Run ``prompt`` on ``adapter`` until the model gives a final answer.
+    """Run ``prompt`` on ``adapter`` until the model gives a final answer, blocking: :func:`run`'s twin.
 
     The conversation is recorded in ``transcript`` (default: the transcript
     of ``session``'s id in ``store``, itself defaulting to a private
@@ -126,7 +131,7 @@ def evaluate(
     ``install_tracing`` (by ``weakprompt.otel.instrument()``), if any.
     A tool call that needs approval (or whose tool defers) pauses the run:
     the response has ``paused`` set and ``output`` ``None``, and
-    :func:`~weakprompt.runtime.resume` continues it; ``approve`` decides
+    :func:`~weakprompt.runtime.resume.resume_sync` continues it; ``approve`` decides
     such calls inline instead (``specs/APPROVAL.md``).
 
     ``model_settings`` (temperature, top_p, stop, reasoning effort, ...)
@@ -140,9 +145,14 @@ def evaluate(
     when a limit is reached before a model call, and adapter errors as the
     typed :class:`~weakprompt.errors.AdapterError` subclasses.
 
+    ``concurrent_tools`` and ``on_event`` are :func:`run`'s (``on_event``
+    is called on the thread that drives the run).
+
     It drives :func:`run`: with ``asyncio.run`` when this thread runs no
     event loop, otherwise on a worker thread with its own loop (so it also
     works from a notebook or an async framework, blocking the caller).
+    ``evaluate`` is the same function under its older name (kept, not
+    deprecated).
     """
     settings = RunSettings(
         adapter=adapter,
@@ -162,11 +172,17 @@ def evaluate(
         retention=retention,
         tool_outputs=tool_outputs,
         redact=redact,
+        concurrent_tools=concurrent_tools,
+        on_event=on_event,
         tracing=tracing,
         approve=approve,
         model_settings=model_settings,
     )
     return run_with_sync(prompt, settings)
+
+
+evaluate = run_sync
+"""The blocking run under its first name: the same function as :func:`run_sync` (not deprecated)."""
 
 
 async def run(
@@ -192,10 +208,10 @@ async def run(
     concurrent_tools: bool = True,
     on_event: EventCallback | None = None,
     tracing: Tracing | None = None,
-    approve: Approver | None = None,
+    approve: InlineApprover | None = None,
     model_settings: ModelSettings | None = None,
 ) -> PromptResponse[OutputT]:
-    """The evaluation loop: :func:`evaluate`'s parameters, plus ``concurrent_tools`` and ``on_event``.
+    """The evaluation loop, a coroutine: see :func:`run_sync`, its blocking twin, for the parameters.
 
     A call that needs approval, or whose tool defers, pauses the run once
     the turn's other calls finish: the response has ``paused`` set and the
@@ -244,13 +260,25 @@ async def run(
     )
 
 
-async def run_with(
-    prompt: Prompt[OutputT], settings: RunSettings, *, resumption: Resumption | None = None
-) -> PromptResponse[OutputT]:
-    """:func:`run` with its settings built: the entry of every run (and of integrations' runs).
+async def run_with(prompt: Prompt[OutputT], settings: RunSettings) -> PromptResponse[OutputT]:
+    """:func:`run` with its settings built: the entry for integrations (``weakprompt.durable``).
 
-    ``resumption`` is how :func:`~weakprompt.runtime.resume.resume_with`
-    continues a stored run (``specs/APPROVAL.md``).
+    Not exported by ``weakprompt`` or ``weakprompt.runtime``: an integration
+    imports it from ``weakprompt.runtime.loop`` and builds the
+    :class:`RunSettings` itself (with ``tool_wrapper``, which no public
+    entry takes).
+    """
+    return await run_resumed(prompt, settings, None)
+
+
+async def run_resumed(
+    prompt: Prompt[OutputT], settings: RunSettings, resumption: Resumption | None
+) -> PromptResponse[OutputT]:
+    """The entry every run goes through: a new run (``resumption`` ``None``), or a stored one continued.
+
+    ``resumption`` is the plan :func:`~weakprompt.runtime.resume.resume_with`
+    made from the store (``specs/APPROVAL.md``); it is internal to the
+    runtime, so no public signature carries it.
     """
     session = settings.session
     with _RUNNING_LOCK:
@@ -262,7 +290,7 @@ async def run_with(
         _RUNNING.add(session)
     # One worker thread does all of this run's store work: off the event loop, and on one held
     # SQLite connection (a held connection belongs to the thread that holds it). Inline instead on
-    # a loop evaluate() made for this run alone, where nothing else waits on it, and for a store in
+    # a loop run_sync() made for this run alone, where nothing else waits on it, and for a store in
     # memory, which never waits on anything (see _store_work).
     io = StoreWork(
         inline=claim_private_loop(), store_inline=store_in_memory(settings.store, settings.transcript)
@@ -301,11 +329,11 @@ def run_with_sync(prompt: Prompt[OutputT], settings: RunSettings) -> PromptRespo
     With ``asyncio.run`` when this thread runs no event loop, otherwise on a
     worker thread with its own loop, blocking the caller.
     """
-    return run_sync(lambda: on_private_loop(run_with(prompt, settings)))
+    return block_on(lambda: on_private_loop(run_with(prompt, settings)))
 
 
 def _sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
-    """``evaluate`` for the read-grep sub-agent of ``tool_output``.
+    """``run_sync`` for the read-grep sub-agent of ``tool_output``.
 
     The sub-agent reads an output already stored (so already redacted, if
     the evaluation redacts output), and its answer comes back through this
@@ -343,7 +371,7 @@ def _make_sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubA
         max_turns: int,
         max_output_tokens: int | None,
     ) -> PromptResponse[None]:
-        return evaluate(
+        return run_sync(
             prompt,
             adapter=adapter,
             session=session,

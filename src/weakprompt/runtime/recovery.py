@@ -70,7 +70,7 @@ def recovery_plan(
     store_id: str,
     key: bytes | None,
 ) -> tuple[Resumption, PauseRow | None]:
-    """The plan after a crash (see ``resume_async``), and the pause whose state to restore."""
+    """The plan after a crash (see ``resume_sync``), and the pause whose state to restore."""
     from ..transcript import Transcript
 
     view = Transcript(store, session_id).compile_view()

@@ -49,7 +49,7 @@ class PromptResponse(Generic[OutputT]):
     output_retries_used: int = 0
     paused: PausedRun | None = None
     """Set when the run stopped for decisions (``specs/APPROVAL.md``): ``output`` is ``None`` then,
-    and :func:`~weakprompt.runtime.resume` continues the run."""
+    and :func:`~weakprompt.runtime.resume.resume_sync` continues the run."""
 
     @property
     def tool_calls(self) -> int:

@@ -1,7 +1,13 @@
 """Continue a stored run: after a pause, with decisions; after a crash, from the last stored turn.
 
-Everything comes from the store, the prompt and the adapter: ``resume`` can
+Everything comes from the store, the prompt and the adapter: a resume can
 run in another process, hours later (``specs/APPROVAL.md``).
+
+:func:`resume_sync` blocks; :func:`resume_with` is the coroutine for
+integrations (and the ``Agent``). The bare name ``resume`` still blocks for
+this release but warns: it becomes the coroutine in the next one, as
+``run`` is (async functions have the plain name, blocking twins end in
+``_sync``). ``resume_async``, its former async name, warns too.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ import attrs
 
 from ..canonical import parse_canonical_json
 from ..errors import ConfigurationError
+from ..lazy import deprecated_alias
 from ..safetext import lone_surrogate, type_name
-from ._sync import run_sync
-from .loop import run_with
+from .blocking import block_on
+from .loop import run_resumed
 from .pause_errors import ResumeError
 from .redaction import Redactor, default_redact
 from .run_settings import DEFAULT_MAX_TURNS, RunSettings
@@ -29,7 +36,7 @@ if TYPE_CHECKING:
     from ..session import PersistedState, Session
     from ..store import Store
     from ..store.pause_rows import PauseRow
-    from .approval import Approver, Decision, PausedRun
+    from .approval import Decision, InlineApprover, PausedRun
     from .response import PromptResponse
     from .results import ToolOutputSettings
     from .resumption import Resumption, RunContext
@@ -41,6 +48,7 @@ __all__ = [
     "paused_runs",
     "resume",
     "resume_async",
+    "resume_sync",
     "resume_with",
     "resume_with_sync",
 ]
@@ -90,7 +98,7 @@ def check_decisions_for(
     waits, or not pause ``seq``, or it was decided already; a stored call was
     altered; a pending call has no decision, two, or a wrong token. The
     checks that need the prompt (a changed tool, edited arguments) and the
-    claim of the pause are :func:`resume_async`'s. ``decided_by`` is
+    claim of the pause are :func:`resume_sync`'s. ``decided_by`` is
     refused here too when the store could not keep it.
     """
     _check_decided_by(decided_by)
@@ -117,7 +125,7 @@ def check_decisions_for(
     return paused
 
 
-def resume(
+def resume_sync(
     store: Store,
     session_id: str,
     decisions: Sequence[Decision] = (),
@@ -132,11 +140,34 @@ def resume(
     resources: ResourceRegistry | None = None,
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
-    approve: Approver | None = None,
+    approve: InlineApprover | None = None,
+    on_event: EventCallback | None = None,
+    concurrent_tools: bool = True,
 ) -> PromptResponse[OutputT]:
-    """:func:`resume_async`, from synchronous code."""
-    return run_sync(
-        lambda: resume_async(
+    """Continue the run of ``session_id`` in ``store``, blocking until it answers or pauses again.
+
+    When the session waits in a pause, ``decisions`` must decide every
+    pending call, each with its token: they are checked before anything is
+    written, and a mismatch raises :class:`ResumeError` with the store
+    untouched. The first resume to claim the pause wins; another gets
+    :class:`ResumeError`. The session state stored with the pause is
+    restored into ``session`` (default: a new ``Session(session_id=...)``).
+
+    When it waits for nothing, the last run is continued from its last
+    stored turn, as after a crash: a call whose result was stored never
+    runs again, and one that may have started without its result being
+    stored runs again only if its tool is ``idempotent`` (otherwise the
+    model reads that it was interrupted). A run that ended with its final
+    answer has nothing to resume (:class:`ResumeError`).
+
+    ``max_turns`` caps the model calls of the whole run: those made before
+    the pause or the crash count (a run paused after 3 calls and resumed
+    with ``max_turns=5`` has 2 left). ``concurrent_tools`` and ``on_event``
+    are :func:`~weakprompt.runtime.loop.run`'s. From async code, build the
+    settings and await :func:`resume_with` (or ``Agent.resume``).
+    """
+    return block_on(
+        lambda: _resume(
             store,
             session_id,
             decisions,
@@ -151,6 +182,8 @@ def resume(
             tool_outputs=tool_outputs,
             redact=redact,
             approve=approve,
+            on_event=on_event,
+            concurrent_tools=concurrent_tools,
         )
     )
 
@@ -170,7 +203,7 @@ def _check_decided_by(decided_by: object) -> None:
         raise ResumeError(f"decided_by holds a lone surrogate {where}, which is not valid Unicode")
 
 
-async def resume_async(
+async def _resume(
     store: Store,
     session_id: str,
     decisions: Sequence[Decision] = (),
@@ -185,30 +218,11 @@ async def resume_async(
     resources: ResourceRegistry | None = None,
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
-    approve: Approver | None = None,
+    approve: InlineApprover | None = None,
     on_event: EventCallback | None = None,
     concurrent_tools: bool = True,
 ) -> PromptResponse[OutputT]:
-    """Continue the run of ``session_id`` in ``store``.
-
-    When the session waits in a pause, ``decisions`` must decide every
-    pending call, each with its token: they are checked before anything is
-    written, and a mismatch raises :class:`ResumeError` with the store
-    untouched. The first resume to claim the pause wins; another gets
-    :class:`ResumeError`. The session state stored with the pause is
-    restored into ``session`` (default: a new ``Session(session_id=...)``).
-
-    When it waits for nothing, the last run is continued from its last
-    stored turn, as after a crash: a call whose result was stored never
-    runs again, and one that may have started without its result being
-    stored runs again only if its tool is ``idempotent`` (otherwise the
-    model reads that it was interrupted). A run that ended with its final
-    answer has nothing to resume (:class:`ResumeError`).
-
-    ``max_turns`` caps the model calls of the whole run: those made before
-    the pause or the crash count (a run paused after 3 calls and resumed
-    with ``max_turns=5`` has 2 left). ``concurrent_tools`` is :func:`run`'s.
-    """
+    """:func:`resume_sync`, as a coroutine (the deprecated ``resume_async`` and, next release, ``resume``)."""
     from ..session import Session
 
     settings = RunSettings(
@@ -244,7 +258,10 @@ async def resume_with(
     session_given: bool = True,
     decided_by: str | None = None,
 ) -> PromptResponse[OutputT]:
-    """:func:`resume_async` with its settings built (their ``store`` is the run's): for integrations.
+    """:func:`resume_sync` as a coroutine, its settings built (their ``store`` is the run's).
+
+    The async entry for integrations (``weakprompt.durable``) and the
+    ``Agent``; not exported by ``weakprompt.runtime``.
 
     ``session_given``: whether ``settings.session`` came from the caller
     (a session made here must find every stored slice in the pause).
@@ -274,7 +291,7 @@ async def resume_with(
         from .pausing import publish_decisions_for
 
         publish_decisions_for(used, session_id, resumption.steps, decided_by)
-    return await run_with(prompt, settings, resumption=resumption)
+    return await run_resumed(prompt, settings, resumption)
 
 
 def resume_with_sync(
@@ -287,7 +304,7 @@ def resume_with_sync(
     decided_by: str | None = None,
 ) -> PromptResponse[OutputT]:
     """:func:`resume_with` from synchronous code (``weakprompt.agent`` uses it)."""
-    return run_sync(
+    return block_on(
         lambda: resume_with(
             session_id,
             decisions,
@@ -406,3 +423,20 @@ def _restore(pause: PauseRow, session: Session, given: bool) -> None:
     from ..session import restore_state
 
     restore_state(session, _stored_state(pause, given)[1])
+
+
+# The bare name becomes the coroutine next release (as ``run`` is); a name cannot change its meaning
+# behind an alias, so for one release it keeps blocking and warns.
+resume = deprecated_alias(
+    resume_sync,
+    "resume",
+    "weakprompt.runtime.resume blocks in this release and becomes a coroutine in the next one; "
+    "call resume_sync to block (or await Agent.resume)",
+)
+
+resume_async = deprecated_alias(
+    _resume,
+    "resume_async",
+    "weakprompt.runtime.resume_async is deprecated and will be removed in the next release, when "
+    "resume becomes the coroutine; call resume_sync to block (or await Agent.resume)",
+)

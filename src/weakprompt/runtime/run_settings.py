@@ -1,8 +1,9 @@
 """The settings of one run, declared once: built by the entry points, read by every part of the loop.
 
-``evaluate``, ``run``, ``stream`` and ``resume`` take these as keyword
-arguments (their public signatures), build one :class:`RunSettings` at the
-entry and pass it down; nothing below the entry repeats the list.
+``run``, ``run_sync`` (``evaluate``), ``stream`` and ``resume_sync`` take
+these as keyword arguments (their public signatures), build one
+:class:`RunSettings` at the entry and pass it down; nothing below the entry
+repeats the list.
 Integrations that must hook into a run (``weakprompt.durable``) build one
 themselves, with :attr:`RunSettings.tool_wrapper`, and call
 :func:`~weakprompt.runtime.loop.run_with` / :func:`~weakprompt.runtime.resume.resume_with`.
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from ..tools import AnyTool
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
-    from .approval import Approver
+    from .approval import InlineApprover
     from .results import Retention, ToolOutputSettings
     from .run_events import EventCallback
     from .tracing import Tracing
@@ -70,7 +71,7 @@ def _check_model_settings(run: RunSettings, _attribute: object, value: object) -
 
 @attrs.frozen(kw_only=True, eq=False)
 class RunSettings:
-    """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.evaluate` for each).
+    """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.run_sync` for each).
 
     ``concurrent_tools`` and ``on_event`` are :func:`~weakprompt.runtime.loop.run`'s;
     ``tool_wrapper`` is for integrations only (no public entry takes it).
@@ -98,6 +99,6 @@ class RunSettings:
     concurrent_tools: bool = True
     on_event: EventCallback | None = None
     tracing: Tracing | None = None
-    approve: Approver | None = None
+    approve: InlineApprover | None = None
     tool_wrapper: ToolWrapper | None = None
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
-    from .approval import Approver
+    from .approval import InlineApprover
     from .results import Retention, ToolOutputSettings
     from .run_events import EventCallback
     from .tracing import Tracing
@@ -73,7 +73,7 @@ def stream(
     redact: Redactor = default_redact,
     concurrent_tools: bool = True,
     tracing: Tracing | None = None,
-    approve: Approver | None = None,
+    approve: InlineApprover | None = None,
     model_settings: ModelSettings | None = None,
 ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[RunEvent[OutputT]]]:
     """``async with stream(prompt, adapter=..., session=...) as events: async for event in events: ...``
@@ -130,7 +130,7 @@ def stream_sync(
     redact: Redactor = default_redact,
     concurrent_tools: bool = True,
     tracing: Tracing | None = None,
-    approve: Approver | None = None,
+    approve: InlineApprover | None = None,
     model_settings: ModelSettings | None = None,
 ) -> contextlib.AbstractContextManager[Iterator[RunEvent[OutputT]]]:
     """``with stream_sync(...) as events: for event in events: ...``: the run goes on a worker thread.

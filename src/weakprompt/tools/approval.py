@@ -4,7 +4,9 @@ A tool (or a section, for all of its tools) carries an
 :data:`ApprovalPolicy`: ``True`` when every call waits for a person, or a
 predicate over the validated params and the :class:`ToolContext` when only
 some calls do (``lambda p, ctx: p.path.startswith("/")``). The evaluation
-loop pauses the run on such a call (``specs/APPROVAL.md``).
+loop pauses the run on such a call (``specs/APPROVAL.md``), unless the run
+has an inline approver (``approve=``, ``runtime.InlineApprover``) to answer
+it there: the policy says *whether* a call waits, the approver *what* it gets.
 
 A handler whose result will come from outside (a webhook, a queue, a person)
 raises or returns :class:`CallDeferred`; the run pauses the same way and the

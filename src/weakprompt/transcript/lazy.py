@@ -1,7 +1,9 @@
 """Lazy tool results: old results compile as slim references unless asked for.
 
 When the tool-output store keeps a result, the transcript commit of that
-result records a :class:`StoredOutputRef` in its metadata (under
+result records a :class:`StoredOutputRef` (the stored-output record's
+commit view, declared with the record in ``store.output_record``) in its
+metadata (under
 :data:`STORED_OUTPUT_KEY`). :class:`LazyToolResults`, a compile transform,
 then shows results from *earlier* user turns as a short reference (call
 id, tool, summary, preview) instead of their full text, unless they are
@@ -22,8 +24,9 @@ from typing import TypeAlias
 import attrs
 
 from ..errors import TranscriptError
-from ..jsontypes import JSONObject, JSONValue
+from ..jsontypes import JSONObject
 from ..messages import Message
+from ..store.output_record import StoredOutputRef
 from .options import CompileOptions, CompileView
 
 __all__ = [
@@ -50,81 +53,6 @@ SLIM_REFERENCE_KEY = "slim_reference"
 
 LoadToolResults: TypeAlias = bool | Sequence[str]
 """``True``: every result inline; ``False``: earlier turns' results slim; ids: only those inline."""
-
-
-@attrs.frozen(kw_only=True)
-class StoredOutputRef:
-    """What a transcript commit remembers about its stored output.
-
-    The metadata-only view of the one stored-output record
-    (:class:`weakprompt.store.output_record.ToolResultMetadata`): the fields
-    a compiled slim reference shows, kept in commit metadata as JSON.
-    """
-
-    tool_call_id: str
-    tool_name: str
-    handle: str
-    stored_hash: str
-    summary: str
-    preview: str
-    size_bytes: int
-    lines: int
-    tokens: int
-    is_error: bool = False
-    oversized: bool = False
-
-    def to_json(self) -> JSONObject:
-        return {
-            "tool_call_id": self.tool_call_id,
-            "tool_name": self.tool_name,
-            "handle": self.handle,
-            "stored_hash": self.stored_hash,
-            "summary": self.summary,
-            "preview": self.preview,
-            "size_bytes": self.size_bytes,
-            "lines": self.lines,
-            "tokens": self.tokens,
-            "is_error": self.is_error,
-            "oversized": self.oversized,
-        }
-
-    @classmethod
-    def from_json(cls, value: JSONValue | None) -> StoredOutputRef | None:
-        """The reference in ``value``, or ``None`` when it is absent or not shaped like one."""
-        if not isinstance(value, dict):
-            return None
-        texts = [
-            _text(value, k)
-            for k in ("tool_call_id", "tool_name", "handle", "stored_hash", "summary", "preview")
-        ]
-        counts = [_count(value, k) for k in ("size_bytes", "lines", "tokens")]
-        if None in texts or None in counts:
-            return None
-        call_id, tool_name, handle, stored_hash, summary, preview = (t or "" for t in texts)
-        size_bytes, lines, tokens = (c or 0 for c in counts)
-        return cls(
-            tool_call_id=call_id,
-            tool_name=tool_name,
-            handle=handle,
-            stored_hash=stored_hash,
-            summary=summary,
-            preview=preview,
-            size_bytes=size_bytes,
-            lines=lines,
-            tokens=tokens,
-            is_error=value.get("is_error") is True,
-            oversized=value.get("oversized") is True,
-        )
-
-
-def _text(value: JSONObject, key: str) -> str | None:
-    item = value.get(key)
-    return item if isinstance(item, str) else None
-
-
-def _count(value: JSONObject, key: str) -> int | None:
-    item = value.get(key)
-    return item if isinstance(item, int) and not isinstance(item, bool) and item >= 0 else None
 
 
 def slim_reference_text(ref: StoredOutputRef) -> str:

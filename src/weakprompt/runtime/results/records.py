@@ -13,8 +13,8 @@ import attrs
 from ...errors import StoreError
 from ...jsontypes import JSONObject
 from ...store.output_payload import EncodedPayload
-from ...store.output_record import OutputFacts, ToolResultMetadata
-from ...transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
+from ...store.output_record import OutputFacts, StoredOutputRef, ToolResultMetadata
+from ...transcript.lazy import STORED_OUTPUT_KEY
 from .extraction import DocumentStats, ExtractionSource
 from .extraction.source import decode_text
 
@@ -59,25 +59,13 @@ def output_stats(meta: OutputFacts) -> DocumentStats:
 
 
 def stored_output_ref(meta: OutputFacts) -> StoredOutputRef:
-    """The slim reference kept in the transcript commit of this result."""
-    return StoredOutputRef(
-        tool_call_id=meta.tool_call_id,
-        tool_name=meta.tool_name,
-        handle=meta.handle,
-        stored_hash=meta.stored_hash,
-        summary=meta.summary,
-        preview=meta.preview,
-        size_bytes=meta.size_bytes,
-        lines=meta.lines,
-        tokens=meta.tokens,
-        is_error=meta.is_error,
-        oversized=meta.oversized,
-    )
+    """The slim reference kept in the transcript commit of this result (``meta.as_ref()``)."""
+    return meta.as_ref()
 
 
 def commit_metadata(meta: OutputFacts) -> JSONObject:
     """``{"stored_output": {...}}``: what the transcript commit of this result records."""
-    return {STORED_OUTPUT_KEY: stored_output_ref(meta).to_json()}
+    return {STORED_OUTPUT_KEY: meta.to_json()}
 
 
 @attrs.frozen(kw_only=True)

@@ -1,10 +1,13 @@
 """Running a coroutine to completion from synchronous code, wherever that code is called from.
 
-``asyncio.run`` refuses to start inside a running event loop (a notebook, an
-async web framework, an async test). Sync entry points such as
-``evaluate()`` must still work there, so they run the coroutine on a worker
-thread with its own loop and wait for it; the caller's loop is blocked for
-that time, which is what calling a sync function from async code means.
+Every blocking twin (``run_sync``, ``resume_sync``, ``DurableApp.run_sync``)
+drives its coroutine through :func:`block_on`, so there is one implementation
+of each entry and the blocking one only waits for it. ``asyncio.run``
+refuses to start inside a running event loop (a notebook, an async web
+framework, an async test), and a ``_sync`` function must still work there,
+so then the coroutine runs on a worker thread with its own loop and the
+caller waits for it; the caller's loop is blocked for that time, which is
+what calling a blocking function from async code means.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
-__all__ = ["in_running_loop", "run_sync"]
+__all__ = ["block_on", "in_running_loop"]
 
 T = TypeVar("T")
 
@@ -49,7 +52,7 @@ async def _boxed(work: Coroutine[Any, Any, T]) -> _Boxed[T]:
     return _Boxed(await work)
 
 
-def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+def block_on(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run the coroutine ``make()`` builds and return its result (or raise its exception)."""
     import asyncio  # on first use: keeps importing this module cheap
 

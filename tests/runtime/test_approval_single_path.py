@@ -180,7 +180,9 @@ def test_an_honest_decision_runs_each_approved_call_once_whichever_way_it_came(
     else:
         paused = _paused(db, "s")
         with Store.open(f"sqlite:///{db}") as store:
-            response = resume_sync(store, "s", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause())
+            response = resume_sync(
+                store, "s", decide(paused), prompt=make_prompt(), adapter=adapter_after_pause()
+            )
     ran = [e.event.call_id for e in response.tool_executions if e.event.name == "delete_file" and e.success]
     assert ran == (["c2"] if approve_first else ["c3"])
     assert response.text == "Done."

@@ -157,17 +157,51 @@ class ToolResultPipeline:
         meta: JSONObject = dict(metadata or {})
         if not framework_text:
             content = self._redact(call, content, is_error, turn, meta)
+        # The size policy on the text as it stands: final unless a hook changes the text.
+        measured = None if framework_text else self._measure(call, content, is_error)
+        if transcript.hooks.should_fire("tool_result"):
+            return self._hook(
+                transcript,
+                call,
+                content,
+                measured,
+                meta,
+                is_error=is_error,
+                turn=turn,
+                on_stored=on_stored,
+                framework_text=framework_text,
+            )
+        processed = self._stage(measured, content, meta, turn, on_stored)
+        commit = transcript.tool_result(
+            call.id, call.name, processed.content, metadata=processed.metadata, is_error=is_error
+        )
+        return attrs.evolve(processed, commit=commit)
+
+    def _hook(
+        self,
+        transcript: Transcript,
+        call: ToolCall,
+        content: str,
+        forecast: _Measured,
+        metadata: JSONObject,
+        *,
+        is_error: bool,
+        turn: TurnRecord | None,
+        on_stored: Callable[[ToolResultMetadata], None] | None,
+        framework_text: bool,
+    ) -> ProcessedResult:
+        """Step 2, the transcript's hook, then steps 3 and 4 on what it approved.
+
+        The hook is told, in ``stored_output``, what the size policy would
+        make of the text as it stands (``forecast``), so a summarizer can
+        leave an output bound for a handle to ``tool_output``.
+        """
         shaped: list[ProcessedResult] = []
-        forecast: list[_Measured] = []
 
         def stage(text: str, decided: JSONObject, message: str | None) -> CommitInfo:
-            """Steps 3 and 4 on what the hook decided (``text`` and its metadata)."""
-            if framework_text:
-                measured: _Measured = None
-            elif forecast and text == content:
-                measured = forecast[0]  # the text the hook was told about, measured already
-            else:
-                measured = self._measure(call, text, is_error)
+            """Steps 3 and 4 on what the hook decided: ``text``, with its metadata."""
+            unchanged = framework_text or text == content
+            measured = forecast if unchanged else self._measure(call, text, is_error)
             processed = self._stage(measured, text, decided, turn, on_stored)
             shaped.append(processed)
             return transcript.tool_result(
@@ -179,31 +213,24 @@ class ToolResultPipeline:
                 is_error=is_error,
             )
 
-        if not transcript.hooks.should_fire("tool_result"):
-            commit = stage(content, meta, None)
-        else:
-            hook_meta = meta
-            if not framework_text:
-                forecast.append(self._measure(call, content, is_error))
-                if forecast[0] is not None:  # what the size policy would make of the text as it stands
-                    hook_meta = {**meta, **commit_metadata(forecast[0][0])}
-            try:
-                commit = run_tool_result_hook(
-                    transcript,
-                    tool_call_id=call.id,
-                    name=call.name,
-                    content=content,
-                    message=None,
-                    metadata=hook_meta,
-                    is_error=is_error,
-                    write=stage,
-                    turn=turn,
-                )
-            except ToolResultRejected as rejection:  # the call still needs an answer; nothing is stored
-                withheld = commit_withheld(transcript, rejection)
-                return ProcessedResult(
-                    content=withheld.content.content, metadata=withheld.metadata, commit=withheld
-                )
+        told = metadata if forecast is None else {**metadata, **commit_metadata(forecast[0])}
+        try:
+            commit = run_tool_result_hook(
+                transcript,
+                tool_call_id=call.id,
+                name=call.name,
+                content=content,
+                message=None,
+                metadata=told,
+                is_error=is_error,
+                write=stage,
+                turn=turn,
+            )
+        except ToolResultRejected as rejection:  # the call still needs an answer; nothing is stored
+            withheld = commit_withheld(transcript, rejection)
+            return ProcessedResult(
+                content=withheld.content.content, metadata=withheld.metadata, commit=withheld
+            )
         return attrs.evolve(shaped[-1], content=commit.content.content, commit=commit)
 
     def process(

@@ -13,8 +13,8 @@ Every commit made here carries ``triggered_by``. A caller that must answer
 every tool call (the evaluation loop: providers refuse a conversation with
 an unanswered call) records a rejection with :func:`commit_withheld`.
 
-The commit itself is the caller's ``write`` (by default a plain
-``tool_result``), so the layer above can shape what the hook decided
+The commit itself is the caller's ``write`` (a plain ``tool_result`` for
+a bare transcript), so the layer above can shape what the hook decided
 before it is committed: the evaluation's tool-result pipeline applies its
 size policy there and stages the output (``specs/TOOL_RESULTS.md``).
 """

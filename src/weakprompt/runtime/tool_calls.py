@@ -2,8 +2,9 @@
 
 Calls run in call-order groups, concurrently within a group where the
 concurrency rule allows (``specs/TOOLS.md``). Each result goes through the
-output pipeline and is staged as a commit of the open transcript turn; a
-call that waits for a decision is handed to ``runtime.pausing``.
+tool-result pipeline (one call: redact, hook, size policy, stage) and is
+staged as a commit of the open transcript turn; a call that waits for a
+decision is handed to ``runtime.pausing``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .recording import TRACE_KEY, publish_when_stored
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
     from ..messages import ToolCall
+    from ..transcript.records import CommitInfo
     from ..transcript.turns import TurnRecord
     from .evaluation import Evaluation
     from .tracing import ToolSpan
@@ -163,22 +165,30 @@ def stage_plain(
     *,
     span: ToolSpan | None,
 ) -> tuple[str, bool]:
+    """One call through the tool-result pipeline, committed in ``turn``; the text and failure flag."""
     ids = None if span is None else span.ids()
-    trace_meta: JSONObject = {} if ids is None else {TRACE_KEY: ids}
+    metadata: JSONObject = {} if ids is None else {TRACE_KEY: ids}
     if isinstance(outcome, VisibilityExpansionRequired):
-        text, refused = evaluation.expand(outcome)
-        return commit_result(evaluation, call, text, refused, turn=turn, metadata=trace_meta or None)
-    evaluation.executions.append(outcome)
-    failed = not outcome.result.success
-    processed = evaluation.outputs.process(call, outcome.message, is_error=failed, turn=turn)
+        text, failed = evaluation.expand(outcome)
+        processed = evaluation.outputs.process(
+            call, text, is_error=failed, turn=turn, metadata=metadata, framework_text=True
+        )
+    else:
+        evaluation.executions.append(outcome)
+        metadata.update(_extraction_metadata(outcome.result.value))
+        if provenance is not None:  # how a person decided this call (specs/APPROVAL.md)
+            from .pause_records import APPROVAL_KEY  # loaded with the first decided call
+
+            metadata[APPROVAL_KEY] = provenance
+        failed = not outcome.result.success
+        processed = evaluation.outputs.process(
+            call, outcome.message, is_error=failed, turn=turn, metadata=metadata
+        )
     if span is not None and processed.oversize_reason is not None:
         _report_handle(span, processed.metadata, processed.oversize_reason)
-    metadata = {**processed.metadata, **_extraction_metadata(outcome.result.value), **trace_meta}
-    if provenance is not None:  # how a person decided this call (specs/APPROVAL.md)
-        from .pause_records import APPROVAL_KEY  # loaded with the first decided call
-
-        metadata[APPROVAL_KEY] = provenance
-    return commit_result(evaluation, call, processed.content, failed, turn=turn, metadata=metadata)
+    commit = processed.commit
+    assert commit is not None  # the pipeline commits every result it is given a transcript for
+    return committed(evaluation, call, commit, turn)
 
 
 async def result_ready(evaluation: Evaluation[Any], call: ToolCall, content: str, failed: bool) -> None:
@@ -190,26 +200,10 @@ async def result_ready(evaluation: Evaluation[Any], call: ToolCall, content: str
         )
 
 
-def commit_result(
-    evaluation: Evaluation[Any],
-    call: ToolCall,
-    content: str,
-    failed: bool,
-    *,
-    turn: TurnRecord,
-    metadata: JSONObject | None = None,
+def committed(
+    evaluation: Evaluation[Any], call: ToolCall, commit: CommitInfo, turn: TurnRecord
 ) -> tuple[str, bool]:
-    # Here, not at the top: the transcript package is loaded with the store, when an evaluation runs.
-    from ..transcript.hooks import ToolResultRejected
-
-    try:
-        commit = evaluation.transcript.tool_result(
-            call.id, call.name, content, is_error=failed, metadata=metadata
-        )
-    except ToolResultRejected as rejection:  # a hook refused it; the call still needs an answer
-        from ..transcript.hook_run import commit_withheld
-
-        commit = commit_withheld(evaluation.transcript, rejection)
+    """The result's commit is staged: the run's head moves, ``ToolResultCommitted`` waits for the turn."""
     evaluation.head = commit.hash
     if not evaluation.session.dispatcher.wants(ToolResultCommitted):
         return commit.content.content, commit.content.is_error

@@ -12,17 +12,22 @@ Outcomes of one handler call:
 Every commit made here carries ``triggered_by``. A caller that must answer
 every tool call (the evaluation loop: providers refuse a conversation with
 an unanswered call) records a rejection with :func:`commit_withheld`.
+
+The commit itself is the caller's ``write`` (a plain ``tool_result`` for
+a bare transcript), so the layer above can shape what the hook decided
+before it is committed: the evaluation's tool-result pipeline applies its
+size policy there and stages the output (``specs/TOOL_RESULTS.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message
 from .hooks import ToolResultRejected, handler_name
-from .originals import store_message_blob
+from .originals import stage_message_blob, store_message_blob
 from .pending import PendingToolResult
 from .provenance import (
     EDITED_FROM,
@@ -39,7 +44,8 @@ from .records import label_text
 
 if TYPE_CHECKING:
     from .records import CommitInfo
-    from .transcript import ToolsArgument, Transcript
+    from .transcript import Transcript
+    from .turns import TurnRecord
 
 __all__ = ["WITHHELD", "commit_withheld", "run_tool_result_hook"]
 
@@ -56,9 +62,16 @@ def run_tool_result_hook(
     message: str | None,
     metadata: Mapping[str, JSONValue] | None,
     is_error: bool,
-    tools: ToolsArgument,
+    write: Callable[[str, JSONObject, str | None], CommitInfo],
+    turn: TurnRecord | None = None,
 ) -> CommitInfo:
-    """Let the registered handler see the result, then commit (or not) as it decided."""
+    """Let the registered handler see the result, then commit (or not) as it decided.
+
+    ``write(content, metadata, message)`` makes the commit (a plain
+    ``tool_result`` for a bare transcript; it runs inside the hook, so no
+    hook fires again). With ``turn``, a rewritten result's original is
+    stored in that turn's transaction, with the commit naming it.
+    """
     hooks = transcript.hooks
     handler = hooks.handler("tool_result")
     assert handler is not None  # the caller checked should_fire()
@@ -82,15 +95,7 @@ def run_tool_result_hook(
                     TRIGGERED_BY: pending.triggered_by,
                     HOOK_ERROR: f"{type(exc).__name__}: {exc}",
                 }
-                commit = transcript.tool_result(
-                    tool_call_id,
-                    name,
-                    content,
-                    message=message,
-                    metadata=meta,
-                    is_error=is_error,
-                    tools=tools,
-                )
+                commit = write(content, meta, message)
                 exc.add_note(
                     f"weakprompt: the tool_result hook {pending.triggered_by} raised; the result of call "
                     f"{tool_call_id!r} ({name}) was committed unchanged as {commit.hash[:12]}"
@@ -99,7 +104,7 @@ def run_tool_result_hook(
         if pending.status == "rejected":
             raise ToolResultRejected(tool_call_id, name, pending.rejection_reason, pending.triggered_by)
         pending.settle()
-        return _commit(transcript, pending, message=message, metadata=metadata, tools=tools)
+        return _commit(transcript, pending, message=message, metadata=metadata, write=write, turn=turn)
 
 
 def _commit(
@@ -108,7 +113,8 @@ def _commit(
     *,
     message: str | None,
     metadata: Mapping[str, JSONValue] | None,
-    tools: ToolsArgument,
+    write: Callable[[str, JSONObject, str | None], CommitInfo],
+    turn: TurnRecord | None,
 ) -> CommitInfo:
     meta: JSONObject = {**(metadata or {}), TRIGGERED_BY: pending.triggered_by}
     original = pending.original_content
@@ -121,7 +127,11 @@ def _commit(
             name=pending.tool_name,
             is_error=pending.is_error,
         )
-        original_blob = store_message_blob(transcript.store, kept, transcript.store.clock.now())
+        now = transcript.store.clock.now()
+        if turn is not None:
+            original_blob = stage_message_blob(turn, kept, now)
+        else:
+            original_blob = store_message_blob(transcript.store, kept, now)
         if pending.summarized:
             meta[SUMMARIZED_FROM] = original_blob
             meta[SUMMARIZER] = next(a.summarizer for a in reversed(pending.summary_attempts) if a.ok)
@@ -136,15 +146,7 @@ def _commit(
     if message is None and original_blob is not None:
         how = "summarized" if pending.summarized else "edited"
         message = f"tool result: {label_text(pending.tool_name)} ({how})"
-    commit = transcript.tool_result(
-        pending.tool_call_id,
-        pending.tool_name,
-        pending.content,
-        message=message,
-        metadata=meta,
-        is_error=pending.is_error,
-        tools=tools,
-    )
+    commit = write(pending.content, meta, message)
     if attempts:
         counter = transcript.token_counter
         for event in summary_events(
@@ -164,9 +166,8 @@ def commit_withheld(transcript: Transcript, rejection: ToolResultRejected) -> Co
     """Answer a call whose result a hook rejected: a short error result saying it was withheld.
 
     Committed with ``Transcript.commit``, which runs no hooks. Nothing of
-    the rejected text is written by this function (whatever stored the
-    output before the hook ran, such as the evaluation's output store, is
-    not undone).
+    the rejected text is written (the evaluation's pipeline stores an
+    output only after its hook has approved it).
     """
     why = f": {rejection.reason}" if rejection.reason else ""
     text = f"The result of this {rejection.tool_name} call was withheld{why}."

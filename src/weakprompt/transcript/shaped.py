@@ -1,17 +1,18 @@
-"""Tool results the evaluation's output pipeline has already shaped for the model.
+"""Tool results the evaluation's output pipeline shapes for the model, which rewriters leave alone.
 
-Inside ``evaluate()`` the output store and size policy run before the
-commit, so a ``tool_result`` hook sees what would be committed. Some of
-that must reach the model exactly as it is: the handle message of an
-oversized output (rewriting it would lose the handle) and the replies of
-``tool_output`` / ``get_tool_result`` (answers the model asked for about
-stored output). ``configure_tool_summarization()`` and
-``compress_tool_calls()`` leave those alone; a custom handler can ask the
-same question.
+Some results must reach the model exactly as they are: an output kept
+behind a handle (its commit holds the handle message; inside
+``evaluate()`` the hook, which runs before the size policy, is told in
+``stored_output`` that it would be), and the replies of ``tool_output`` /
+``get_tool_result`` (answers the model asked for about stored output).
+``configure_tool_summarization()`` and ``compress_tool_calls()`` leave
+those alone; a custom handler can ask the same question.
 
 The names of the pipeline's own tools are decided here, in the lowest layer
-that needs them; the output store, the pipeline and the tools themselves
-(``weakprompt.runtime.results``) take them from this module.
+that needs them: a bare transcript recognises a ``tool_output`` reply by
+name (its commit may carry no metadata saying so). The output store, the
+pipeline and the tools themselves (``weakprompt.runtime.results``) take
+them from here.
 """
 
 from __future__ import annotations

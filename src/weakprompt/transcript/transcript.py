@@ -218,6 +218,12 @@ class Transcript:
         reject it (:class:`ToolResultRejected` is raised, nothing committed).
         """
         if edit is None and self._hooks.should_fire("tool_result"):
+
+            def write(text: str, meta: JSONObject, label: str | None) -> CommitInfo:
+                return self.tool_result(
+                    tool_call_id, name, text, message=label, metadata=meta, is_error=is_error, tools=tools
+                )
+
             return run_tool_result_hook(
                 self,
                 tool_call_id=tool_call_id,
@@ -226,7 +232,7 @@ class Transcript:
                 message=message,
                 metadata=metadata,
                 is_error=is_error,
-                tools=tools,
+                write=write,
             )
         return self._write(
             Message("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error),

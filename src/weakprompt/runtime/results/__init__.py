@@ -1,14 +1,17 @@
 """The tool-result pipeline: everything between a tool's reply and what the model reads of it.
 
-See ``specs/TOOL_RESULTS.md``. The output store keeps every result once
-(:class:`ToolOutputStore`), the size policy puts a handle in place of an
-oversized one (:class:`SizePolicy`), ``tool_output`` extracts from what is
-stored (:mod:`.extraction`), ``get_tool_result`` loads an earlier result
-again, and :class:`ToolOutputSettings` is how an evaluation configures it.
-The ``tool_result`` hooks and summaries run on the transcript, which owns
-them (``weakprompt.transcript``); the lazy-loading compile transform is
-there too. This package never imports the loop: the loop hands it what it
-needs (its own ``evaluate`` for the read-grep sub-agent).
+See ``specs/TOOL_RESULTS.md``. One result takes one path
+(:class:`ToolResultPipeline`): redact, the transcript's ``tool_result``
+hook, the size policy that puts a handle in place of an oversized text
+(:class:`SizePolicy`), then stage: the output store keeps it once
+(:class:`ToolOutputStore`) with the commit. ``tool_output`` extracts from
+what is stored (:mod:`.extraction`), ``get_tool_result`` loads an earlier
+result again, and :class:`ToolOutputSettings` is how an evaluation
+configures it. The hooks and summaries themselves belong to the
+transcript (``weakprompt.transcript``), which must run them without any
+runtime; the lazy-loading compile transform is there too. This package
+never imports the loop: the loop hands it what it needs (its own
+``evaluate`` for the read-grep sub-agent).
 """
 
 from __future__ import annotations

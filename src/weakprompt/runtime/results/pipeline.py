@@ -1,30 +1,41 @@
-"""From a tool's reply to what the transcript commits: redact it, store it, apply the size policy.
+"""One tool result, from the tool's reply to the commit the model reads: redact, hook, size policy, stage.
 
-A successful result first goes through the redaction hook, so that a
-secret in it reaches nothing: not the output store (payload, preview,
-summary), not the transcript, not the model, not a later
-``get_tool_result``. (A failed result's text was already scrubbed by the
-dispatcher, with the same hook.) Keeping the unredacted text, for
-provenance, is an explicit choice (``keep_raw_original``).
+The order is the point (``specs/TOOL_RESULTS.md``, "The pipeline"):
 
-Then every result (except those of ``tool_output`` and ``get_tool_result``,
-which answer questions about stored results) is stored in the output store.
-A result that fits goes in the context as it is; an oversized one is
-replaced by the handle message. Either way the commit keeps a reference to
-the stored output in its metadata, which is what lazy loading reads later.
+1. **redact**: a successful result goes through the redaction hook first,
+   so a secret in it reaches nothing after: not the ``tool_result`` hook,
+   not the output store (payload, preview, summary), not the transcript,
+   not the model, not a later ``get_tool_result``. (A failed result's text
+   was scrubbed by the dispatcher, with the same hook.) Keeping the
+   unredacted text, for provenance, is an explicit choice
+   (``keep_raw_original``).
+2. **hook**: the transcript's ``tool_result`` hook sees the redacted text
+   and may edit, summarize or reject it; a rejected result is answered
+   with a placeholder and stored nowhere.
+3. **size policy**: what the hook approved is measured; a text that fits
+   goes in the context as it is, an oversized one is replaced by the
+   handle message.
+4. **stage**: the output goes to the output store with the transcript turn
+   that commits it (or at once, without a turn), and the commit keeps a
+   reference to it in its metadata, which is what lazy loading reads.
+
+Results of ``tool_output`` and ``get_tool_result`` answer questions about
+stored results: they pass steps 3 and 4 unstored.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
 from ...jsontypes import JSONObject
 from ...messages import Message
 from ...store.output_record import ToolResultMetadata
+from ...transcript.hook_run import commit_withheld, run_tool_result_hook
+from ...transcript.hooks import ToolResultRejected
 from ...transcript.lazy import LOADED_RESULT_KEY
 from ...transcript.originals import stage_message_blob, store_message_blob
 from ...transcript.provenance import REDACTED_FROM
@@ -32,11 +43,13 @@ from ...transcript.shaped import GET_TOOL_RESULT_NAME, NEVER_STORED_TOOLS
 from ..redaction import Redactor, redacted
 from .extraction import DocumentStats
 from .policy import OversizeReason, SizePolicy, handle_text
-from .records import ToolOutputStoreError, commit_metadata, output_stats
+from .records import PreparedOutput, ToolOutputStoreError, commit_metadata, output_stats
 
 if TYPE_CHECKING:
     from ...budget import BudgetTracker
     from ...messages import ToolCall
+    from ...transcript.records import CommitInfo
+    from ...transcript.transcript import Transcript
     from ...transcript.turns import TurnRecord
     from .store import StagedOutput, ToolOutputStore
 
@@ -44,17 +57,21 @@ __all__ = ["ProcessedResult", "ToolResultPipeline"]
 
 logger = logging.getLogger(__name__)
 
+_Measured: TypeAlias = "tuple[PreparedOutput, OversizeReason | None] | None"
+"""The size policy's verdict on a text: prepared for the store, why it is oversized; None: not stored."""
+
 
 @attrs.frozen(kw_only=True)
 class ProcessedResult:
-    """What to commit for one tool result.
+    """What the pipeline made of one tool result.
 
-    ``content`` is the text the model will see (the result, or the handle
-    message); ``metadata`` goes on the transcript commit; ``reference`` is
-    the stored output (``None`` for results that are never stored, and
-    for one staged with a turn until that turn is stored: then ``staged``
-    holds it, and its ``reference`` once the turn's transaction has
-    committed).
+    ``content`` is the text the model will see (the result, the handle
+    message, or a rejected result's placeholder); ``metadata`` goes on the
+    transcript commit; ``reference`` is the stored output (``None`` for
+    results that are never stored, and for one staged with a turn until
+    that turn is stored: then ``staged`` holds it, and its ``reference``
+    once the turn's transaction has committed). ``commit`` is the
+    transcript commit when the pipeline made it (:meth:`ToolResultPipeline.commit`).
     """
 
     content: str
@@ -62,6 +79,7 @@ class ProcessedResult:
     reference: ToolResultMetadata | None = None
     oversize_reason: OversizeReason | None = None
     staged: StagedOutput | None = None
+    commit: CommitInfo | None = None
 
     @property
     def oversized(self) -> bool:
@@ -84,7 +102,7 @@ def _requested_id(call: ToolCall) -> str | None:
 
 
 class ToolResultPipeline:
-    """Redacts each successful result, stores it in ``outputs`` and decides what of it the model sees.
+    """Runs each tool result through redact, hook, size policy and stage (see the module docstring).
 
     ``redact`` scrubs a successful result before anything else sees it
     (``None``: results are taken as they are). ``keep_raw_original`` also
@@ -112,6 +130,109 @@ class ToolResultPipeline:
     def remaining_tokens(self) -> int | None:
         return None if self.budget_tracker is None else self.budget_tracker.remaining_tokens()
 
+    def commit(
+        self,
+        transcript: Transcript,
+        call: ToolCall,
+        content: str,
+        *,
+        is_error: bool = False,
+        turn: TurnRecord | None = None,
+        metadata: JSONObject | None = None,
+        on_stored: Callable[[ToolResultMetadata], None] | None = None,
+        framework_text: bool = False,
+    ) -> ProcessedResult:
+        """The whole pipeline for ``content``, the result of ``call``: redact, hook, size policy, stage.
+
+        Commits the result to ``transcript`` (in ``turn`` when given, with
+        the output's row in the same transaction; ``on_stored`` then gets
+        the stored record once the turn has committed) and returns what was
+        made of it, ``commit`` included. ``metadata`` (the caller's: trace,
+        approval) goes on the commit. ``framework_text`` marks a text the
+        loop wrote itself (a visibility expansion's answer): it has nothing
+        to redact and is not stored, but the hook sees it like any result.
+        A rejected result is answered with a placeholder
+        (:func:`~weakprompt.transcript.commit_withheld`).
+        """
+        meta: JSONObject = dict(metadata or {})
+        if not framework_text:
+            content = self._redact(call, content, is_error, turn, meta)
+        # The size policy on the text as it stands: final unless a hook changes the text.
+        measured = None if framework_text else self._measure(call, content, is_error)
+        if transcript.hooks.should_fire("tool_result"):
+            return self._hook(
+                transcript,
+                call,
+                content,
+                measured,
+                meta,
+                is_error=is_error,
+                turn=turn,
+                on_stored=on_stored,
+                framework_text=framework_text,
+            )
+        processed = self._stage(measured, content, meta, turn, on_stored)
+        commit = transcript.tool_result(
+            call.id, call.name, processed.content, metadata=processed.metadata, is_error=is_error
+        )
+        return attrs.evolve(processed, commit=commit)
+
+    def _hook(
+        self,
+        transcript: Transcript,
+        call: ToolCall,
+        content: str,
+        forecast: _Measured,
+        metadata: JSONObject,
+        *,
+        is_error: bool,
+        turn: TurnRecord | None,
+        on_stored: Callable[[ToolResultMetadata], None] | None,
+        framework_text: bool,
+    ) -> ProcessedResult:
+        """Step 2, the transcript's hook, then steps 3 and 4 on what it approved.
+
+        The hook is told, in ``stored_output``, what the size policy would
+        make of the text as it stands (``forecast``), so a summarizer can
+        leave an output bound for a handle to ``tool_output``.
+        """
+        shaped: list[ProcessedResult] = []
+
+        def stage(text: str, decided: JSONObject, message: str | None) -> CommitInfo:
+            """Steps 3 and 4 on what the hook decided: ``text``, with its metadata."""
+            unchanged = framework_text or text == content
+            measured = forecast if unchanged else self._measure(call, text, is_error)
+            processed = self._stage(measured, text, decided, turn, on_stored)
+            shaped.append(processed)
+            return transcript.tool_result(
+                call.id,
+                call.name,
+                processed.content,
+                message=message,
+                metadata=processed.metadata,
+                is_error=is_error,
+            )
+
+        told = metadata if forecast is None else {**metadata, **commit_metadata(forecast[0])}
+        try:
+            commit = run_tool_result_hook(
+                transcript,
+                tool_call_id=call.id,
+                name=call.name,
+                content=content,
+                message=None,
+                metadata=told,
+                is_error=is_error,
+                write=stage,
+                turn=turn,
+            )
+        except ToolResultRejected as rejection:  # the call still needs an answer; nothing is stored
+            withheld = commit_withheld(transcript, rejection)
+            return ProcessedResult(
+                content=withheld.content.content, metadata=withheld.metadata, commit=withheld
+            )
+        return attrs.evolve(shaped[-1], content=commit.content.content, commit=commit)
+
     def process(
         self,
         call: ToolCall,
@@ -121,26 +242,40 @@ class ToolResultPipeline:
         turn: TurnRecord | None = None,
         on_stored: Callable[[ToolResultMetadata], None] | None = None,
     ) -> ProcessedResult:
-        """Redact ``content`` (the result of ``call``), store it and return what to commit.
+        """Steps 1, 3 and 4 for ``content`` (the result of ``call``), without a hook or a commit.
 
-        With ``turn`` (the transcript turn that will commit the result), the
-        output's row is written in that turn's transaction, so the output
-        and its commit are stored together or not at all; ``on_stored``
-        then gets the stored reference once the turn has committed (without
-        a turn, the output is stored at once in a transaction of its own).
-        The commit's metadata describes this call's output either way.
+        Returns what to commit: the text the model sees and the commit's
+        metadata. With ``turn`` (the transcript turn that will commit the
+        result), the output's row is written in that turn's transaction, so
+        the output and its commit are stored together or not at all;
+        ``on_stored`` then gets the stored reference once the turn has
+        committed (without a turn, the output is stored at once in a
+        transaction of its own).
         """
         metadata: JSONObject = {}
+        content = self._redact(call, content, is_error, turn, metadata)
+        return self._stage(self._measure(call, content, is_error), content, metadata, turn, on_stored)
+
+    # -- the steps ------------------------------------------------------------------------------
+
+    def _redact(
+        self, call: ToolCall, content: str, is_error: bool, turn: TurnRecord | None, metadata: JSONObject
+    ) -> str:
+        """Step 1: the redacted text; notes on the call go in ``metadata`` (the raw original, a load)."""
         if self.redact is not None and not is_error:
             raw, content = content, redacted(content, self.redact)
             if self.keep_raw_original and content != raw:
                 metadata[REDACTED_FROM] = self._keep_raw(call, raw, turn)
+        if call.name == GET_TOOL_RESULT_NAME and not is_error:
+            requested = _requested_id(call)
+            if requested is not None:
+                metadata[LOADED_RESULT_KEY] = {"tool_call_id": requested}
+        return content
+
+    def _measure(self, call: ToolCall, text: str, is_error: bool) -> _Measured:
+        """Step 3: ``text`` prepared for the store, the size policy deciding whether it is oversized."""
         if call.name in NEVER_STORED_TOOLS:
-            if call.name == GET_TOOL_RESULT_NAME and not is_error:
-                requested = _requested_id(call)
-                if requested is not None:
-                    metadata[LOADED_RESULT_KEY] = {"tool_call_id": requested}
-            return ProcessedResult(content=content, metadata=metadata)
+            return None
         remaining = self.remaining_tokens()
         decided: list[OversizeReason | None] = []
 
@@ -150,31 +285,37 @@ class ToolResultPipeline:
 
         try:
             prepared = self.outputs.prepare(
-                call.id, call.name, call.arguments_json(), content, is_error=is_error, oversized=decide
+                call.id, call.name, call.arguments_json(), text, is_error=is_error, oversized=decide
             )
         except ToolOutputStoreError as exc:
             # Only input the store cannot key (an over-long call id, say): keep the result inline.
             logger.warning("tool result of call %r was not stored: %s", call.id, exc)
-            return ProcessedResult(content=content, metadata=metadata)
-        reason = decided[-1] if decided else None
-        shown = handle_text(prepared.handle, output_stats(prepared)) if reason is not None else content
+            return None
+        return prepared, decided[-1] if decided else None
+
+    def _stage(
+        self,
+        measured: _Measured,
+        text: str,
+        metadata: JSONObject,
+        turn: TurnRecord | None,
+        on_stored: Callable[[ToolResultMetadata], None] | None,
+    ) -> ProcessedResult:
+        """Step 4: store the measured output (with ``turn``, or at once); what the commit holds."""
+        if measured is None:
+            return ProcessedResult(content=text, metadata=metadata)
+        prepared, reason = measured
+        shown = handle_text(prepared.handle, output_stats(prepared)) if reason is not None else text
+        metadata = {**metadata, **commit_metadata(prepared)}
         if turn is None:
             reference = self.outputs.store_prepared(prepared)
             if on_stored is not None:
                 on_stored(reference)
             return ProcessedResult(
-                content=shown,
-                metadata={**metadata, **commit_metadata(prepared)},
-                reference=reference,
-                oversize_reason=reason,
+                content=shown, metadata=metadata, reference=reference, oversize_reason=reason
             )
         staged = self.outputs.stage(turn, prepared, on_stored=on_stored)
-        return ProcessedResult(
-            content=shown,
-            metadata={**metadata, **commit_metadata(prepared)},
-            oversize_reason=reason,
-            staged=staged,
-        )
+        return ProcessedResult(content=shown, metadata=metadata, oversize_reason=reason, staged=staged)
 
     def _keep_raw(self, call: ToolCall, raw: str, turn: TurnRecord | None) -> str:
         """Store the unredacted result as the message its commit would have held; returns its hash.

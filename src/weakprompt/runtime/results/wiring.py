@@ -2,8 +2,8 @@
 
 The loop stays small: it asks this object for the context to send
 (:meth:`EvaluationOutputs.compile`), the extra tools to offer on a turn
-(:meth:`offered_tools`), what to commit for each tool result
-(:meth:`process`), the model usage spent inside tools
+(:meth:`offered_tools`), each tool result run through the pipeline and
+committed (:meth:`process`), the model usage spent inside tools
 (:attr:`side_usage`), and calls :meth:`close` when the evaluation ends.
 
 Defaults (documented in ``specs/TOOL_RESULTS.md``):
@@ -37,6 +37,7 @@ import attrs
 
 from ...errors import ConfigurationError, TranscriptError
 from ...events import ToolOutputExtracted
+from ...jsontypes import JSONObject
 from ...messages import Usage
 from ...store.output_record import ToolResultMetadata
 from ...tools import AnyTool, ToolContext
@@ -134,6 +135,7 @@ class EvaluationOutputs:
         except TranscriptError as exc:
             raise ConfigurationError(f"evaluate: {exc}") from exc
         self.settings = settings if settings is not None else _DEFAULT_SETTINGS
+        self.transcript = transcript
         self.retention: Retention = retention
         self.session = session
         self.adapter = adapter
@@ -246,14 +248,30 @@ class EvaluationOutputs:
         return self._oversized
 
     def process(
-        self, call: ToolCall, content: str, *, is_error: bool, turn: TurnRecord | None = None
+        self,
+        call: ToolCall,
+        content: str,
+        *,
+        is_error: bool,
+        turn: TurnRecord | None = None,
+        metadata: JSONObject | None = None,
+        framework_text: bool = False,
     ) -> ProcessedResult:
-        """Store one result and say what to commit for it (see :class:`ToolResultPipeline`).
+        """Run one result through the pipeline and commit it (see :meth:`ToolResultPipeline.commit`).
 
         With ``turn``, the output is stored with that transcript turn, in
         its transaction; what this evaluation stored is counted once it is.
         """
-        processed = self.pipeline.process(call, content, is_error=is_error, turn=turn, on_stored=self._stored)
+        processed = self.pipeline.commit(
+            self.transcript,
+            call,
+            content,
+            is_error=is_error,
+            turn=turn,
+            metadata=metadata,
+            on_stored=self._stored,
+            framework_text=framework_text,
+        )
         if processed.oversized:
             self._oversized = True
         elif not processed.stored and not self._oversized:

@@ -22,10 +22,12 @@ from ..model import ForceTool, ModelRequest
 from . import loop_messages
 from .dispatcher import ToolDispatcher, ToolExecution
 from .loop_events import OutputRejected, SectionsExpanded
+from .output_checks import OUTPUT_CORRECTION
 from .response import PromptResponse
 
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
+    from ..jsontypes import JSONObject
     from ..model import ToolChoice
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceSnapshot
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from ..transcript.turns import TurnRecord
     from ._store_work import StoreWork
     from .approval import PausedRun, PendingCall
+    from .output_checks import Verdict
     from .pausing import InlineDecision
     from .results import EvaluationOutputs
     from .resumption import Resumption
@@ -116,6 +119,7 @@ class Evaluation(Generic[OutputT]):
         self.turns_before = 0  # model calls of the run before this resumption of it
         self.empty_transcript = empty_transcript  # a private store made for this run: no system message yet
         self.retries_used = 0
+        self.verdict: Verdict[OutputT] | None = None  # the last final answer's, judged before it was recorded
         self.head: str | None = None
         self.system_commit: str | None = None
         self.executions: list[ToolExecution] = []
@@ -181,6 +185,11 @@ class Evaluation(Generic[OutputT]):
             self.prompt = self.prompt.with_expanded(self.resumption.context.expanded)
             self.expanded.extend(self.resumption.context.expanded)
         rendered = self.prompt.render(self.session)
+        if self.settings.output_validators and rendered.output_type is None:
+            raise ConfigurationError(
+                f"evaluate: output_validators were given, but prompt {self.name!r} has no output_type "
+                "for them to check (give the template an output_type)"
+            )
         names = rendered.tool_names
         _check_choice(first_choice, names, lambda: self.outputs.available_names(names))
         self.adopt(self.prompt, rendered)
@@ -230,8 +239,14 @@ class Evaluation(Generic[OutputT]):
             dispatcher=self.session.dispatcher,
         )
 
-    def reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
-        """Give the model a corrective turn, or re-raise when none is allowed."""
+    def reject_output(self, text: str, verdict: Verdict[OutputT], *, turns_left: bool) -> None:
+        """Give the model a corrective turn for a rejected answer, or raise the rejection if none is left.
+
+        Parse failures and validators' rejections share ``output_retries``;
+        the corrective commit names who rejected and the reply it corrects.
+        """
+        error = verdict.rejection
+        assert error is not None  # only a rejection is handed here
         retrying = turns_left and self.retries_used < self.settings.output_retries
         self.publish(
             OutputRejected(
@@ -251,10 +266,14 @@ class Evaluation(Generic[OutputT]):
                 error.add_note("no model call was left under max_turns for a corrective turn")
             raise error
         self.retries_used += 1
-        correction = loop_messages.output_correction(
-            str(error), self.rendered.output_name, self.rendered.output_schema
+        name, schema = self.rendered.output_name, self.rendered.output_schema
+        correction = (
+            loop_messages.output_correction(str(error), name, schema)
+            if isinstance(error, OutputParseError)
+            else loop_messages.output_rejection(error.reason, name)
         )
-        self.head = self.transcript.user(correction).hash
+        provenance: JSONObject = {"by": verdict.by, "corrects": self.head}
+        self.head = self.transcript.user(correction, metadata={OUTPUT_CORRECTION: provenance}).hash
 
     # -- progressive disclosure -----------------------------------------------------------------
 

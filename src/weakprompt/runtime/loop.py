@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from ..budget import Budget, BudgetTracker
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .approval import Approver
+    from .output_checks import OutputValidator
     from .results import Retention, RunSubAgent, ToolOutputSettings
     from .resumption import Resumption
     from .run_events import EventCallback
@@ -82,6 +84,7 @@ def evaluate(
     max_turns: int = DEFAULT_MAX_TURNS,
     tool_choice: ToolChoice = "auto",
     output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
     resources: ResourceRegistry | None = None,
     max_output_tokens: int | None = None,
@@ -100,6 +103,12 @@ def evaluate(
     only; later calls use ``"auto"`` so a forced tool cannot loop forever.
     A final answer that does not parse as the prompt's output type gets up
     to ``output_retries`` corrective turns before :class:`OutputParseError`.
+    ``output_validators`` are functions over the parsed output (sync or
+    async), run in order: one that raises :class:`OutputValidationError`
+    rejects the answer, and its reason reaches the model as a corrective
+    turn counted against the same ``output_retries``; past them, the last
+    rejection is raised. The rejected reply is stored with who rejected it
+    and why (``specs/ADAPTERS.md``, "Final answer").
     ``budget`` may be a :class:`BudgetTracker` shared with other work.
 
     Tool results go through the output pipeline (``specs/TOOL_RESULTS.md``):
@@ -147,6 +156,7 @@ def evaluate(
         max_turns=max_turns,
         tool_choice=tool_choice,
         output_retries=output_retries,
+        output_validators=output_validators,
         max_expansions=max_expansions,
         resources=resources,
         max_output_tokens=max_output_tokens,
@@ -173,6 +183,7 @@ async def run(
     max_turns: int = DEFAULT_MAX_TURNS,
     tool_choice: ToolChoice = "auto",
     output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
     resources: ResourceRegistry | None = None,
     max_output_tokens: int | None = None,
@@ -218,6 +229,7 @@ async def run(
             max_turns=max_turns,
             tool_choice=tool_choice,
             output_retries=output_retries,
+            output_validators=output_validators,
             max_expansions=max_expansions,
             resources=resources,
             max_output_tokens=max_output_tokens,

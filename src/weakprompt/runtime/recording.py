@@ -36,8 +36,12 @@ def record_reply(
     turn: TurnRecord,
     *,
     trace_ids: JSONObject | None = None,
+    rejected: JSONObject | None = None,
 ) -> tuple[AssistantTurn, Usage]:
-    """Stage the reply's commit in ``turn`` (in memory), count its usage; the reply as stored, its usage."""
+    """Stage the reply's commit in ``turn`` (in memory), count its usage; the reply as stored, its usage.
+
+    ``rejected``: why a final answer was rejected (``runtime.output_checks``), kept in the commit's metadata.
+    """
     if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
         calls = tuple(call.storable() for call in reply.tool_calls)
         if any(new is not old for new, old in zip(calls, reply.tool_calls, strict=True)):
@@ -53,7 +57,12 @@ def record_reply(
         reply.text,
         tool_calls=reply.tool_calls,
         usage=usage,
-        metadata={**reply.metadata, **({} if trace_ids is None else {TRACE_KEY: trace_ids})} or None,
+        metadata={
+            **reply.metadata,
+            **({} if trace_ids is None else {TRACE_KEY: trace_ids}),
+            **(rejected or {}),
+        }
+        or None,
     )
     evaluation.head = commit.hash
     if not evaluation.session.dispatcher.wants(ModelTurnCompleted):

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from ..store.pause_rows import PauseRow
     from .approval import Approver, Decision, PausedRun
+    from .output_checks import OutputValidator
     from .response import PromptResponse
     from .results import ToolOutputSettings
     from .resumption import Resumption, RunContext
@@ -121,6 +122,8 @@ def resume(
     deadline: Deadline | None = None,
     budget: Budget | BudgetTracker | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     resources: ResourceRegistry | None = None,
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
@@ -139,6 +142,8 @@ def resume(
             deadline=deadline,
             budget=budget,
             max_turns=max_turns,
+            output_retries=output_retries,
+            output_validators=output_validators,
             resources=resources,
             tool_outputs=tool_outputs,
             redact=redact,
@@ -174,6 +179,8 @@ async def resume_async(
     deadline: Deadline | None = None,
     budget: Budget | BudgetTracker | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     resources: ResourceRegistry | None = None,
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
@@ -210,6 +217,8 @@ async def resume_async(
         deadline=deadline,
         budget=budget,
         max_turns=max_turns,
+        output_retries=output_retries,
+        output_validators=output_validators,
         resources=resources,
         tool_outputs=tool_outputs,
         redact=redact,

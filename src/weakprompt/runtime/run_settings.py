@@ -10,12 +10,13 @@ themselves, with :attr:`RunSettings.tool_wrapper`, and call
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
 from ..errors import ConfigurationError
+from .output_checks import AnyOutputValidator
 from .redaction import Redactor, default_redact
 
 if TYPE_CHECKING:
@@ -56,6 +57,22 @@ def _check_limit(least: int) -> Callable[[object, attrs.Attribute[int], int], No
     return check
 
 
+def _validators(value: Sequence[AnyOutputValidator]) -> tuple[AnyOutputValidator, ...]:
+    """The validators as a tuple, each checked callable (a bare function is refused: wrap it in a tuple)."""
+    if callable(value) or not isinstance(value, Sequence) or isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+        raise ConfigurationError(
+            f"evaluate: output_validators must be a sequence of functions, got {type(value).__name__} "
+            "(one validator: output_validators=(check,))"
+        )
+    for index, validator in enumerate(value):
+        if not callable(validator):  # pyright: ignore[reportUnnecessaryComparison]  # a caller's value
+            raise ConfigurationError(
+                f"evaluate: output_validators[{index}] is not callable ({type(validator).__name__}); "
+                "give functions over the output that raise OutputValidationError to reject it"
+            )
+    return tuple(value)
+
+
 @attrs.frozen(kw_only=True, eq=False)
 class RunSettings:
     """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.evaluate` for each).
@@ -75,6 +92,7 @@ class RunSettings:
     max_turns: int = attrs.field(default=DEFAULT_MAX_TURNS, validator=_check_limit(1))
     tool_choice: ToolChoice = "auto"
     output_retries: int = attrs.field(default=1, validator=_check_limit(0))
+    output_validators: tuple[AnyOutputValidator, ...] = attrs.field(default=(), converter=_validators)
     max_expansions: int = attrs.field(default=DEFAULT_MAX_EXPANSIONS, validator=_check_limit(0))
     resources: ResourceRegistry | None = None
     max_output_tokens: int | None = None

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .loop import run
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..model import ProviderAdapter
     from ..prompt import Prompt
     from ..session import Session
+    from .output_checks import OutputValidator
 
 __all__ = ["stream", "stream_sync"]
 
@@ -34,7 +35,12 @@ _END = object()
 
 @contextlib.asynccontextmanager
 async def stream(
-    prompt: Prompt[OutputT], *, adapter: ProviderAdapter, session: Session, **options: Any
+    prompt: Prompt[OutputT],
+    *,
+    adapter: ProviderAdapter,
+    session: Session,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
+    **options: Any,
 ) -> AsyncGenerator[AsyncIterator[RunEvent[OutputT]]]:
     """``async with stream(prompt, adapter=..., session=...) as events: async for event in events: ...``
 
@@ -45,7 +51,14 @@ async def stream(
 
     async def drive() -> None:
         try:
-            await run(prompt, adapter=adapter, session=session, on_event=pending.put_nowait, **options)
+            await run(
+                prompt,
+                adapter=adapter,
+                session=session,
+                output_validators=output_validators,
+                on_event=pending.put_nowait,
+                **options,
+            )
         finally:
             pending.put_nowait(_END)
 
@@ -70,7 +83,12 @@ async def stream(
 
 @contextlib.contextmanager
 def stream_sync(
-    prompt: Prompt[OutputT], *, adapter: ProviderAdapter, session: Session, **options: Any
+    prompt: Prompt[OutputT],
+    *,
+    adapter: ProviderAdapter,
+    session: Session,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
+    **options: Any,
 ) -> Generator[Iterator[RunEvent[OutputT]]]:
     """``with stream_sync(...) as events: for event in events: ...``: the run goes on a worker thread."""
     pending: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -83,7 +101,14 @@ def stream_sync(
         assert task is not None
         handle.append((asyncio.get_running_loop(), task))
         started.set()
-        await run(prompt, adapter=adapter, session=session, on_event=pending.put, **options)
+        await run(
+            prompt,
+            adapter=adapter,
+            session=session,
+            output_validators=output_validators,
+            on_event=pending.put,
+            **options,
+        )
 
     def work() -> None:
         try:

@@ -38,6 +38,7 @@ from .tracing import Tracing, installed_tracing
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
+    from ..messages import Message
     from ..model import ProviderAdapter, ToolChoice
     from ..prompt import Prompt
     from ..resources import ResourceRegistry
@@ -77,6 +78,7 @@ def evaluate(
     adapter: ProviderAdapter,
     session: Session,
     input: str | None = None,
+    message_history: Sequence[Message] | None = None,
     store: Store | None = None,
     transcript: Transcript | None = None,
     deadline: Deadline | None = None,
@@ -99,7 +101,21 @@ def evaluate(
 
     The conversation is recorded in ``transcript`` (default: the transcript
     of ``session``'s id in ``store``, itself defaulting to a private
-    in-memory SQLite store). ``tool_choice`` applies to the first model call
+    in-memory SQLite store, gone when the run ends). With a ``store``, the
+    session id names a stored conversation: a run with a fixed
+    ``session_id`` (``Session(session_id="user-42")``) CONTINUES what that
+    session holds, the model seeing every earlier turn; give a new id (the
+    default ``Session()`` makes one) for a fresh conversation.
+
+    ``message_history`` is the stateless alternative: prior messages
+    (``response.messages`` of an earlier run) stored after the system
+    message and before ``input``, so the model sees them, with no store
+    needed; ``response.new_messages`` are the ones this run added. Given
+    with a session that already holds a stored conversation, it is refused
+    (``ConfigurationError``): a run continues one or the other. A system
+    message in the history is refused too (the prompt writes its own).
+
+    ``tool_choice`` applies to the first model call
     only; later calls use ``"auto"`` so a forced tool cannot loop forever.
     A final answer that does not parse as the prompt's output type gets up
     to ``output_retries`` corrective turns before :class:`OutputParseError`.
@@ -149,6 +165,7 @@ def evaluate(
         adapter=adapter,
         session=session,
         input=input,
+        message_history=message_history,
         store=store,
         transcript=transcript,
         deadline=deadline,
@@ -176,6 +193,7 @@ async def run(
     adapter: ProviderAdapter,
     session: Session,
     input: str | None = None,
+    message_history: Sequence[Message] | None = None,
     store: Store | None = None,
     transcript: Transcript | None = None,
     deadline: Deadline | None = None,
@@ -197,6 +215,10 @@ async def run(
     approve: Approver | None = None,
 ) -> PromptResponse[OutputT]:
     """The evaluation loop: :func:`evaluate`'s parameters, plus ``concurrent_tools`` and ``on_event``.
+
+    As there: with a ``store``, a fixed session id continues the conversation
+    stored under it; ``message_history`` runs on prior messages given
+    instead (no store needed), and ``response.new_messages`` are this run's.
 
     A call that needs approval, or whose tool defers, pauses the run once
     the turn's other calls finish: the response has ``paused`` set and the
@@ -222,6 +244,7 @@ async def run(
             adapter=adapter,
             session=session,
             input=input,
+            message_history=message_history,
             store=store,
             transcript=transcript,
             deadline=deadline,

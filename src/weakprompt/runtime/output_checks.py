@@ -4,7 +4,7 @@ The verdict is reached before the reply is recorded, so a rejected answer
 is stored with why it was rejected (:data:`OUTPUT_REJECTED` in its commit's
 metadata) and the store can tell a run that ended on one from a run that
 finished (``inspector.status``). The loop then gives the model a corrective
-turn (``Evaluation.reject_output``) or raises the rejection.
+turn (:func:`reject_output`) or raises the rejection.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Generic, Never, TypeAlias, TypeVar, cast
 import attrs
 
 from ..errors import OutputParseError, OutputValidationError
+from . import loop_messages
+from .loop_events import OutputRejected
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -28,6 +30,7 @@ __all__ = [
     "OutputValidator",
     "Verdict",
     "judge",
+    "reject_output",
     "validator_name",
 ]
 
@@ -91,3 +94,45 @@ async def judge(evaluation: Evaluation[OutputT], text: str) -> Verdict[OutputT]:
         except OutputValidationError as exc:
             return Verdict(rejection=exc, by=validator_name(validator))
     return Verdict(output=output)
+
+
+def reject_output(
+    evaluation: Evaluation[OutputT], text: str, verdict: Verdict[OutputT], *, turns_left: bool
+) -> None:
+    """Give the model a corrective turn for a rejected answer, or raise the rejection if none is left.
+
+    Parse failures and validators' rejections share ``output_retries``;
+    the corrective commit names who rejected and the reply it corrects.
+    Runs on the run's store work (it writes the corrective commit).
+    """
+    error = verdict.rejection
+    assert error is not None  # only a rejection is handed here
+    retrying = turns_left and evaluation.retries_used < evaluation.settings.output_retries
+    session = evaluation.session
+    evaluation.publish(
+        OutputRejected(
+            prompt_name=evaluation.name,
+            turn=evaluation.turns,
+            text=text,
+            errors=str(error),
+            retrying=retrying,
+            session_id=session.session_id,
+            created_at=session.clock.now(),
+        )
+    )
+    if not retrying:
+        if evaluation.retries_used:
+            error.add_note(f"the model already had {evaluation.retries_used} corrective turn(s)")
+        elif not turns_left:
+            error.add_note("no model call was left under max_turns for a corrective turn")
+        raise error
+    evaluation.retries_used += 1
+    name, schema = evaluation.rendered.output_name, evaluation.rendered.output_schema
+    correction = (
+        loop_messages.output_correction(str(error), name, schema)
+        if isinstance(error, OutputParseError)
+        else loop_messages.output_rejection(error.reason, name)
+    )
+    provenance: JSONObject = {"by": verdict.by, "corrects": evaluation.head}
+    evaluation.head = evaluation.transcript.user(correction, metadata={OUTPUT_CORRECTION: provenance}).hash
+    evaluation.written.add(evaluation.head)

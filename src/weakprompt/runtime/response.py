@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
 
-from ..messages import FinishReason, Usage
+from ..messages import FinishReason, Message, Usage
 
 if TYPE_CHECKING:
     from ..prompt import RenderedPrompt
@@ -50,6 +50,12 @@ class PromptResponse(Generic[OutputT]):
     paused: PausedRun | None = None
     """Set when the run stopped for decisions (``specs/APPROVAL.md``): ``output`` is ``None`` then,
     and :func:`~weakprompt.runtime.resume` continues the run."""
+    messages: tuple[Message, ...] = ()
+    """The whole conversation as stored when the run ended, without the system message: what a
+    stateless caller passes as the next run's ``message_history``."""
+    new_messages: tuple[Message, ...] = ()
+    """The messages of ``messages`` this run stored: its input, the replies, tool results and
+    corrective turns (not the history it was given)."""
 
     @property
     def tool_calls(self) -> int:

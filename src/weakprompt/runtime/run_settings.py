@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..errors import ConfigurationError
+from ..messages import Message
 from .output_checks import AnyOutputValidator
 from .redaction import Redactor, default_redact
 
@@ -73,6 +74,29 @@ def _validators(value: Sequence[AnyOutputValidator]) -> tuple[AnyOutputValidator
     return tuple(value)
 
 
+def _history(value: Sequence[Message] | None) -> tuple[Message, ...] | None:
+    """The prior messages as a tuple, each checked: a :class:`Message`, and not a system message."""
+    if value is None:
+        return None
+    if not isinstance(value, Sequence) or isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+        raise ConfigurationError(
+            f"evaluate: message_history must be a sequence of weakprompt.messages.Message, got "
+            f"{type(value).__name__}"
+        )
+    for index, message in enumerate(value):
+        if not isinstance(message, Message):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+            raise ConfigurationError(
+                f"evaluate: message_history[{index}] is a {type(message).__name__}, not a "
+                "weakprompt.messages.Message (pass back response.messages of an earlier run)"
+            )
+        if message.role == "system":
+            raise ConfigurationError(
+                f"evaluate: message_history[{index}] is a system message; the prompt writes the "
+                "system message of every run, so leave it out of the history"
+            )
+    return tuple(value)
+
+
 @attrs.frozen(kw_only=True, eq=False)
 class RunSettings:
     """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.evaluate` for each).
@@ -85,6 +109,7 @@ class RunSettings:
     adapter: ProviderAdapter
     session: Session
     input: str | None = None
+    message_history: tuple[Message, ...] | None = attrs.field(default=None, converter=_history)
     store: Store | None = None
     transcript: Transcript | None = None
     deadline: Deadline | None = None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from ..errors import MaxTurnsExceededError
 from ..messages import AssistantTurn, Usage
 from ._model_stream import model_reply
-from .output_checks import judge
+from .output_checks import judge, reject_output
 from .recording import record_reply
 from .tool_calls import run_tools
 from .tracing import model_call_scope
@@ -75,7 +75,7 @@ async def drive(
         if verdict.rejection is not None:
             left = evaluation.turns_left(max_turns)
             await evaluation.io(
-                functools.partial(evaluation.reject_output, reply.text, verdict, turns_left=left)
+                functools.partial(reject_output, evaluation, reply.text, verdict, turns_left=left)
             )
             continue
         return await evaluation.finish(reply, cast("OutputT", verdict.output))

@@ -404,6 +404,7 @@ class Evaluation(Generic[OutputT]):
             expanded_sections=tuple(self.expanded),
             output_retries_used=self.retries_used,
             paused=None if executed else self.paused,
+            session=self.session,
             messages=conversation[0],
             new_messages=conversation[1],
         )

@@ -129,7 +129,21 @@ def resume(
     redact: Redactor = default_redact,
     approve: Approver | None = None,
 ) -> PromptResponse[OutputT]:
-    """:func:`resume_async`, from synchronous code."""
+    """Continue the paused (or crashed) run of ``session_id`` in ``store``, blocking until it ends.
+
+    :func:`resume_async` from synchronous code (run on a private event loop,
+    or on a worker thread when this thread already runs one); every
+    argument, the outcome and the errors are that function's. In short:
+    ``decisions`` (one ``Approve`` / ``Deny`` / ``Supply`` per pending call,
+    each with the token of the pause) decide a paused run; none continue a
+    crashed one from its last stored turn. The stored session state is
+    restored into ``session`` when given (it must have id ``session_id``),
+    else into a new ``Session(session_id=session_id)``; either way the
+    response's ``session`` is that object. Returns the run's
+    :class:`PromptResponse` (``paused`` set again if it pauses anew).
+    Raises :class:`ResumeError` when the resume is refused, with nothing
+    written.
+    """
     return run_sync(
         lambda: resume_async(
             store,
@@ -188,25 +202,64 @@ async def resume_async(
     on_event: EventCallback | None = None,
     concurrent_tools: bool = True,
 ) -> PromptResponse[OutputT]:
-    """Continue the run of ``session_id`` in ``store``.
+    """Continue the run of ``session_id`` in ``store``: after a pause with ``decisions``, or after a crash.
 
-    When the session waits in a pause, ``decisions`` must decide every
-    pending call, each with its token: they are checked before anything is
-    written, and a mismatch raises :class:`ResumeError` with the store
-    untouched. The first resume to claim the pause wins; another gets
-    :class:`ResumeError`. The session state stored with the pause is
-    restored into ``session`` (default: a new ``Session(session_id=...)``).
+    Everything comes from the store, ``prompt`` and ``adapter``, so this can
+    run in another process, hours later. ``prompt`` must offer the tools the
+    paused calls name, with the schemas they had (a changed tool is
+    refused); the ``adapter`` answers the model calls after the resume.
 
-    When it waits for nothing, the last run is continued from its last
-    stored turn, as after a crash: a call whose result was stored never
-    runs again, and one that may have started without its result being
-    stored runs again only if its tool is ``idempotent`` (otherwise the
-    model reads that it was interrupted). A run that ended with its final
-    answer has nothing to resume (:class:`ResumeError`).
+    **After a pause** (the run returned ``response.paused``, or
+    :func:`paused_run` shows it): ``decisions`` must decide every pending
+    call exactly once, each carrying the token the pause gave it:
+
+    - ``Approve(call_id, token)`` runs the call as the model made it, or with
+      the arguments given (``Approve(call_id, token, {...})``, checked
+      against the tool's schema);
+    - ``Deny(call_id, token, reason)`` gives the model a failed result with
+      the reason instead of running the call;
+    - ``Supply(call_id, token, result)`` answers a deferred call (a handler
+      that raised ``CallDeferred``) with the result given.
+
+    They are all checked before anything is written; a mismatch (a missing,
+    doubled or unknown call, a wrong token, a tool that changed) raises
+    :class:`ResumeError` with the store untouched. The first resume to claim
+    the pause wins; another gets :class:`ResumeError`. ``decided_by`` (who
+    decided, e.g. a user name) is stored with the decisions and on each
+    decided call's result.
+
+    **After a crash** (no decisions, and the session waits in no pause):
+    the last run goes on from its last stored turn. A call whose result was
+    stored never runs again; one that may have started without its result
+    being stored runs again only if its tool is ``idempotent`` (otherwise
+    the model reads that it was interrupted). A run that ended with its
+    final answer has nothing to resume (:class:`ResumeError`), and so has
+    a session with no run.
+
+    **The session.** The state stored with the pause (the session's STATE
+    slices) is restored into ``session`` when one is given: pass the
+    ``Session`` your code keeps for this conversation (its reducers, its
+    clock); its ``session_id`` must be ``session_id``
+    (``ConfigurationError`` otherwise: it would run another session's
+    transcript). Without ``session=``, a new ``Session(session_id=...)``
+    holds the restored state, which is refused (:class:`ResumeError`) when
+    some slice could not be stored and so cannot be restored. Either way
+    ``response.session`` is the session the run used, in the state it
+    ended in. A slice whose type no longer imports raises
+    ``SessionStateError`` after the claim; resume again without decisions
+    once the code is fixed (the stored decisions are replayed).
 
     ``max_turns`` caps the model calls of the whole run: those made before
     the pause or the crash count (a run paused after 3 calls and resumed
-    with ``max_turns=5`` has 2 left). ``concurrent_tools`` is :func:`run`'s.
+    with ``max_turns=5`` has 2 left). ``output_retries``,
+    ``output_validators``, ``deadline``, ``budget``, ``resources``,
+    ``tool_outputs``, ``redact``, ``approve`` (decide later pauses inline),
+    ``on_event`` and ``concurrent_tools`` are :func:`run`'s.
+
+    Returns the run's :class:`PromptResponse`: its final answer, or
+    ``paused`` set again when a later call waits for a decision (a new
+    pause, ``seq`` + 1). Errors of the run itself (adapter errors, limits,
+    an unusable final answer) are raised as :func:`run` raises them.
     """
     from ..session import Session
 
@@ -257,6 +310,11 @@ async def resume_with(
     store = settings.store
     if store is None:
         raise ConfigurationError("resume: the settings name no store to resume the run from")
+    if settings.session.session_id != session_id:
+        raise ConfigurationError(
+            f"resume: session= has id {settings.session.session_id!r}, but the run to resume is session "
+            f"{session_id!r}; pass the Session of that id (or none, and read response.session)"
+        )
     _check_decided_by(decided_by)
     used = settings.session
     resumption, seq = await asyncio.to_thread(

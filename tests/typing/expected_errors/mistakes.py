@@ -45,3 +45,17 @@ def shout(name: str) -> str:
 
 
 wrong_plain_result: Tool[ToolArguments, int] = shout  # expect: reportAssignmentType
+
+
+def check_text(answer: str) -> None:
+    assert answer
+
+
+typed = Prompt(PromptTemplate(ns="typing", key="typed", output_type=Answer, sections=SECTIONS))
+# a validator of another type than the prompt's output
+evaluate(
+    typed,
+    adapter=FunctionAdapter(lambda request: "{}"),
+    session=Session(),
+    output_validators=(check_text,),  # expect: reportArgumentType
+)

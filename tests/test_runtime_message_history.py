@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
+import anthropic
+import openai
 import pytest
 
 from loop_support import arithmetic_prompt
-from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
+from stream_support import StreamServer, anthropic_stream_events, openai_stream_chunks, sse_data, sse_events
+from weakprompt.adapters.anthropic import AnthropicAdapter
+from weakprompt.adapters.openai import OpenAIAdapter
+from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.errors import ConfigurationError
 from weakprompt.messages import Message
+from weakprompt.model import ProviderAdapter
 from weakprompt.runtime.history import HISTORY_KEY
 from weakprompt.runtime.loop import evaluate, run
 from weakprompt.session import Session
@@ -135,3 +142,37 @@ def test_an_empty_history_is_a_fresh_conversation_and_run_takes_it_too() -> None
         )
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_history_with_tool_calls_reaches_the_providers_wire_through_the_official_sdks(
+    provider: str,
+) -> None:
+    first = evaluate(
+        arithmetic_prompt(),
+        adapter=ScriptedAdapter(
+            [tool_call_turn(tool_call("add", {"a": 2, "b": 3}, id="call_1")), "It is 5."]
+        ),
+        session=Session(),
+        input="What is 2 + 3?",
+    )
+    server = StreamServer()
+    if provider == "openai":
+        server.stream(sse_data(*openai_stream_chunks(text_turn("Still 5.")), "[DONE]"))
+        client = openai.OpenAI(
+            api_key="sk-test", base_url="http://fake.test/v1", http_client=server.sync_client()
+        )
+        adapter: ProviderAdapter = OpenAIAdapter("gpt-test", client=client)
+    else:
+        server.stream(sse_events(*anthropic_stream_events(text_turn("Still 5."))))
+        anthropic_client = anthropic.Anthropic(
+            api_key="k", base_url="http://fake.test", http_client=server.sync_client()
+        )
+        adapter = AnthropicAdapter("claude-test", client=anthropic_client)
+    second = evaluate(
+        arithmetic_prompt(), adapter=adapter, session=Session(), input="Sure?", message_history=first.messages
+    )
+    assert second.text == "Still 5."
+    wire = json.dumps(server.bodies()[0])
+    assert "call_1" in wire and "What is 2 + 3?" in wire and "It is 5." in wire and "Sure?" in wire
+    assert [m.content for m in second.new_messages] == ["Sure?", "Still 5."]

@@ -20,6 +20,7 @@ __all__ = [
     "DeadlineExceededError",
     "MaxTurnsExceededError",
     "OutputParseError",
+    "OutputValidationError",
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
@@ -70,6 +71,18 @@ class MaxTurnsExceededError(PromptEvaluationError):
 
 class OutputParseError(PromptEvaluationError):
     """The model's final answer did not match the prompt's output type."""
+
+
+class OutputValidationError(PromptEvaluationError):
+    """An output validator rejected the (well-typed) final answer; ``reason`` is what the model reads.
+
+    Raised by a validator (``output_validators=``), it becomes a corrective
+    turn while ``output_retries`` allow; then the run raises the last one.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class ToolValidationError(WeakpromptError):

@@ -13,8 +13,9 @@ NOT_AN_AGENT_SETTING = {
     "input": "the call's first argument",
     "transcript": "runs record in the store's transcript of the session; no agent call takes one",
     "tool_wrapper": "for integrations only (durable), which build their own RunSettings",
+    "output_validators": "an Agent field typed by the agent's output type, not a keyword of the TypedDicts",
 }
-CALL_ONLY = {"adapter", "deadline"}
+CALL_ONLY = {"adapter", "deadline", "message_history"}
 
 
 def test_every_run_setting_is_wired_into_the_agent_or_listed_as_not_its() -> None:
@@ -30,7 +31,7 @@ def test_every_run_setting_is_wired_into_the_agent_or_listed_as_not_its() -> Non
 
 def test_agent_defaults_are_exactly_the_agents_setting_fields() -> None:
     defaults = set(AgentDefaults.__optional_keys__)
-    fields = {field.name for field in attrs.fields(Agent)} - {"prompt", "adapter"}
+    fields = {field.name for field in attrs.fields(Agent)} - {"prompt", "adapter", "output_validators"}
     assert defaults == fields
     assert set(RunOverrides.__optional_keys__) - defaults == CALL_ONLY
 

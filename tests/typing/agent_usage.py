@@ -17,6 +17,7 @@ from weakprompt import (
     FunctionAdapter,
     MarkdownSection,
     ModelRequest,
+    OutputValidationError,
     PausedRun,
     Prompt,
     PromptResponse,
@@ -154,3 +155,18 @@ agent.run_sync("x", max_turn=3)  # pyright: ignore[reportCallIssue]
 agent.run_sync("x", max_turns="3")  # pyright: ignore[reportArgumentType]
 Agent(adapter, instructions="x", deadline=None)  # pyright: ignore[reportCallIssue]
 Agent(adapter, template=template, tools=[describe])  # pyright: ignore[reportCallIssue]
+
+
+# An output validator is typed by the agent's output type: it sees a Weather, no cast.
+def plausible(weather: Weather) -> None:
+    if not -90.0 <= weather.celsius <= 60.0:
+        raise OutputValidationError(f"{weather.celsius} °C is not a temperature on Earth")
+
+
+checked = Agent(
+    ScriptedAdapter(['{"city": "Oslo", "celsius": 3}']),
+    instructions="Answer.",
+    output_type=Weather,
+    output_validators=[plausible],
+)
+checked_weather: Weather = checked.run_sync("How warm?").output

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ..resources import ResourceRegistry
     from ..runtime import PromptResponse, Redactor
     from ..runtime.approval import Decision, InlineApprover
+    from ..runtime.output_checks import OutputValidator
     from ..runtime.results import Retention, ToolOutputSettings
     from ..runtime.run_events import EventCallback, RunEvent
     from ..runtime.tracing import Tracing
@@ -97,11 +98,18 @@ class Agent(Generic[OutputT]):
     approve: InlineApprover | None = None
     model_settings: ModelSettings | None = None
     """Over the template's model settings; a call's ``model_settings`` go over these, field by field."""
+    output_validators: tuple[OutputValidator[OutputT], ...] = attrs.field(default=(), converter=tuple)
+    """Checks of each run's typed answer; raising ``OutputValidationError`` gives a corrective turn."""
 
     if TYPE_CHECKING:
         # attrs writes this one (init=False keeps it); declared so the type checker knows it.
         def __attrs_init__(
-            self, *, prompt: Prompt[OutputT], adapter: ProviderAdapter, **defaults: Unpack[AgentDefaults]
+            self,
+            *,
+            prompt: Prompt[OutputT],
+            adapter: ProviderAdapter,
+            output_validators: Sequence[OutputValidator[OutputT]] = (),
+            **defaults: Unpack[AgentDefaults],
         ) -> None: ...
 
     @overload
@@ -130,6 +138,7 @@ class Agent(Generic[OutputT]):
         output_type: type[OutputT],
         output_mode: OutputMode | None = None,
         name: str | None = None,
+        output_validators: Sequence[OutputValidator[OutputT]] = (),
         **defaults: Unpack[AgentDefaults],
     ) -> None: ...
     @overload
@@ -138,6 +147,7 @@ class Agent(Generic[OutputT]):
         adapter: ProviderAdapter,
         *,
         template: PromptTemplate[OutputT] | Prompt[OutputT],
+        output_validators: Sequence[OutputValidator[OutputT]] = (),
         **defaults: Unpack[AgentDefaults],
     ) -> None: ...
     def __init__(
@@ -152,6 +162,7 @@ class Agent(Generic[OutputT]):
         output_type: type[OutputT] | None = None,
         output_mode: OutputMode | None = None,
         name: str | None = None,
+        output_validators: Sequence[OutputValidator[OutputT]] = (),
         **defaults: Unpack[AgentDefaults],
     ) -> None:
         """See the class: ``instructions=`` (with its keywords) or ``template=``, and the run defaults."""
@@ -190,7 +201,7 @@ class Agent(Generic[OutputT]):
                     instructions, tools, toolsets, params_type, output_type, output_mode, name
                 )
             )
-        self.__attrs_init__(prompt=prompt, adapter=adapter, **defaults)
+        self.__attrs_init__(prompt=prompt, adapter=adapter, output_validators=output_validators, **defaults)
         # The limits are checked now, by the rules every run uses, not at the first run.
         self._settings("Agent", Session(session_id="agent-check"), None, {})
 
@@ -399,6 +410,8 @@ class Agent(Generic[OutputT]):
             tracing=overrides.get("tracing", self.tracing),
             approve=overrides.get("approve", self.approve),
             model_settings=_merged_settings(self.model_settings, overrides.get("model_settings")),
+            output_validators=self.output_validators,
+            message_history=overrides.get("message_history"),
         )
 
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..budget import Budget, BudgetTracker
     from ..deadlines import Deadline
+    from ..messages import Message
     from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..resources import ResourceRegistry
     from ..runtime.approval import InlineApprover
@@ -59,8 +62,11 @@ class RunOverrides(AgentDefaults, total=False):
     """What one call may set: any of :class:`AgentDefaults` (it wins over the agent's), plus these.
 
     ``adapter`` runs this call on another model; ``deadline`` is a moment,
-    so it belongs to a call, never to the agent.
+    so it belongs to a call, never to the agent; ``message_history`` (the
+    ``response.messages`` of an earlier call) continues a conversation with
+    no store.
     """
 
     adapter: ProviderAdapter
     deadline: Deadline | None
+    message_history: Sequence[Message] | None

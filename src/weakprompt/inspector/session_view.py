@@ -356,7 +356,11 @@ def load_session(
     return SessionView(
         session_id=session_id,
         prompt=prompt_label(first.metadata if first else "", system_text),
-        status="paused" if paused else shape_status(None if last is None else last.role, last_calls),
+        status="paused"
+        if paused
+        else shape_status(
+            None if last is None else last.role, last_calls, "" if last is None else last.metadata
+        ),
         started_at=first.created_at if first else "",
         ended_at=max((r.created_at for r in rows), default=""),
         commits=len(rows) + len(damaged),

@@ -182,7 +182,7 @@ def _page_details(
     """Turns, tokens, last time and status of each session on the page (one query over their commits)."""
     counts: dict[str, list[int]] = {s: [0, 0, 0, 0] for s in session_ids}  # commits, turns, in, out
     ended: dict[str, str] = {}
-    last: dict[str, tuple[int, str, str]] = {}  # seq, role, blob of the last APPEND
+    last: dict[str, tuple[int, str, str, str]] = {}  # seq, role, blob, metadata of the last APPEND
     damaged: dict[str, list[str]] = {}
     for (
         session_id,
@@ -205,19 +205,19 @@ def _page_details(
         ended[key] = max(ended.get(key, ""), str(created_at))
         if operation != "APPEND":
             continue
-        last[key] = max(last.get(key, (-1, "", "")), (seq, str(role), str(blob_hash)))
+        last[key] = max(last.get(key, (-1, "", "", "")), (seq, str(role), str(blob_hash), str(metadata)))
         if role == "assistant":
             tally[1] += 1
             usage = as_object(load_object(metadata).get("usage"))
             tally[2] += as_int(usage.get("input_tokens"))
             tally[3] += as_int(usage.get("output_tokens"))
-    final_blobs = {blob for _, role, blob in last.values() if role == "assistant"}
+    final_blobs = {blob for _, role, blob, _ in last.values() if role == "assistant"}
     calls_in = _blobs_with_calls(conn, final_blobs)
     paused = paused_runs.paused(conn, session_ids)
     details: dict[str, SessionSummary] = {}
     for key, (commits, turns, tokens_in, tokens_out) in counts.items():
-        _, role, blob = last.get(key, (0, "", ""))
-        status: RunStatus = "paused" if key in paused else shape_status(role or None, blob in calls_in)
+        _, role, blob, meta = last.get(key, (0, "", "", ""))
+        status: RunStatus = "paused" if key in paused else shape_status(role or None, blob in calls_in, meta)
         details[key] = SessionSummary(
             session_id=key,
             started_at="",

@@ -2,8 +2,9 @@
 
 The transcript records turns, not outcomes, so the status is read from
 its shape: a session whose last appended commit is an assistant reply
-without tool calls reached a final answer (``finished``); any other
-session ended without one (``failed``, or still running). ``paused``
+without tool calls, not marked rejected, reached a final answer
+(``finished``); any other session ended without one (``failed``, or still
+running). ``paused``
 comes from a table of paused runs, when the database has one: stores
 written before human approval existed have none, and the inspector must
 open them all the same. :class:`PausedRuns` names that table, so the
@@ -18,14 +19,25 @@ from typing import Literal
 import attrs
 from sqlalchemy import Connection, String, column, inspect, select, table, text
 
+from ..runtime.output_checks import OUTPUT_REJECTED
+from ._json import load_object
+
 __all__ = ["DEFAULT_PAUSED_RUNS", "PausedRuns", "RunStatus", "shape_status"]
 
 RunStatus = Literal["finished", "failed", "paused"]
 
 
-def shape_status(last_role: str | None, last_has_tool_calls: bool) -> RunStatus:
-    """``finished`` when the last appended commit is a final answer, else ``failed``."""
-    return "finished" if last_role == "assistant" and not last_has_tool_calls else "failed"
+def shape_status(last_role: str | None, last_has_tool_calls: bool, last_metadata: str = "") -> RunStatus:
+    """``finished`` when the last appended commit is a final answer the run accepted, else ``failed``.
+
+    A final answer the run rejected (it did not parse, or a validator
+    refused it, and no corrective turn followed) carries ``output_rejected``
+    in its metadata (``last_metadata``, the commit's metadata JSON): that
+    run ended on an ``OutputParseError`` / ``OutputValidationError``.
+    """
+    if last_role != "assistant" or last_has_tool_calls:
+        return "failed"
+    return "failed" if OUTPUT_REJECTED in load_object(last_metadata) else "finished"
 
 
 @attrs.frozen

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 import attrs
 
 from ..errors import PromptValidationError
+from ..serde.expressible import unexpressible_fields
 from ..serde.pydantic_models import is_pydantic_model, pydantic_field_names
 
 __all__ = [
@@ -60,7 +61,7 @@ def placeholders(text: str, *, where: str) -> tuple[str, ...]:
 
 
 def check_placeholders(text: str, params_type: type[object] | None, *, where: str) -> None:
-    """Raise :class:`PromptValidationError` for placeholders that are not fields."""
+    """Raise :class:`PromptValidationError` for placeholders that are not fields or JSON cannot express."""
     used = placeholders(text, where=where)
     if not used:
         return
@@ -72,6 +73,11 @@ def check_placeholders(text: str, params_type: type[object] | None, *, where: st
             f"{where}: placeholder(s) {', '.join('$' + m for m in missing)} have no matching field "
             f"on {owner} (fields: {', '.join(fields) or 'none'})"
         )
+    # Each value renders as the JSON of serde.dump: a field JSON cannot express is refused here,
+    # by its path, not as a bare SerdeTypeError when the prompt is first rendered.
+    problem = unexpressible_fields(params_type, used)
+    if problem is not None:
+        raise PromptValidationError(problem.describe(where, "params"))
 
 
 def format_value(value: object) -> str:

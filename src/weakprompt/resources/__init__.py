@@ -15,13 +15,14 @@ from ._paths import normalize_path
 from ._registry import ResourceRegistry, ResourceSnapshot, Snapshotable
 
 if TYPE_CHECKING:
-    from ._host_fs import HostFilesystem
+    from ._host_fs import HostFilesystem, HostSnapshot
     from ._memory_fs import InMemoryFilesystem, InMemorySnapshot
 
 # name -> the module of this package that defines it. The filesystems load on first access
 # (the host one loads pathlib); a tool context needs only the registry.
 _LAZY: dict[str, str] = {
     "HostFilesystem": "._host_fs",
+    "HostSnapshot": "._host_fs",
     "InMemoryFilesystem": "._memory_fs",
     "InMemorySnapshot": "._memory_fs",
 }
@@ -29,6 +30,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "Filesystem",
     "HostFilesystem",
+    "HostSnapshot",
     "InMemoryFilesystem",
     "InMemorySnapshot",
     "ResourceNotFoundError",

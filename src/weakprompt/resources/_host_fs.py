@@ -18,6 +18,18 @@ Errors name the path as the caller gave it, never the host path under the
 root: the caller is often a model, which has no business learning where the
 root lives. Operating-system errors are turned into the filesystem's own
 error types with such a message.
+
+Snapshots are an undo journal, not copies: ``snapshot()`` marks a place in
+the journal (nothing is read), and while a snapshot is alive each write or
+delete first records what it replaces (the file's old bytes, or that it
+did not exist, and the directories it made). ``restore()`` undoes the
+writes made since its mark, newest first, so the dispatcher's rollback of a
+failed tool call (and the loop's of a turn that was not stored) puts the
+files back byte for byte. Entries no live snapshot can reach are dropped,
+so a long run keeps only what the oldest live snapshot needs. Only changes
+made through this object are journaled; another process writing the same
+files is outside what a restore can put back, and so is a deleted name
+that was not a regular file of one link (its bytes are never read).
 """
 
 from __future__ import annotations
@@ -25,14 +37,18 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
+import weakref
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
+import attrs
+
 from ._errors import UnsafePathError
 from ._paths import normalize_path
 
-__all__ = ["HostFilesystem"]
+__all__ = ["HostFilesystem", "HostSnapshot"]
 
 _NO_FOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _KINDS = {
@@ -44,8 +60,27 @@ _KINDS = {
 }
 
 
+class HostSnapshot:
+    """A place in a :class:`HostFilesystem`'s undo journal (see the module docstring); opaque."""
+
+    __slots__ = ("__weakref__", "owner", "position")
+
+    def __init__(self, owner: HostFilesystem, position: int) -> None:
+        self.owner = owner
+        self.position = position
+
+
+@attrs.frozen
+class _Undo:
+    """What a write or delete replaced: the file's old bytes (``None``: absent), the directories it made."""
+
+    real: Path
+    before: bytes | None
+    made_dirs: tuple[Path, ...] = ()
+
+
 class HostFilesystem:
-    """A :class:`Filesystem` over a real directory, confined to ``root``.
+    """A :class:`Filesystem` over a real directory, confined to ``root``; snapshotable (an undo journal).
 
     The check happens before each operation; a directory on the path swapped
     for a symlink by another process between the check and the use is
@@ -60,10 +95,68 @@ class HostFilesystem:
         if not resolved.is_dir():
             raise NotADirectoryError(f"HostFilesystem root {os.fspath(root)!r} is not a directory")
         self._root = resolved
+        self._lock = threading.RLock()
+        self._journal: list[_Undo] = []
+        self._base = 0  # journal position of self._journal[0] (older entries were dropped)
+        self._live: weakref.WeakSet[HostSnapshot] = weakref.WeakSet()
 
     @property
     def root(self) -> Path:
         return self._root
+
+    # -- Snapshotable -----------------------------------------------------
+
+    def snapshot(self) -> HostSnapshot:
+        """Mark the journal's current end (O(1): nothing is read or copied)."""
+        with self._lock:
+            marker = HostSnapshot(self, self._base + len(self._journal))
+            self._live.add(marker)
+            return marker
+
+    def restore(self, snapshot: object, /) -> None:
+        """Undo every write and delete made through this object since ``snapshot``, newest first."""
+        if not isinstance(snapshot, HostSnapshot) or snapshot.owner is not self:
+            raise TypeError(
+                "HostFilesystem.restore takes a snapshot of this HostFilesystem, got "
+                f"{type(snapshot).__name__}"
+            )
+        with self._lock:
+            keep = snapshot.position - self._base
+            assert keep >= 0  # entries a live snapshot needs are never dropped
+            while len(self._journal) > keep:
+                self._undo(self._journal.pop())
+
+    def _record(self, real: Path, made_dirs: tuple[Path, ...] = ()) -> None:
+        """Journal what a write or delete of ``real`` is about to replace, if a live snapshot may need it."""
+        live = [marker.position for marker in self._live]
+        if not live:
+            self._base += len(self._journal)
+            self._journal.clear()
+            return
+        oldest = min(live)
+        if oldest > self._base:  # entries no live snapshot reaches
+            del self._journal[: oldest - self._base]
+            self._base = oldest
+        before: bytes | None = None
+        if real.exists():  # a regular file with one link: the caller checked it
+            fd = os.open(real, os.O_RDONLY | _NO_FOLLOW)
+            with os.fdopen(fd, "rb") as file:
+                before = file.read()
+        self._journal.append(_Undo(real, before, made_dirs))
+
+    def _undo(self, entry: _Undo) -> None:
+        if entry.before is None:
+            entry.real.unlink(missing_ok=True)
+        else:
+            fd = os.open(entry.real, os.O_WRONLY | os.O_CREAT | _NO_FOLLOW, 0o666)
+            with os.fdopen(fd, "wb") as file:
+                file.truncate(0)
+                file.write(entry.before)
+        for directory in reversed(entry.made_dirs):  # deepest first; left alone if not empty
+            try:
+                directory.rmdir()
+            except OSError:
+                break
 
     def __repr__(self) -> str:
         return f"HostFilesystem({str(self._root)!r})"
@@ -105,15 +198,22 @@ class HostFilesystem:
                     relative = ancestor.relative_to(self._root).as_posix()
                     raise NotADirectoryError(f"cannot write {path!r}: {relative!r} is a file")
                 ancestor = ancestor.parent
-            parent.mkdir(parents=True, exist_ok=True)
-            if real.exists():
-                _check_file(path, os.lstat(real), "write")
-            # No O_TRUNC: nothing changes until the open file is known to be ours to write.
-            fd = os.open(real, os.O_WRONLY | os.O_CREAT | _NO_FOLLOW, 0o666)
-            with os.fdopen(fd, "wb") as file:
-                _check_file(path, os.fstat(file.fileno()), "write")
-                file.truncate(0)
-                file.write(bytes(data))
+            with self._lock:
+                missing: list[Path] = []
+                ancestor = parent
+                while ancestor != self._root and not ancestor.exists():
+                    missing.append(ancestor)
+                    ancestor = ancestor.parent
+                if real.exists():
+                    _check_file(path, os.lstat(real), "write")
+                self._record(real, tuple(reversed(missing)))
+                parent.mkdir(parents=True, exist_ok=True)
+                # No O_TRUNC: nothing changes until the open file is known to be ours to write.
+                fd = os.open(real, os.O_WRONLY | os.O_CREAT | _NO_FOLLOW, 0o666)
+                with os.fdopen(fd, "wb") as file:
+                    _check_file(path, os.fstat(file.fileno()), "write")
+                    file.truncate(0)
+                    file.write(bytes(data))
 
     def write_text(self, path: str, text: str, *, encoding: str = "utf-8") -> None:
         if not isinstance(text, str):
@@ -142,12 +242,17 @@ class HostFilesystem:
         # A symlink (whose target is under the root) is removed itself, like ``rm``.
         head, _, name = normalize_path(path).rpartition("/")
         entry = self._resolve(head, allow_root=True) / name
-        with _host_errors(path, "delete"):
+        with _host_errors(path, "delete"), self._lock:
             if entry.is_symlink():
-                entry.unlink()
+                entry.unlink()  # not journaled: a restore puts back files, not links
                 return
             if real.is_dir():
                 raise IsADirectoryError(f"cannot delete {path!r}: it is a directory")
+            info = os.lstat(real)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+                self._record(real)
+            # Another name of a hard-linked file (or a FIFO, a socket) is removed without a journal
+            # entry: its bytes are not ours to read, so a restore cannot bring that name back.
             real.unlink()
 
 

@@ -15,13 +15,15 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
-from ..errors import ConfigurationError, OutputParseError, PromptRenderError, VisibilityExpansionRequired
+from ..errors import ConfigurationError, PromptRenderError, VisibilityExpansionRequired
 from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages
 from .dispatcher import ToolDispatcher, ToolExecution
-from .loop_events import OutputRejected, SectionsExpanded
+from .history import HISTORY_KEY, Conversation, stored_history
+from .history import conversation as history_of
+from .loop_events import SectionsExpanded
 from .response import PromptResponse
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from ..transcript.turns import TurnRecord
     from ._store_work import StoreWork
     from .approval import PausedRun, PendingCall
+    from .output_checks import Verdict
     from .pausing import InlineDecision
     from .results import EvaluationOutputs
     from .resumption import Resumption
@@ -118,6 +121,8 @@ class Evaluation(Generic[OutputT]):
         self.turns_before = 0  # model calls of the run before this resumption of it
         self.empty_transcript = empty_transcript  # a private store made for this run: no system message yet
         self.retries_used = 0
+        self.written: set[str] = set()  # the commits this run stored (for PromptResponse.new_messages)
+        self.verdict: Verdict[OutputT] | None = None  # the last final answer's, judged before it was recorded
         self.head: str | None = None
         self.system_commit: str | None = None
         self.executions: list[ToolExecution] = []
@@ -183,18 +188,35 @@ class Evaluation(Generic[OutputT]):
             self.prompt = self.prompt.with_expanded(self.resumption.context.expanded)
             self.expanded.extend(self.resumption.context.expanded)
         rendered = self.prompt.render(self.session)
+        if self.settings.output_validators and rendered.output_type is None:
+            raise ConfigurationError(
+                f"evaluate: output_validators were given, but prompt {self.name!r} has no output_type "
+                "for them to check (give the template an output_type)"
+            )
         names = rendered.tool_names
         _check_choice(first_choice, names, lambda: self.outputs.available_names(names))
+        history = self.settings.message_history
+        if history is not None and not self.empty_transcript and self.transcript.head is not None:
+            raise ConfigurationError(
+                f"evaluate: message_history was given, but session {self.transcript.session_id!r} already "
+                "holds a stored conversation; a run continues either the stored session or the history "
+                "given, not both (use a new session id, or leave message_history out)"
+            )
         self.adopt(self.prompt, rendered)
-        # The system message and the input are stored together: one transaction, never one alone.
+        given: str | None = None
+        # The system message, the history and the input are stored together: one transaction.
         with self.transcript.turn(refresh=False) as opening:
             self.commit_system(rendered.text)
+            for message in history or ():
+                self.head = self.transcript.commit(stored_history(message), metadata={HISTORY_KEY: True}).hash
             if input is not None:
-                self.head = self.transcript.user(input).hash
+                self.head = given = self.transcript.user(input).hash
         if opening.moved:  # another writer appended meanwhile: the commits were stored under new hashes
             assert self.head is not None and self.system_commit is not None  # both set by a stored commit
             self.head = opening.stored_hash(self.head)
             self.system_commit = opening.stored_hash(self.system_commit)
+        if given is not None:
+            self.written.add(opening.stored_hash(given))
         if self.resumption is not None:
             self.head = self.transcript.head
             self.outputs.turn_start = self.resumption.context.turn_start
@@ -209,6 +231,7 @@ class Evaluation(Generic[OutputT]):
         if turn.moved:  # another writer appended meanwhile: the turn was stored after it, rehashed
             self.system_commit = None
         self.head = turn.head or self.head
+        self.written.update(commit.hash for commit in turn.commits)
         self.keep_state()
 
     def request(self, choice: ToolChoice) -> ModelRequest:
@@ -234,32 +257,6 @@ class Evaluation(Generic[OutputT]):
             deadline=self.deadline,
             dispatcher=self.session.dispatcher,
         )
-
-    def reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
-        """Give the model a corrective turn, or re-raise when none is allowed."""
-        retrying = turns_left and self.retries_used < self.settings.output_retries
-        self.publish(
-            OutputRejected(
-                prompt_name=self.name,
-                turn=self.turns,
-                text=text,
-                errors=str(error),
-                retrying=retrying,
-                session_id=self.session.session_id,
-                created_at=self.session.clock.now(),
-            )
-        )
-        if not retrying:
-            if self.retries_used:
-                error.add_note(f"the model already had {self.retries_used} corrective turn(s)")
-            elif not turns_left:
-                error.add_note("no model call was left under max_turns for a corrective turn")
-            raise error
-        self.retries_used += 1
-        correction = loop_messages.output_correction(
-            str(error), self.rendered.output_name, self.rendered.output_schema
-        )
-        self.head = self.transcript.user(correction).hash
 
     # -- progressive disclosure -----------------------------------------------------------------
 
@@ -356,13 +353,17 @@ class Evaluation(Generic[OutputT]):
         publish(self.session.dispatcher, event, logger=logger, about=f"during evaluation of {self.name!r}")
 
     async def finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
-        response = self._response(reply, output)
+        conversation = await self.io(lambda: history_of(self.transcript, self.written))
+        response = self._response(reply, output, conversation)
         await self._run_finished(response)
         return response
 
     async def finish_paused(self, reply: AssistantTurn | None) -> PromptResponse[OutputT]:
         """End the run on its pause: no output (``paused`` says why), no ``PromptExecuted``."""
-        response = self._response(reply or AssistantTurn(), cast("OutputT", None), executed=False)
+        conversation = await self.io(lambda: history_of(self.transcript, self.written))
+        response = self._response(
+            reply or AssistantTurn(), cast("OutputT", None), conversation, executed=False
+        )
         await self._run_finished(response)
         return response
 
@@ -373,7 +374,12 @@ class Evaluation(Generic[OutputT]):
             await self.emit(run_events.RunFinished(response))
 
     def _response(
-        self, reply: AssistantTurn, output: OutputT, *, executed: bool = True
+        self,
+        reply: AssistantTurn,
+        output: OutputT,
+        conversation: Conversation,
+        *,
+        executed: bool = True,
     ) -> PromptResponse[OutputT]:
         self.usage = self.usage + self.outputs.side_usage
         if executed:
@@ -403,4 +409,7 @@ class Evaluation(Generic[OutputT]):
             expanded_sections=tuple(self.expanded),
             output_retries_used=self.retries_used,
             paused=None if executed else self.paused,
+            session=self.session,
+            messages=conversation[0],
+            new_messages=conversation[1],
         )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from ..budget import Budget, BudgetTracker
@@ -38,6 +39,7 @@ from .tracing import Tracing, installed_tracing
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
+    from ..messages import Message
     from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..prompt import Prompt
     from ..resources import ResourceRegistry
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .approval import InlineApprover
+    from .output_checks import OutputValidator
     from .results import Retention, RunSubAgent, ToolOutputSettings
     from .resumption import Resumption
     from .run_events import EventCallback
@@ -79,6 +82,7 @@ def run_sync(
     adapter: ProviderAdapter,
     session: Session,
     input: str | None = None,
+    message_history: Sequence[Message] | None = None,
     store: Store | None = None,
     transcript: Transcript | None = None,
     deadline: Deadline | None = None,
@@ -86,6 +90,7 @@ def run_sync(
     max_turns: int = DEFAULT_MAX_TURNS,
     tool_choice: ToolChoice = "auto",
     output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
     resources: ResourceRegistry | None = None,
     max_output_tokens: int | None = None,
@@ -103,10 +108,30 @@ def run_sync(
 
     The conversation is recorded in ``transcript`` (default: the transcript
     of ``session``'s id in ``store``, itself defaulting to a private
-    in-memory SQLite store). ``tool_choice`` applies to the first model call
+    in-memory SQLite store, gone when the run ends). With a ``store``, the
+    session id names a stored conversation: a run with a fixed
+    ``session_id`` (``Session(session_id="user-42")``) CONTINUES what that
+    session holds, the model seeing every earlier turn; give a new id (the
+    default ``Session()`` makes one) for a fresh conversation.
+
+    ``message_history`` is the stateless alternative: prior messages
+    (``response.messages`` of an earlier run) stored after the system
+    message and before ``input``, so the model sees them, with no store
+    needed; ``response.new_messages`` are the ones this run added. Given
+    with a session that already holds a stored conversation, it is refused
+    (``ConfigurationError``): a run continues one or the other. A system
+    message in the history is refused too (the prompt writes its own).
+
+    ``tool_choice`` applies to the first model call
     only; later calls use ``"auto"`` so a forced tool cannot loop forever.
     A final answer that does not parse as the prompt's output type gets up
     to ``output_retries`` corrective turns before :class:`OutputParseError`.
+    ``output_validators`` are functions over the parsed output (sync or
+    async), run in order: one that raises :class:`OutputValidationError`
+    rejects the answer, and its reason reaches the model as a corrective
+    turn counted against the same ``output_retries``; past them, the last
+    rejection is raised. The rejected reply is stored with who rejected it
+    and why (``specs/ADAPTERS.md``, "Final answer").
     ``budget`` may be a :class:`BudgetTracker` shared with other work.
 
     Tool results go through the output pipeline (``specs/TOOL_RESULTS.md``):
@@ -158,6 +183,7 @@ def run_sync(
         adapter=adapter,
         session=session,
         input=input,
+        message_history=message_history,
         store=store,
         transcript=transcript,
         deadline=deadline,
@@ -165,6 +191,7 @@ def run_sync(
         max_turns=max_turns,
         tool_choice=tool_choice,
         output_retries=output_retries,
+        output_validators=output_validators,
         max_expansions=max_expansions,
         resources=resources,
         max_output_tokens=max_output_tokens,
@@ -191,6 +218,7 @@ async def run(
     adapter: ProviderAdapter,
     session: Session,
     input: str | None = None,
+    message_history: Sequence[Message] | None = None,
     store: Store | None = None,
     transcript: Transcript | None = None,
     deadline: Deadline | None = None,
@@ -198,6 +226,7 @@ async def run(
     max_turns: int = DEFAULT_MAX_TURNS,
     tool_choice: ToolChoice = "auto",
     output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
     resources: ResourceRegistry | None = None,
     max_output_tokens: int | None = None,
@@ -212,6 +241,10 @@ async def run(
     model_settings: ModelSettings | None = None,
 ) -> PromptResponse[OutputT]:
     """The evaluation loop, a coroutine: see :func:`run_sync`, its blocking twin, for the parameters.
+
+    As there: with a ``store``, a fixed session id continues the conversation
+    stored under it; ``message_history`` runs on prior messages given
+    instead (no store needed), and ``response.new_messages`` are this run's.
 
     A call that needs approval, or whose tool defers, pauses the run once
     the turn's other calls finish: the response has ``paused`` set and the
@@ -237,6 +270,7 @@ async def run(
             adapter=adapter,
             session=session,
             input=input,
+            message_history=message_history,
             store=store,
             transcript=transcript,
             deadline=deadline,
@@ -244,6 +278,7 @@ async def run(
             max_turns=max_turns,
             tool_choice=tool_choice,
             output_retries=output_retries,
+            output_validators=output_validators,
             max_expansions=max_expansions,
             resources=resources,
             max_output_tokens=max_output_tokens,

@@ -75,10 +75,11 @@ class SectionsExpanded:
 
 @attrs.frozen(kw_only=True)
 class OutputRejected:
-    """A final answer did not parse as the prompt's output type.
+    """A final answer did not parse as the prompt's output type, or an output validator rejected it.
 
     ``retrying`` tells whether the model gets a corrective turn; when it is
-    false the evaluation raises ``OutputParseError`` next.
+    false the evaluation raises ``OutputParseError`` (or the validator's
+    ``OutputValidationError``) next.
     """
 
     prompt_name: str

@@ -10,7 +10,7 @@ import json
 
 from ..jsontypes import JSONObject
 
-__all__ = ["expansion_limit", "expansion_refused", "output_correction", "sections_opened"]
+__all__ = ["expansion_limit", "expansion_refused", "output_correction", "output_rejection", "sections_opened"]
 
 
 def sections_opened(keys: tuple[str, ...], tool_names: tuple[str, ...]) -> str:
@@ -43,3 +43,12 @@ def output_correction(errors: str, output_name: str | None, schema: JSONObject |
     if schema is not None:
         text += " Its JSON Schema: " + json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
     return text
+
+
+def output_rejection(reason: str, output_name: str | None) -> str:
+    """The corrective user turn after an output validator rejected a final answer that parsed."""
+    name = f" ({output_name})" if output_name else ""
+    return (
+        f"Your final answer was rejected: {reason}. "
+        f"Reply again with only a corrected JSON value for the required output{name}, and no other text."
+    )

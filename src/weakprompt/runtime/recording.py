@@ -39,8 +39,12 @@ def record_reply(
     turn: TurnRecord,
     *,
     trace_ids: JSONObject | None = None,
+    rejected: JSONObject | None = None,
 ) -> tuple[AssistantTurn, Usage]:
-    """Stage the reply's commit in ``turn`` (in memory), count its usage; the reply as stored, its usage."""
+    """Stage the reply's commit in ``turn`` (in memory), count its usage; the reply as stored, its usage.
+
+    ``rejected``: why a final answer was rejected (``runtime.output_checks``), kept in the commit's metadata.
+    """
     if reply.tool_calls:  # arguments a transcript cannot store are kept as text the dispatcher refuses
         calls = tuple(call.storable() for call in reply.tool_calls)
         if any(new is not old for new, old in zip(calls, reply.tool_calls, strict=True)):
@@ -56,7 +60,7 @@ def record_reply(
         reply.text,
         tool_calls=reply.tool_calls,
         usage=usage,
-        metadata=_metadata(reply.metadata, evaluation.model_settings_used, trace_ids),
+        metadata=_metadata(reply.metadata, evaluation.model_settings_used, trace_ids, rejected),
     )
     evaluation.head = commit.hash
     if not evaluation.session.dispatcher.wants(ModelTurnCompleted):
@@ -121,11 +125,14 @@ class _PublishWhenStored:
         self.evaluation.publish(event if stored == self.staged else attrs.evolve(event, commit_hash=stored))
 
 
-def _metadata(reply: JSONObject, settings: ModelSettings, trace_ids: JSONObject | None) -> JSONObject | None:
-    """The assistant commit's metadata: the reply's, the model settings used, the trace ids."""
+def _metadata(
+    reply: JSONObject, settings: ModelSettings, trace_ids: JSONObject | None, rejected: JSONObject | None
+) -> JSONObject | None:
+    """The assistant commit's metadata: the reply's, the model settings used, the trace ids, a rejection."""
     used = settings.to_json()
     extra: JSONObject = {
         **({SETTINGS_KEY: used} if used else {}),
         **({} if trace_ids is None else {TRACE_KEY: trace_ids}),
+        **(rejected or {}),
     }
     return {**reply, **extra} or None

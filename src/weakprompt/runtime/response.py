@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
 
-from ..messages import FinishReason, Usage
+from ..messages import FinishReason, Message, Usage
 
 if TYPE_CHECKING:
     from ..prompt import RenderedPrompt
+    from ..session import Session
     from .approval import PausedRun
     from .dispatcher import ToolExecution
 
@@ -50,6 +51,16 @@ class PromptResponse(Generic[OutputT]):
     paused: PausedRun | None = None
     """Set when the run stopped for decisions (``specs/APPROVAL.md``): ``output`` is ``None`` then,
     and :func:`~weakprompt.runtime.resume.resume_sync` continues the run."""
+    session: Session | None = None
+    """The :class:`~weakprompt.session.Session` the run used, in the state it ended in: the one
+    given, or for a :func:`~weakprompt.runtime.resume.resume_sync` without ``session=`` the one made
+    for it, holding the state restored from the pause (``None`` only for a response built by hand)."""
+    messages: tuple[Message, ...] = ()
+    """The whole conversation as stored when the run ended, without the system message: what a
+    stateless caller passes as the next run's ``message_history``."""
+    new_messages: tuple[Message, ...] = ()
+    """The messages of ``messages`` this run stored: its input, the replies, tool results and
+    corrective turns (not the history it was given)."""
 
     @property
     def tool_calls(self) -> int:

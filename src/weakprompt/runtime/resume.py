@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from ..store.pause_rows import PauseRow
     from .approval import Decision, InlineApprover, PausedRun
+    from .output_checks import OutputValidator
     from .response import PromptResponse
     from .results import ToolOutputSettings
     from .resumption import Resumption, RunContext
@@ -137,6 +138,8 @@ def resume_sync(
     deadline: Deadline | None = None,
     budget: Budget | BudgetTracker | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     resources: ResourceRegistry | None = None,
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
@@ -144,27 +147,65 @@ def resume_sync(
     on_event: EventCallback | None = None,
     concurrent_tools: bool = True,
 ) -> PromptResponse[OutputT]:
-    """Continue the run of ``session_id`` in ``store``, blocking until it answers or pauses again.
+    """Continue the run of ``session_id`` in ``store``, blocking: after a pause (``decisions``) or a crash.
 
-    When the session waits in a pause, ``decisions`` must decide every
-    pending call, each with its token: they are checked before anything is
-    written, and a mismatch raises :class:`ResumeError` with the store
-    untouched. The first resume to claim the pause wins; another gets
-    :class:`ResumeError`. The session state stored with the pause is
-    restored into ``session`` (default: a new ``Session(session_id=...)``).
+    Everything comes from the store, ``prompt`` and ``adapter``, so this can
+    run in another process, hours later. ``prompt`` must offer the tools the
+    paused calls name, with the schemas they had (a changed tool is
+    refused); the ``adapter`` answers the model calls after the resume.
 
-    When it waits for nothing, the last run is continued from its last
-    stored turn, as after a crash: a call whose result was stored never
-    runs again, and one that may have started without its result being
-    stored runs again only if its tool is ``idempotent`` (otherwise the
-    model reads that it was interrupted). A run that ended with its final
-    answer has nothing to resume (:class:`ResumeError`).
+    **After a pause** (the run returned ``response.paused``, or
+    :func:`paused_run` shows it): ``decisions`` must decide every pending
+    call exactly once, each carrying the token the pause gave it:
+
+    - ``Approve(call_id, token)`` runs the call as the model made it, or with
+      the arguments given (``Approve(call_id, token, {...})``, checked
+      against the tool's schema);
+    - ``Deny(call_id, token, reason)`` gives the model a failed result with
+      the reason instead of running the call;
+    - ``Supply(call_id, token, result)`` answers a deferred call (a handler
+      that raised ``CallDeferred``) with the result given.
+
+    They are all checked before anything is written; a mismatch (a missing,
+    doubled or unknown call, a wrong token, a tool that changed) raises
+    :class:`ResumeError` with the store untouched. The first resume to claim
+    the pause wins; another gets :class:`ResumeError`. ``decided_by`` (who
+    decided, e.g. a user name) is stored with the decisions and on each
+    decided call's result.
+
+    **After a crash** (no decisions, and the session waits in no pause):
+    the last run goes on from its last stored turn. A call whose result was
+    stored never runs again; one that may have started without its result
+    being stored runs again only if its tool is ``idempotent`` (otherwise
+    the model reads that it was interrupted). A run that ended with its
+    final answer has nothing to resume (:class:`ResumeError`), and so has
+    a session with no run.
+
+    **The session.** The state stored with the pause (the session's STATE
+    slices) is restored into ``session`` when one is given: pass the
+    ``Session`` your code keeps for this conversation (its reducers, its
+    clock); its ``session_id`` must be ``session_id``
+    (``ConfigurationError`` otherwise: it would run another session's
+    transcript). Without ``session=``, a new ``Session(session_id=...)``
+    holds the restored state, which is refused (:class:`ResumeError`) when
+    some slice could not be stored and so cannot be restored. Either way
+    ``response.session`` is the session the run used, in the state it
+    ended in. A slice whose type no longer imports raises
+    ``SessionStateError`` after the claim; resume again without decisions
+    once the code is fixed (the stored decisions are replayed).
 
     ``max_turns`` caps the model calls of the whole run: those made before
     the pause or the crash count (a run paused after 3 calls and resumed
-    with ``max_turns=5`` has 2 left). ``concurrent_tools`` and ``on_event``
-    are :func:`~weakprompt.runtime.loop.run`'s. From async code, build the
-    settings and await :func:`resume_with` (or ``Agent.resume``).
+    with ``max_turns=5`` has 2 left). ``output_retries``,
+    ``output_validators``, ``deadline``, ``budget``, ``resources``,
+    ``tool_outputs``, ``redact``, ``approve`` (decide later pauses inline),
+    ``on_event`` and ``concurrent_tools`` are :func:`~weakprompt.runtime.loop.run`'s. From async
+    code, build the settings and await :func:`resume_with` (or ``Agent.resume``).
+
+    Returns the run's :class:`PromptResponse`: its final answer, or
+    ``paused`` set again when a later call waits for a decision (a new
+    pause, ``seq`` + 1). Errors of the run itself (adapter errors, limits,
+    an unusable final answer) are raised as :func:`run` raises them.
     """
     return block_on(
         lambda: _resume(
@@ -178,6 +219,8 @@ def resume_sync(
             deadline=deadline,
             budget=budget,
             max_turns=max_turns,
+            output_retries=output_retries,
+            output_validators=output_validators,
             resources=resources,
             tool_outputs=tool_outputs,
             redact=redact,
@@ -215,6 +258,8 @@ async def _resume(
     deadline: Deadline | None = None,
     budget: Budget | BudgetTracker | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
+    output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     resources: ResourceRegistry | None = None,
     tool_outputs: ToolOutputSettings | None = None,
     redact: Redactor = default_redact,
@@ -232,6 +277,8 @@ async def _resume(
         deadline=deadline,
         budget=budget,
         max_turns=max_turns,
+        output_retries=output_retries,
+        output_validators=output_validators,
         resources=resources,
         tool_outputs=tool_outputs,
         redact=redact,
@@ -273,6 +320,11 @@ async def resume_with(
     store = settings.store
     if store is None:
         raise ConfigurationError("resume: the settings name no store to resume the run from")
+    if settings.session.session_id != session_id:
+        raise ConfigurationError(
+            f"resume: session= has id {settings.session.session_id!r}, but the run to resume is session "
+            f"{session_id!r}; pass the Session of that id (or none, and read response.session)"
+        )
     _check_decided_by(decided_by)
     used = settings.session
     resumption, seq = await asyncio.to_thread(

@@ -11,13 +11,15 @@ themselves, with :attr:`RunSettings.tool_wrapper`, and call
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
 from ..errors import ConfigurationError
+from ..messages import Message
 from ..model_settings import ModelSettings
+from .output_checks import AnyOutputValidator
 from .redaction import Redactor, default_redact
 
 if TYPE_CHECKING:
@@ -69,6 +71,45 @@ def _check_model_settings(run: RunSettings, _attribute: object, value: object) -
         )
 
 
+def _validators(value: Sequence[AnyOutputValidator]) -> tuple[AnyOutputValidator, ...]:
+    """The validators as a tuple, each checked callable (a bare function is refused: wrap it in a tuple)."""
+    if callable(value) or not isinstance(value, Sequence) or isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+        raise ConfigurationError(
+            f"evaluate: output_validators must be a sequence of functions, got {type(value).__name__} "
+            "(one validator: output_validators=(check,))"
+        )
+    for index, validator in enumerate(value):
+        if not callable(validator):  # pyright: ignore[reportUnnecessaryComparison]  # a caller's value
+            raise ConfigurationError(
+                f"evaluate: output_validators[{index}] is not callable ({type(validator).__name__}); "
+                "give functions over the output that raise OutputValidationError to reject it"
+            )
+    return tuple(value)
+
+
+def _history(value: Sequence[Message] | None) -> tuple[Message, ...] | None:
+    """The prior messages as a tuple, each checked: a :class:`Message`, and not a system message."""
+    if value is None:
+        return None
+    if not isinstance(value, Sequence) or isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+        raise ConfigurationError(
+            f"evaluate: message_history must be a sequence of weakprompt.messages.Message, got "
+            f"{type(value).__name__}"
+        )
+    for index, message in enumerate(value):
+        if not isinstance(message, Message):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
+            raise ConfigurationError(
+                f"evaluate: message_history[{index}] is a {type(message).__name__}, not a "
+                "weakprompt.messages.Message (pass back response.messages of an earlier run)"
+            )
+        if message.role == "system":
+            raise ConfigurationError(
+                f"evaluate: message_history[{index}] is a system message; the prompt writes the "
+                "system message of every run, so leave it out of the history"
+            )
+    return tuple(value)
+
+
 @attrs.frozen(kw_only=True, eq=False)
 class RunSettings:
     """Everything a run is told at its start (see :func:`~weakprompt.runtime.loop.run_sync` for each).
@@ -82,6 +123,7 @@ class RunSettings:
     adapter: ProviderAdapter
     session: Session
     input: str | None = None
+    message_history: tuple[Message, ...] | None = attrs.field(default=None, converter=_history)
     store: Store | None = None
     transcript: Transcript | None = None
     deadline: Deadline | None = None
@@ -89,6 +131,7 @@ class RunSettings:
     max_turns: int = attrs.field(default=DEFAULT_MAX_TURNS, validator=_check_limit(1))
     tool_choice: ToolChoice = "auto"
     output_retries: int = attrs.field(default=1, validator=_check_limit(0))
+    output_validators: tuple[AnyOutputValidator, ...] = attrs.field(default=(), converter=_validators)
     max_expansions: int = attrs.field(default=DEFAULT_MAX_EXPANSIONS, validator=_check_limit(0))
     resources: ResourceRegistry | None = None
     max_output_tokens: int | None = None

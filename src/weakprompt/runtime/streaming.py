@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 import attrs
@@ -32,6 +32,7 @@ from .run_settings import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, RunSettings
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
+    from ..messages import Message
     from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..prompt import Prompt
     from ..resources import ResourceRegistry
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .approval import InlineApprover
+    from .output_checks import OutputValidator
     from .results import Retention, ToolOutputSettings
     from .run_events import EventCallback
     from .tracing import Tracing
@@ -57,6 +59,7 @@ def stream(
     adapter: ProviderAdapter,
     session: Session,
     input: str | None = None,
+    message_history: Sequence[Message] | None = None,
     store: Store | None = None,
     transcript: Transcript | None = None,
     deadline: Deadline | None = None,
@@ -64,6 +67,7 @@ def stream(
     max_turns: int = DEFAULT_MAX_TURNS,
     tool_choice: ToolChoice = "auto",
     output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
     resources: ResourceRegistry | None = None,
     max_output_tokens: int | None = None,
@@ -86,6 +90,7 @@ def stream(
         adapter=adapter,
         session=session,
         input=input,
+        message_history=message_history,
         store=store,
         transcript=transcript,
         deadline=deadline,
@@ -93,6 +98,7 @@ def stream(
         max_turns=max_turns,
         tool_choice=tool_choice,
         output_retries=output_retries,
+        output_validators=output_validators,
         max_expansions=max_expansions,
         resources=resources,
         max_output_tokens=max_output_tokens,
@@ -114,6 +120,7 @@ def stream_sync(
     adapter: ProviderAdapter,
     session: Session,
     input: str | None = None,
+    message_history: Sequence[Message] | None = None,
     store: Store | None = None,
     transcript: Transcript | None = None,
     deadline: Deadline | None = None,
@@ -121,6 +128,7 @@ def stream_sync(
     max_turns: int = DEFAULT_MAX_TURNS,
     tool_choice: ToolChoice = "auto",
     output_retries: int = 1,
+    output_validators: Sequence[OutputValidator[OutputT]] = (),
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
     resources: ResourceRegistry | None = None,
     max_output_tokens: int | None = None,
@@ -141,6 +149,7 @@ def stream_sync(
         adapter=adapter,
         session=session,
         input=input,
+        message_history=message_history,
         store=store,
         transcript=transcript,
         deadline=deadline,
@@ -148,6 +157,7 @@ def stream_sync(
         max_turns=max_turns,
         tool_choice=tool_choice,
         output_retries=output_retries,
+        output_validators=output_validators,
         max_expansions=max_expansions,
         resources=resources,
         max_output_tokens=max_output_tokens,

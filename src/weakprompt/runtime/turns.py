@@ -16,14 +16,16 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from ..errors import MaxTurnsExceededError, OutputParseError
+from ..errors import MaxTurnsExceededError
 from ..messages import AssistantTurn, Usage
 from ._model_stream import model_reply
+from .output_checks import judge, reject_output
 from .recording import record_reply
 from .tool_calls import run_tools
 from .tracing import model_call_scope
 
 if TYPE_CHECKING:
+    from ..jsontypes import JSONObject
     from ..model import ModelRequest, ToolChoice
     from ..transcript.turns import TurnRecord
     from .evaluation import Evaluation
@@ -67,15 +69,16 @@ async def drive(
         choice = "auto"
         if reply.tool_calls:
             continue
-        if evaluation.rendered.output_type is None:  # then the prompt is a Prompt[None]
+        verdict = evaluation.verdict
+        if verdict is None:  # no output type: the prompt is a Prompt[None]
             return await evaluation.finish(reply, cast("OutputT", None))
-        try:
-            output = evaluation.rendered.parse_output(reply.text)
-        except OutputParseError as exc:
+        if verdict.rejection is not None:
             left = evaluation.turns_left(max_turns)
-            await evaluation.io(functools.partial(evaluation.reject_output, reply.text, exc, turns_left=left))
+            await evaluation.io(
+                functools.partial(reject_output, evaluation, reply.text, verdict, turns_left=left)
+            )
             continue
-        return await evaluation.finish(reply, output)
+        return await evaluation.finish(reply, cast("OutputT", verdict.output))
 
 
 async def model_turn(
@@ -210,8 +213,9 @@ async def call_model(evaluation: Evaluation[Any], request: ModelRequest, turn: T
         return reply
     emit = evaluation.emit if evaluation.on_event is not None else None
     reply = await model_reply(evaluation.adapter, request, turn=evaluation.turns + 1, emit=emit)
+    verdict = await _judged(evaluation, reply)
     # Staged in memory (the turn is written when it ends): no trip to the worker thread.
-    reply, usage = record_reply(evaluation, reply, turn)
+    reply, usage = record_reply(evaluation, reply, turn, rejected=verdict)
     await usage_reported(evaluation, usage)
     return reply
 
@@ -235,12 +239,27 @@ async def traced_model_call(
                 evaluation.adapter, request, turn=evaluation.turns + 1, emit=evaluation.emit
             )
         ids = span.ids()
-        reply, usage = record_reply(evaluation, reply, turn, trace_ids=ids)  # staged in memory
+        verdict = await _judged(evaluation, reply)
+        reply, usage = record_reply(
+            evaluation, reply, turn, trace_ids=ids, rejected=verdict
+        )  # staged in memory
     except BaseException as exc:
         span.fail(exc)
         raise
     span.finish(reply, usage)
     return reply, usage
+
+
+async def _judged(evaluation: Evaluation[Any], reply: AssistantTurn) -> JSONObject | None:
+    """Judge a final answer before its commit is staged; what the commit records of a rejection.
+
+    The verdict waits on ``evaluation.verdict`` for :func:`drive`.
+    """
+    evaluation.verdict = None
+    if reply.tool_calls or evaluation.rendered.output_type is None:
+        return None
+    evaluation.verdict = verdict = await judge(evaluation, reply.text)
+    return verdict.metadata()
 
 
 def _journal(evaluation: Evaluation[Any], reply: AssistantTurn) -> None:

@@ -19,7 +19,7 @@ import attrs
 from weakprompt.serde.errors import SerdeTypeError
 from weakprompt.serde.schemas import schema
 
-__all__ = ["Unexpressible", "describe_type", "unexpressible"]
+__all__ = ["Unexpressible", "describe_type", "unexpressible", "unexpressible_fields"]
 
 
 @attrs.frozen
@@ -51,6 +51,21 @@ def unexpressible(tp: object) -> Unexpressible | None:
         schema(tp)
     except SerdeTypeError as exc:
         return _locate(tp, "", str(exc))
+    return None
+
+
+def unexpressible_fields(tp: object, names: Collection[str]) -> Unexpressible | None:
+    """:func:`unexpressible` for the fields ``names`` of ``tp`` only (a dataclass or attrs class).
+
+    A prompt section puts into its text only the fields its placeholders
+    name, each as JSON; its other fields (read by an ``enabled`` predicate)
+    need not be expressible.
+    """
+    for step, child in _parts(tp):
+        if step in names:
+            problem = unexpressible(child)
+            if problem is not None:
+                return attrs.evolve(problem, path=_join(step, problem.path))
     return None
 
 

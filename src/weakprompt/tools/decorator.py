@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ToolDecorator", "tool"]
 
-# Pyright counts attrs classes as dataclass instances too, so this bound is "a params class".
+# Pyright counts attrs classes and pydantic models (both made through a dataclass_transform) as
+# dataclass instances too, so this bound is "a params class" (tests/typing/user_pydantic.py).
 # The overloads overlap on purpose: the first that matches wins, as the runtime rule does.
 PC = TypeVar("PC", bound="DataclassInstance")
 R = TypeVar("R")

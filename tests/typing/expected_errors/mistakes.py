@@ -52,3 +52,17 @@ text_agent = Agent(FunctionAdapter(lambda request: "hi"), instructions="Say hi."
 agent_answer: Answer = text_agent.run_sync("hi").output  # expect: reportAssignmentType
 typed_agent = Agent(FunctionAdapter(lambda request: "{}"), instructions="Answer.", output_type=Answer)
 typed_agent.run_sync("hi", max_turns=None)  # expect: reportArgumentType
+
+
+def check_text(answer: str) -> None:
+    assert answer
+
+
+typed = Prompt(PromptTemplate(ns="typing", key="typed", output_type=Answer, sections=SECTIONS))
+# a validator of another type than the prompt's output
+evaluate(
+    typed,
+    adapter=FunctionAdapter(lambda request: "{}"),
+    session=Session(),
+    output_validators=(check_text,),  # expect: reportArgumentType
+)

@@ -25,7 +25,7 @@ from weakprompt.runtime import (
     RunResumed,
     Supply,
     ToolCallDecided,
-    ToolResultReady,
+    ToolResultStored,
     TurnCommitted,
     approval_token,
     evaluate,
@@ -158,11 +158,12 @@ def test_a_resume_with_a_listener_reports_the_decided_turn_before_the_models_nex
             on_event=events.append,
         )
     )
-    ready = [e for e in events if isinstance(e, ToolResultReady)]
+    ready = [e for e in events if isinstance(e, ToolResultStored)]
     assert [(e.call.id, e.is_error) for e in ready] == [("c2", False), ("c3", True)]
     committed = [e for e in events if isinstance(e, TurnCommitted)]
     assert len(committed) == 2
-    assert events.index(committed[0]) == len(ready)  # right after the decided calls' results
+    before = events[: events.index(committed[0])]  # right after the decided calls' results
+    assert [type(e).__name__ for e in before] == ["ToolInvoked"] * 2 + ["ToolResultStored"] * 2
     stored = {commit.hash for commit in Transcript(store, "s1").log()}
     assert all(set(e.commit_hashes) <= stored and e.commit_hashes for e in committed)
     assert events[-1] == RunFinished(response)

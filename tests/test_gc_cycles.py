@@ -27,7 +27,7 @@ from weakprompt import run
 from weakprompt.adapters.testing import Reply, ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.clock import FakeClock
 from weakprompt.errors import MaxTurnsExceededError, TranscriptError
-from weakprompt.events import Dispatcher
+from weakprompt.events import EventBus
 from weakprompt.messages import ToolCall
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import evaluate
@@ -211,7 +211,7 @@ def test_a_store_the_caller_gave_stays_open() -> None:
 
 
 def test_a_dropped_session_is_freed_without_the_cyclic_collector_and_its_reducers_stop() -> None:
-    shared = Dispatcher()
+    shared = EventBus()
     applied: list[Seen] = []
 
     def reducer(state: tuple[Seen, ...], event: Seen) -> tuple[Seen, ...]:

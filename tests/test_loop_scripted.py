@@ -18,11 +18,16 @@ from weakprompt.errors import (
     MaxTurnsExceededError,
     RateLimitError,
 )
-from weakprompt.events import PromptExecuted, PromptRendered, ToolInvoked
+from weakprompt.events import (
+    ModelTurnCompleted,
+    PromptExecuted,
+    PromptRendered,
+    ToolInvoked,
+    ToolResultStored,
+)
 from weakprompt.messages import AssistantTurn, Usage
 from weakprompt.runtime import ForceTool, ModelRequest
 from weakprompt.runtime.loop import evaluate
-from weakprompt.runtime.loop_events import ModelTurnCompleted, ToolResultCommitted
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
@@ -85,9 +90,9 @@ def test_tool_round_trip_is_committed_and_linked(store: Store) -> None:
     assert second[-1].role == "tool" and second[-1].tool_call_id == "c1"
     assert len(events.of(ToolInvoked)) == 1
     assert [e.turn for e in events.of(ModelTurnCompleted)] == [1, 2]  # type: ignore[attr-defined]
-    committed = events.of(ToolResultCommitted)
+    committed = events.of(ToolResultStored)
     assert len(committed) == 1
-    assert isinstance(committed[0], ToolResultCommitted)
+    assert isinstance(committed[0], ToolResultStored)
     assert committed[0].commit_hash == tool_commit.hash
 
 

@@ -395,9 +395,9 @@ def test_a_closed_session_fails_the_call_instead_of_losing_the_plan() -> None:
 
 
 def test_sessions_sharing_an_event_dispatcher_keep_separate_plans() -> None:
-    from weakprompt.events import Dispatcher
+    from weakprompt.events import EventBus
 
-    shared = Dispatcher()
+    shared = EventBus()
     first, second = Session(dispatcher=shared), Session(dispatcher=shared)
     PlanningToolsSection(session=first)
     PlanningToolsSection(session=second)

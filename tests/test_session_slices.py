@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from weakprompt.clock import FakeClock
 from weakprompt.errors import ConfigurationError
-from weakprompt.events import Dispatcher
+from weakprompt.events import EventBus
 from weakprompt.session import Session, SlicePolicy, append, replace_latest, upsert_by
 
 
@@ -38,7 +38,7 @@ def test_defaults_give_each_session_its_own_id_and_dispatcher() -> None:
     assert a.session_id != b.session_id
     assert a.dispatcher is not b.dispatcher
     clock = FakeClock()
-    d = Dispatcher()
+    d = EventBus()
     s = Session(dispatcher=d, session_id="fixed", clock=clock)
     assert (s.session_id, s.dispatcher, s.clock) == ("fixed", d, clock)
     assert "fixed" in repr(s)
@@ -223,7 +223,7 @@ def test_setting_log_policy_moves_existing_values_out_of_state() -> None:
 
 
 def test_events_of_another_session_are_ignored_on_a_shared_dispatcher() -> None:
-    d = Dispatcher()
+    d = EventBus()
     one = Session(dispatcher=d, session_id="one")
     two = Session(dispatcher=d, session_id="two")
     for s in (one, two):
@@ -242,7 +242,7 @@ def test_dispatching_on_the_dispatcher_directly_updates_the_session() -> None:
 
 
 def test_close_unsubscribes_reducers_but_keeps_state() -> None:
-    d = Dispatcher()
+    d = EventBus()
     s = Session(dispatcher=d)
     s.register_reducer(Note, Note, append)
     s.dispatch(Note("a"))
@@ -255,7 +255,7 @@ def test_close_unsubscribes_reducers_but_keeps_state() -> None:
 
 
 def test_reducer_replaced_while_an_event_is_in_flight_is_not_applied() -> None:
-    d = Dispatcher()
+    d = EventBus()
     s = Session(dispatcher=d)
     calls: list[str] = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from weakprompt.events import Dispatcher, ToolInvoked
+from weakprompt.events import EventBus, ToolInvoked
 from weakprompt.session import Session, SlicePolicy, append, replace_latest
 from weakprompt.tools import ToolResult
 
@@ -121,7 +121,7 @@ def test_reducer_on_tool_invoked_itself_is_not_fed_the_value_again() -> None:
 
 
 def test_other_sessions_tool_events_are_ignored_on_a_shared_dispatcher() -> None:
-    d = Dispatcher()
+    d = EventBus()
     mine = Session(dispatcher=d)
     theirs = Session(dispatcher=d)
     for s in (mine, theirs):

@@ -13,7 +13,7 @@ from .output_mode import OutputMode
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
-    from ..events import Dispatcher
+    from ..events import EventBus
 
 __all__ = ["ForceTool", "ModelRequest", "ToolChoice"]
 
@@ -46,4 +46,4 @@ class ModelRequest:
     max_output_tokens: int | None = None
     output_mode: OutputMode | None = None
     deadline: Deadline | None = attrs.field(default=None, eq=False, repr=False)
-    dispatcher: Dispatcher | None = attrs.field(default=None, eq=False, repr=False)
+    dispatcher: EventBus | None = attrs.field(default=None, eq=False, repr=False)

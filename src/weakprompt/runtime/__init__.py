@@ -21,7 +21,7 @@ from .loop import (
     evaluate,
     run,
 )
-from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded
 from .pause_errors import ResumeError, ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
@@ -54,10 +54,11 @@ if TYPE_CHECKING:
         RunEvent,
         RunFinished,
         TextDelta,
-        ToolCallArgumentsDelta,
-        ToolCallCompleted,
+        ToolCallDelta,
+        ToolCallReady,
         ToolCallStarted,
-        ToolResultReady,
+        ToolInvoked,
+        ToolResultStored,
         TurnCommitted,
         UsageReported,
     )
@@ -89,10 +90,11 @@ _LAZY: dict[str, str] = {
     "RunEvent": ".run_events",
     "RunFinished": ".run_events",
     "TextDelta": ".run_events",
-    "ToolCallArgumentsDelta": ".run_events",
-    "ToolCallCompleted": ".run_events",
+    "ToolCallDelta": ".run_events",
+    "ToolCallReady": ".run_events",
     "ToolCallStarted": ".run_events",
-    "ToolResultReady": ".run_events",
+    "ToolInvoked": ".run_events",
+    "ToolResultStored": ".run_events",
     "TurnCommitted": ".run_events",
     "UsageReported": ".run_events",
     "stream": ".streaming",
@@ -141,15 +143,15 @@ __all__ = [
     "OutputRejected",
     "PromptResponse",
     "SectionsExpanded",
-    "ToolResultCommitted",
     "EventCallback",
     "RunEvent",
     "RunFinished",
     "TextDelta",
-    "ToolCallArgumentsDelta",
-    "ToolCallCompleted",
+    "ToolCallDelta",
+    "ToolCallReady",
     "ToolCallStarted",
-    "ToolResultReady",
+    "ToolInvoked",
+    "ToolResultStored",
     "TurnCommitted",
     "UsageReported",
     "evaluate",
@@ -159,4 +161,13 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+# The run's copies of events, and the commit event that said what the storage event says: one
+# vocabulary now, in weakprompt.events (the run streams those very classes).
+_RENAMED: dict[str, str] = {
+    "ToolCallArgumentsDelta": "weakprompt.events.ToolCallDelta",
+    "ToolCallCompleted": "weakprompt.events.ToolCallReady",
+    "ToolResultCommitted": "weakprompt.events.ToolResultStored",
+    "ToolResultReady": "weakprompt.events.ToolResultStored",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, renamed=_RENAMED)

@@ -2,7 +2,8 @@
 
 The loop reads ``adapter.stream(request)`` (the contract in
 :mod:`weakprompt.model.stream`) event by event: each text or tool-call piece
-is handed on as a run event as it arrives, and every event is folded by a
+is handed on to the run's listener as it arrives (the same event class,
+its ``turn`` set), and every event is folded by a
 :class:`~weakprompt.model.ReplyAssembler`, which checks the stream keeps the
 contract. The turn the loop records is the one in ``ReplyCompleted``; the
 usage a stream reports on the way is not reported here, because the loop
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
 
 from .. import model
 from ..messages import AssistantTurn
@@ -57,17 +60,7 @@ async def model_reply(
 
 
 def _as_run_event(event: model.ModelEvent, turn: int) -> RunEvent[Any] | None:
-    """A model stream event as the run event it is reported as (usage and completion: none)."""
-    from .run_events import TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallStarted
-
-    if isinstance(event, model.TextDelta):
-        return TextDelta(turn=turn, text=event.text)
-    if isinstance(event, model.ToolCallStarted):
-        return ToolCallStarted(turn=turn, index=event.index, call_id=event.call_id, name=event.name)
-    if isinstance(event, model.ToolCallDelta):
-        return ToolCallArgumentsDelta(turn=turn, index=event.index, arguments_delta=event.arguments_delta)
-    if isinstance(event, model.ToolCallReady):
-        return ToolCallCompleted(turn=turn, index=event.index, call=event.call)
-    if isinstance(event, model.UsageReported):
-        return None  # the assembler keeps it; the loop reports the call's usage once it is recorded
-    return None  # ReplyCompleted: the loop records the turn
+    """The adapter's event itself, its ``turn`` set (usage and completion: not reported from here)."""
+    if isinstance(event, (model.UsageReported, model.ReplyCompleted)):
+        return None  # the loop reports the call's usage once it is recorded, and records the turn
+    return attrs.evolve(event, turn=turn)

@@ -26,6 +26,7 @@ from .response import PromptResponse
 
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
+    from ..events import ToolResultStored
     from ..model import ToolChoice
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceSnapshot
@@ -100,6 +101,8 @@ class Evaluation(Generic[OutputT]):
         # The spans of tool calls started but not committed yet, by call (the call objects are alive).
         self.open_tools: dict[int, ToolSpan] = {}
         self.on_event = settings.on_event
+        # Results of the turn being written, stored: streamed once the loop is back (listener only).
+        self.stored_results: list[ToolResultStored] = []
         self.prompt = prompt
         self.name = prompt.template.display_name
         self.adapter = adapter
@@ -147,6 +150,19 @@ class Evaluation(Generic[OutputT]):
         returned = self.on_event(event)
         if isinstance(returned, Awaitable):
             await cast("Awaitable[object]", returned)
+
+    async def emit_stored(self, turn: TurnRecord) -> None:
+        """Stream the stored ``turn``: each result's ``ToolResultStored``, then ``TurnCommitted``."""
+        if self.on_event is None:
+            return
+        from ..events import TurnCommitted  # built only for a listener
+
+        stored, self.stored_results = self.stored_results, []
+        for event in stored:
+            await self.emit(event)
+        await self.emit(
+            TurnCommitted(turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits))
+        )
 
     def tool_span(self, call: ToolCall) -> ToolSpan:
         assert self.trace is not None  # only handed to the dispatcher when tracing

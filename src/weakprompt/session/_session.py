@@ -19,7 +19,7 @@ import attrs
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import ConfigurationError
-from ..events import Dispatcher, DispatchResult, ToolInvoked
+from ..events import DispatchResult, EventBus, ToolInvoked
 from ._reducers import Reducer, SlicePolicy, append
 from ._snapshot import SessionSnapshot, SnapshotMismatchError
 
@@ -215,12 +215,12 @@ class Session:
 
     def __init__(
         self,
-        dispatcher: Dispatcher | None = None,
+        dispatcher: EventBus | None = None,
         session_id: str | None = None,
         clock: Clock | None = None,
     ) -> None:
         self._session_id = session_id if session_id is not None else _new_session_id()
-        self._dispatcher = dispatcher if dispatcher is not None else Dispatcher()
+        self._dispatcher = dispatcher if dispatcher is not None else EventBus()
         self._clock = clock if clock is not None else SYSTEM_CLOCK
         self._lock = threading.RLock()
         # STATE slices: immutable tuples; restore swaps the whole dict back.
@@ -240,7 +240,7 @@ class Session:
         return self._session_id
 
     @property
-    def dispatcher(self) -> Dispatcher:
+    def dispatcher(self) -> EventBus:
         return self._dispatcher
 
     @property
@@ -470,7 +470,7 @@ class SessionFork(Session):
     """A session copied from ``parent`` that records every change made to it (see :meth:`Session.fork`)."""
 
     def __init__(self, parent: Session) -> None:
-        super().__init__(dispatcher=Dispatcher(), session_id=parent.session_id, clock=parent.clock)
+        super().__init__(dispatcher=EventBus(), session_id=parent.session_id, clock=parent.clock)
         self._parent = parent
         self._operations: list[SessionOperation] = []
         recorder = f"fork of session {parent.session_id}: recorder"

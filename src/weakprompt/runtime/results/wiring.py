@@ -145,7 +145,7 @@ class EvaluationOutputs:
             token_counter=adapter.token_counter or transcript.token_counter,
             clock=session.clock,
             summaries=self.settings.summaries,
-            dispatcher=session.dispatcher,
+            # no bus: in a run, the loop reports each stored result once, with its commit (ToolResultStored)
             sole_writer=empty,
         )
         self.pipeline = ToolResultPipeline(

@@ -114,20 +114,24 @@ def test_the_event_bus_is_named_as_a_bus_and_dispatcher_is_its_deprecated_name()
 
 def test_every_event_is_imported_from_weakprompt_events() -> None:
     """Each event the library publishes or streams is one class, importable from ``weakprompt.events``."""
+    import weakprompt.model as model
     import weakprompt.runtime as runtime
     import weakprompt.runtime.loop_events as loop_events
+    import weakprompt.runtime.pause_events as pause_events
+    import weakprompt.runtime.run_events as run_events
 
     names = (
         "TextDelta ToolCallStarted ToolCallDelta ToolCallReady UsageReported ReplyCompleted ToolInvoked "
         "ToolResultStored PromptRendered PromptExecuted ModelTurnCompleted SectionsExpanded OutputRejected "
-        "TurnCommitted RunFinished ToolResultSummarized ToolOutputExtracted ModelCallRetried AdapterFellBack"
+        "TurnCommitted RunFinished ToolResultSummarized ToolOutputExtracted ModelCallRetried AdapterFellBack "
+        "RunPaused RunResumed ToolCallDecided"
     ).split()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # none of them is a deprecated name
         for name in names:
             event = getattr(events_package, name)
             assert name in events_package.__all__ and event.__module__.startswith("weakprompt.events")
-            for module in (runtime, loop_events):
+            for module in (model, runtime, loop_events, pause_events, run_events):
                 if name in module.__all__:
                     assert getattr(module, name) is event
 

@@ -9,8 +9,8 @@ One vocabulary (``specs/EVENTS.md``): a model reply streams as ``TextDelta``,
 ``ToolCallStarted``, ``ToolCallDelta``, ``ToolCallReady``, ``UsageReported``
 (the same classes from an adapter and from a run); a finished tool call is
 one ``ToolInvoked``, and its stored result one ``ToolResultStored``.
-Events about pausing (``RunPaused``, ``RunResumed``, ``ToolCallDecided``)
-carry the runtime's pause records and live in ``weakprompt.runtime``.
+Every event is importable from here; the packages that publish them
+(``weakprompt.model``, ``weakprompt.runtime``) re-export the same classes.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ._bus import (
 )
 from ._publish import publish
 from ._types import (
+    PendingKind,
     PromptExecuted,
     PromptRendered,
     ToolInvoked,
@@ -36,6 +37,7 @@ from ._types import (
 
 if TYPE_CHECKING:
     from ._output_events import ToolOutputExtracted, ToolResultSummarized
+    from ._pause import DecisionKind, PendingCall, RunPaused, RunResumed, ToolCallDecided
     from ._provider import AdapterFellBack, ModelCallRetried
     from ._run import ModelTurnCompleted, OutputRejected, RunFinished, SectionsExpanded, TurnCommitted
     from ._stream import (
@@ -49,12 +51,17 @@ if TYPE_CHECKING:
 
 # Events that only some parts publish resolve on first access: provider retries and fallbacks
 # (those adapters), extraction answers and summaries (the tool-output pipeline, the transcript),
-# a reply's stream (the model contract) and a run's progress (the loop).
+# a reply's stream (the model contract), a run's progress and its pauses (the loop).
 _LAZY: dict[str, str] = {
     "AdapterFellBack": "._provider",
     "ModelCallRetried": "._provider",
     "ToolOutputExtracted": "._output_events",
     "ToolResultSummarized": "._output_events",
+    "DecisionKind": "._pause",
+    "PendingCall": "._pause",
+    "RunPaused": "._pause",
+    "RunResumed": "._pause",
+    "ToolCallDecided": "._pause",
     "ModelTurnCompleted": "._run",
     "OutputRejected": "._run",
     "RunFinished": "._run",
@@ -73,6 +80,7 @@ _RENAMED: dict[str, str] = {"Dispatcher": "EventBus"}
 
 __all__ = [
     "AdapterFellBack",
+    "DecisionKind",
     "DispatchResult",
     "EventBus",
     "EventHandler",
@@ -81,12 +89,17 @@ __all__ = [
     "ModelCallRetried",
     "ModelTurnCompleted",
     "OutputRejected",
+    "PendingCall",
+    "PendingKind",
     "PromptExecuted",
     "PromptRendered",
     "ReplyCompleted",
     "RunFinished",
+    "RunPaused",
+    "RunResumed",
     "SectionsExpanded",
     "TextDelta",
+    "ToolCallDecided",
     "ToolCallDelta",
     "ToolCallReady",
     "ToolCallStarted",

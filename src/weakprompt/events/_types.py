@@ -8,7 +8,7 @@ change afterwards, so every subscriber sees the same record.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..tools import ToolResult
 
 __all__ = [
+    "PendingKind",
     "PromptExecuted",
     "PromptRendered",
     "ToolInvoked",
@@ -25,6 +26,9 @@ __all__ = [
     "new_event_id",
 ]
 
+
+PendingKind = Literal["approval", "deferred"]
+"""Why a call waits: a person's approval, or a handler that deferred its result."""
 
 _VERSION_MASK = ~(0xF000 << 64) & ~(0xC000 << 48)
 _VERSION_4 = (4 << 76) | (0x8000 << 48)

@@ -83,9 +83,11 @@ def test_large_output_goes_behind_a_handle_and_tool_output_brings_the_answer_bac
     assert len(world.requests["grep"]) == 2
     assert response.usage == MAIN_USAGE + MAIN_USAGE + MAIN_USAGE + EXTRACT_USAGE + EXTRACT_USAGE
     assert tracker.usage == response.usage
-    # One store event (the tool_output result itself is never stored), one extraction event.
+    # One storage event per result; only fetch's output went to the output store (tool_output's
+    # reply never does); one extraction event.
     assert [(e.tool_name, e.oversized, e.deduplicated, e.handle) for e in stored] == [
-        ("fetch", True, False, meta.handle)
+        ("fetch", True, False, meta.handle),
+        ("tool_output", False, False, None),
     ]
     assert [(e.strategy, e.fallback_reason) for e in extracted] == [("read-grep", None)]
     # The commit keeps a reference to the stored output.
@@ -333,7 +335,8 @@ def test_get_tool_result_loads_the_full_result_and_stays_ephemeral(transcript: T
     world = World(None, next_call=load)
     response = evaluate(prompt, adapter=world.adapter, session=session, input="second", transcript=transcript)
     assert response.text == f"loaded {len(medium)} chars"
-    assert stored == []  # get_tool_result replies are never stored
+    # get_tool_result replies are never put in the output store: their storage event has no handle
+    assert [(e.tool_name, e.handle) for e in stored] == [("get_tool_result", None)]
     loaded = transcript.find_tool_results(name="get_tool_result")[0]
     assert loaded.metadata == {LOADED_RESULT_KEY: {"tool_call_id": call_id}}
     # A later evaluation sees neither the original nor the loaded copy in full.

@@ -109,7 +109,7 @@ def test_a_429_with_retry_after_then_200_waits_what_the_server_asked_and_reports
     server = StreamServer().json(429, RATE_LIMITED, **{"retry-after": "7"}).stream(answer_stream())
     adapter = openai_stream_adapter(server, retrier(sleep))
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
 
     response = evaluate(
         plain_prompt(), adapter=adapter, session=session, deadline=Deadline.after(60, clock=clock)

@@ -74,9 +74,9 @@ def pause(store: Store, session_id: str = "s1") -> PausedRun:
 def test_a_call_needing_approval_pauses_after_the_other_calls(store: Store) -> None:
     session = Session(session_id="s1")
     seen: list[object] = []
-    session.dispatcher.subscribe(RunPaused, seen.append)
+    session.bus.subscribe(RunPaused, seen.append)
     invoked: list[ToolInvoked] = []
-    session.dispatcher.subscribe(ToolInvoked, invoked.append)
+    session.bus.subscribe(ToolInvoked, invoked.append)
     response = evaluate(
         make_prompt(), adapter=ScriptedAdapter(script()), session=session, store=store, input="Tidy /tmp."
     )
@@ -114,8 +114,8 @@ def test_resume_in_this_process_runs_the_approved_and_tells_the_model_of_the_den
     session = Session(session_id="s1")
     decided: list[ToolCallDecided] = []
     resumed: list[RunResumed] = []
-    session.dispatcher.subscribe(ToolCallDecided, decided.append)
-    session.dispatcher.subscribe(RunResumed, resumed.append)
+    session.bus.subscribe(ToolCallDecided, decided.append)
+    session.bus.subscribe(RunResumed, resumed.append)
     adapter = adapter_after_pause()
     response = resume(
         store,

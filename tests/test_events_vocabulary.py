@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import weakprompt.events as events_package
 from otel_support import Recorder
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call
+from weakprompt.errors import ConfigurationError
 from weakprompt.events import (
     EventBus,
     RunFinished,
@@ -31,6 +32,7 @@ from weakprompt.events import (
     UsageReported,
 )
 from weakprompt.messages import AssistantTurn, ToolCall
+from weakprompt.model import CompiledContext, ModelRequest
 from weakprompt.otel import OTelTracing
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import RunEvent, run
@@ -109,7 +111,18 @@ def test_the_event_bus_is_named_as_a_bus_and_dispatcher_is_its_deprecated_name()
         old = events_package.Dispatcher
     assert old is EventBus
     assert "Dispatcher" not in dir(events_package)
-    assert isinstance(Session().dispatcher, EventBus)
+    bus = EventBus()
+    session = Session(bus)
+    assert session.bus is bus
+    with pytest.warns(DeprecationWarning, match=r"Session\.dispatcher is deprecated.*Session\.bus"):
+        assert session.dispatcher is bus
+    with pytest.warns(DeprecationWarning, match=r"Session\(dispatcher=\.\.\.\) is deprecated"):
+        assert Session(dispatcher=bus).bus is bus
+    with pytest.warns(DeprecationWarning), pytest.raises(ConfigurationError, match="give the event bus once"):
+        Session(EventBus(), dispatcher=bus)
+    request = ModelRequest(context=CompiledContext(messages=()), bus=bus)
+    with pytest.warns(DeprecationWarning, match=r"ModelRequest\.dispatcher is deprecated.*ModelRequest\.bus"):
+        assert request.dispatcher is bus
 
 
 def test_every_event_is_imported_from_weakprompt_events() -> None:
@@ -217,8 +230,8 @@ def test_one_finished_tool_call_is_one_event_per_happening(turns: list[list[str]
 
     session = Session()
     bus: list[object] = []
-    session.dispatcher.subscribe(ToolInvoked, bus.append)
-    session.dispatcher.subscribe(ToolResultStored, bus.append)
+    session.bus.subscribe(ToolInvoked, bus.append)
+    session.bus.subscribe(ToolResultStored, bus.append)
     stream: list[RunEvent[Any]] = []
     recorder = Recorder()
     with tempfile.TemporaryDirectory() as folder, Store.open(f"sqlite:///{Path(folder) / 'run.db'}") as store:
@@ -295,7 +308,7 @@ def test_an_unobserved_run_builds_no_storage_event(monkeypatch: pytest.MonkeyPat
     asyncio.run(run(_prompt(TOOLS), adapter=ScriptedAdapter(script), session=Session()))
     assert built == []
     session = Session()
-    session.dispatcher.subscribe(ToolResultStored, lambda event: None)
+    session.bus.subscribe(ToolResultStored, lambda event: None)
     asyncio.run(run(_prompt(TOOLS), adapter=ScriptedAdapter(list(script)), session=session))
     assert [e.tool_call_id for e in built if isinstance(e, ToolResultStored)] == ["c1"]
 
@@ -306,7 +319,7 @@ def test_an_open_sections_call_is_streamed_like_any_call() -> None:
 
     session = Session()
     bus: list[ToolInvoked] = []
-    session.dispatcher.subscribe(ToolInvoked, bus.append)
+    session.bus.subscribe(ToolInvoked, bus.append)
     opening = tool_call("open_sections", {"section_keys": ["secrets"], "reason": "need it"}, id="open")
     script = [AssistantTurn(tool_calls=(opening,)), text_turn("done")]
     seen: list[RunEvent[Any]] = []

@@ -218,14 +218,14 @@ def test_a_dropped_session_is_freed_without_the_cyclic_collector_and_its_reducer
         applied.append(event)
         return (*state, event)
 
-    session = Session(dispatcher=shared)
+    session = Session(bus=shared)
     session.register_reducer(Seen, Seen, reducer)
     shared.dispatch(Seen("kept"))
     assert session[Seen].all() == (Seen("kept"),)
     fork = session.fork()
     fork.dispatch(Seen("in the fork"))
     assert len(fork.operations) == 1
-    fork_dispatcher = fork.dispatcher
+    fork_dispatcher = fork.bus
     gone, fork_gone = weakref.ref(session), weakref.ref(fork)
     with cyclic_garbage() as found:
         del session, fork

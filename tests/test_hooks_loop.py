@@ -75,8 +75,8 @@ def test_the_evaluation_adapter_is_the_default_summarizer(transcript: Transcript
     session = Session()
     summarized: list[ToolResultSummarized] = []
     committed: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultSummarized, summarized.append)
-    session.dispatcher.subscribe(ToolResultStored, committed.append)
+    session.bus.subscribe(ToolResultSummarized, summarized.append)
+    session.bus.subscribe(ToolResultStored, committed.append)
     transcript.configure_tool_summarization(auto_threshold=100)
     tracker = BudgetTracker(Budget())
 
@@ -131,7 +131,7 @@ def test_a_rejected_result_is_answered_with_a_placeholder(transcript: Transcript
     agent = Agent()
     committed: list[ToolResultStored] = []
     session = Session()
-    session.dispatcher.subscribe(ToolResultStored, committed.append)
+    session.bus.subscribe(ToolResultStored, committed.append)
 
     def refuse(pending: PendingToolResult) -> None:
         pending.reject("too noisy")

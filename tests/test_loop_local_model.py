@@ -79,7 +79,7 @@ def test_forced_tool_call_result_and_answer_on_the_local_model(adapter: object, 
     store = Store.open(db)
     session = Session()
     seen: list[object] = []
-    session.dispatcher.subscribe_all(seen.append)
+    session.bus.subscribe_all(seen.append)
     calls.clear()
 
     response = evaluate(

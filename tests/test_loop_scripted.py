@@ -38,7 +38,7 @@ from weakprompt.transcript import Transcript
 
 def test_final_answer_without_tools_is_one_turn(store: Store) -> None:
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     adapter = ScriptedAdapter(["The answer is 4."])
     response = evaluate(arithmetic_prompt(), adapter=adapter, session=session, input="2+2?", store=store)
 
@@ -62,7 +62,7 @@ def test_final_answer_without_tools_is_one_turn(store: Store) -> None:
 
 def test_tool_round_trip_is_committed_and_linked(store: Store) -> None:
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     asks = tool_call_turn(tool_call("add", {"a": 2, "b": 3}, id="c1"))
     adapter = ScriptedAdapter([asks, "It is 5."])
     response = evaluate(arithmetic_prompt(), adapter=adapter, session=session, input="2+3?", store=store)
@@ -306,7 +306,7 @@ def test_a_failing_subscriber_does_not_stop_the_evaluation(
     def broken(event: ModelTurnCompleted) -> None:
         raise RuntimeError("subscriber bug")
 
-    session.dispatcher.subscribe(ModelTurnCompleted, broken)
+    session.bus.subscribe(ModelTurnCompleted, broken)
     response = evaluate(arithmetic_prompt(), adapter=ScriptedAdapter(["fine"]), session=session, store=store)
     assert response.text == "fine"
     assert "subscriber bug" in caplog.text or any(

@@ -93,7 +93,7 @@ def test_each_model_turn_is_stored_in_one_transaction(store: Store) -> None:
 def test_an_interrupted_turn_leaves_no_half_turn_and_the_session_resumes(store: Store) -> None:
     session = Session()
     committed: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, committed.append)
+    session.bus.subscribe(ToolResultStored, committed.append)
     script = [
         tool_call_turn(tool_call("step", {"n": 1}, id="c1")),
         AssistantTurn(

@@ -140,7 +140,7 @@ def test_the_loops_events_arrive_after_the_turn_is_stored_in_order(store: Store)
         order.append(f"{name} {stored_ids(store, session.session_id)} {commits}")
 
     for kind in (ModelTurnCompleted, ToolResultStored):
-        session.dispatcher.subscribe(kind, check)
+        session.bus.subscribe(kind, check)
     script = [
         AssistantTurn(tool_calls=(tool_call("fetch", {}, id="a"), tool_call("fetch", {}, id="b"))),
         text_turn("done"),
@@ -169,8 +169,8 @@ def test_every_result_commit_refers_to_its_stored_output(store: Store) -> None:
 def test_events_of_a_moved_turn_name_the_stored_commits(store: Store) -> None:
     session = Session()
     events: list[ModelTurnCompleted | ToolResultStored] = []
-    session.dispatcher.subscribe(ModelTurnCompleted, events.append)
-    session.dispatcher.subscribe(ToolResultStored, events.append)
+    session.bus.subscribe(ModelTurnCompleted, events.append)
+    session.bus.subscribe(ToolResultStored, events.append)
 
     @tool(name="fetch", description="Fetch, while another writer appends to the session.")
     def meddle(params: NoParams, *, context: ToolContext) -> ToolResult[None]:
@@ -241,7 +241,7 @@ def test_retention_evaluation_keeps_a_row_an_earlier_evaluation_stored(store: St
     evaluate(PROMPT, adapter=ScriptedAdapter(script), session=session, input="one", store=store)
     again = [tool_call_turn(tool_call("fetch", {}, id="same")), text_turn("done")]
     stored: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
     evaluate(
         PROMPT,
         adapter=ScriptedAdapter(again),

@@ -137,8 +137,8 @@ def test_oversized_output_handle_forced_tool_output_and_local_extraction(tmp_pat
     session = Session(session_id="local-pipeline")
     stored: list[ToolResultStored] = []
     extracted: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
-    session.dispatcher.subscribe(ToolOutputExtracted, extracted.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolOutputExtracted, extracted.append)
     store = Store.open(Path(str(tmp_path)) / "local.db")
 
     response = evaluate(

@@ -44,8 +44,8 @@ def test_large_output_goes_behind_a_handle_and_tool_output_brings_the_answer_bac
     session = Session(session_id="s1")
     stored: list[ToolResultStored] = []
     extracted: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
-    session.dispatcher.subscribe(ToolOutputExtracted, extracted.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolOutputExtracted, extracted.append)
     tracker = BudgetTracker(Budget())
 
     response = evaluate(
@@ -260,7 +260,7 @@ def test_the_offered_tool_set_is_linked_in_the_transcript(transcript: Transcript
 def test_repeated_output_is_stored_once_with_one_handle(transcript: Transcript) -> None:
     session = Session(session_id="s1")
     stored: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
 
     def twice(request: ModelRequest) -> AssistantTurn | str | None:
         tools_results = [m for m in request.context.messages if m.role == "tool"]
@@ -331,7 +331,7 @@ def test_get_tool_result_loads_the_full_result_and_stays_ephemeral(transcript: T
         return f"loaded {len(last.content)} chars"
 
     stored: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
     world = World(None, next_call=load)
     response = evaluate(prompt, adapter=world.adapter, session=session, input="second", transcript=transcript)
     assert response.text == f"loaded {len(medium)} chars"
@@ -452,7 +452,7 @@ def test_extraction_usage_outside_this_session_is_not_counted(transcript: Transc
         from weakprompt.clock import SYSTEM_CLOCK
         from weakprompt.messages import Usage
 
-        session.dispatcher.dispatch(
+        session.bus.dispatch(
             ToolOutputExtracted(
                 session_id="someone-else",
                 handle="h",

@@ -398,7 +398,7 @@ def test_sessions_sharing_an_event_dispatcher_keep_separate_plans() -> None:
     from weakprompt.events import EventBus
 
     shared = EventBus()
-    first, second = Session(dispatcher=shared), Session(dispatcher=shared)
+    first, second = Session(bus=shared), Session(bus=shared)
     PlanningToolsSection(session=first)
     PlanningToolsSection(session=second)
     ToolDispatcher(planning_tools(), session=first).execute(

@@ -88,7 +88,7 @@ def first_run(
     )
     session = Session(session_id=SESSION)
     events: list[object] = []
-    session.dispatcher.subscribe_all(events.append)
+    session.bus.subscribe_all(events.append)
     with Store.open(db) as store:
         transcript = Transcript(store, SESSION)
         if hook:
@@ -119,7 +119,7 @@ def later_run(db: Path, redact: Redactor) -> Run:
     )
     session = Session(session_id=SESSION)
     events: list[object] = []
-    session.dispatcher.subscribe_all(events.append)
+    session.bus.subscribe_all(events.append)
     with Store.open(db) as store:
         evaluate(prompt(), adapter=adapter, session=session, store=store, input="again", redact=redact)
     return Run(db, adapter, events)

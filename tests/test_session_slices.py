@@ -36,11 +36,11 @@ class AddItem:
 def test_defaults_give_each_session_its_own_id_and_dispatcher() -> None:
     a, b = Session(), Session()
     assert a.session_id != b.session_id
-    assert a.dispatcher is not b.dispatcher
+    assert a.bus is not b.bus
     clock = FakeClock()
     d = EventBus()
-    s = Session(dispatcher=d, session_id="fixed", clock=clock)
-    assert (s.session_id, s.dispatcher, s.clock) == ("fixed", d, clock)
+    s = Session(bus=d, session_id="fixed", clock=clock)
+    assert (s.session_id, s.bus, s.clock) == ("fixed", d, clock)
     assert "fixed" in repr(s)
 
 
@@ -224,8 +224,8 @@ def test_setting_log_policy_moves_existing_values_out_of_state() -> None:
 
 def test_events_of_another_session_are_ignored_on_a_shared_dispatcher() -> None:
     d = EventBus()
-    one = Session(dispatcher=d, session_id="one")
-    two = Session(dispatcher=d, session_id="two")
+    one = Session(bus=d, session_id="one")
+    two = Session(bus=d, session_id="two")
     for s in (one, two):
         s.register_reducer(Item, AddItem, lambda st_, ev: (*st_, Item(ev.key, ev.value)))
     d.dispatch(AddItem("a", 1, session_id="one"))
@@ -237,13 +237,13 @@ def test_events_of_another_session_are_ignored_on_a_shared_dispatcher() -> None:
 def test_dispatching_on_the_dispatcher_directly_updates_the_session() -> None:
     s = Session()
     s.register_reducer(Note, Note, append)
-    s.dispatcher.dispatch(Note("direct"))
+    s.bus.dispatch(Note("direct"))
     assert s[Note].all() == (Note("direct"),)
 
 
 def test_close_unsubscribes_reducers_but_keeps_state() -> None:
     d = EventBus()
-    s = Session(dispatcher=d)
+    s = Session(bus=d)
     s.register_reducer(Note, Note, append)
     s.dispatch(Note("a"))
     s.close()
@@ -256,7 +256,7 @@ def test_close_unsubscribes_reducers_but_keeps_state() -> None:
 
 def test_reducer_replaced_while_an_event_is_in_flight_is_not_applied() -> None:
     d = EventBus()
-    s = Session(dispatcher=d)
+    s = Session(bus=d)
     calls: list[str] = []
 
     def old(state: tuple[Note, ...], event: Note) -> tuple[Note, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
@@ -34,8 +35,8 @@ class ModelRequest:
 
     ``output_mode`` says how to ask for a structured answer (``None``: the
     adapter's configured mode). ``deadline`` bounds the adapter's own
-    retries, and ``dispatcher`` receives what it reports about the call
-    (retries, a fallback); the loop sets both from the run.
+    retries, and ``bus`` (an event bus) receives what it reports about the
+    call (retries, a fallback); the loop sets both from the run.
     """
 
     context: CompiledContext
@@ -46,4 +47,15 @@ class ModelRequest:
     max_output_tokens: int | None = None
     output_mode: OutputMode | None = None
     deadline: Deadline | None = attrs.field(default=None, eq=False, repr=False)
-    dispatcher: EventBus | None = attrs.field(default=None, eq=False, repr=False)
+    bus: EventBus | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def dispatcher(self) -> EventBus | None:
+        """Deprecated: the event bus's old name; use :attr:`bus` ("dispatcher" is the tool dispatcher)."""
+        warnings.warn(
+            "ModelRequest.dispatcher is deprecated and will be removed in the next release; "
+            "use ModelRequest.bus",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.bus

@@ -243,7 +243,7 @@ class Evaluation(Generic[OutputT]):
             max_output_tokens=self.settings.max_output_tokens,
             output_mode=rendered.output_mode,
             deadline=self.deadline,
-            dispatcher=self.session.dispatcher,
+            bus=self.session.bus,
         )
 
     def reject_output(self, text: str, error: OutputParseError, *, turns_left: bool) -> None:
@@ -364,7 +364,7 @@ class Evaluation(Generic[OutputT]):
         self.usage = self.usage + usage
 
     def publish(self, event: object) -> None:
-        publish(self.session.dispatcher, event, logger=logger, about=f"during evaluation of {self.name!r}")
+        publish(self.session.bus, event, logger=logger, about=f"during evaluation of {self.name!r}")
 
     async def finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
         response = self._response(reply, output)

@@ -59,7 +59,7 @@ def record_reply(
         metadata={**reply.metadata, **({} if trace_ids is None else {TRACE_KEY: trace_ids})} or None,
     )
     evaluation.head = commit.hash
-    if not evaluation.session.dispatcher.wants(ModelTurnCompleted):
+    if not evaluation.session.bus.wants(ModelTurnCompleted):
         return reply, usage
     event = ModelTurnCompleted(
         prompt_name=evaluation.name,
@@ -139,7 +139,7 @@ def report_when_stored(
     transaction has committed. Built only when the bus or a run listener
     wants it.
     """
-    if evaluation.on_event is None and not evaluation.session.dispatcher.wants(ToolResultStored):
+    if evaluation.on_event is None and not evaluation.session.bus.wants(ToolResultStored):
         return
     turn.attach(
         _ReportWhenStored(

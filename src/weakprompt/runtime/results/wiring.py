@@ -286,7 +286,7 @@ class EvaluationOutputs:
         """Start counting side usage (the loop calls this before the first model call)."""
         self._start_seq = -1 if self._empty else self.store.next_seq() - 1
         if not self._listening:
-            dispatcher = self.session.dispatcher
+            dispatcher = self.session.bus
             dispatcher.subscribe(ToolOutputExtracted, self._on_extracted, name="evaluation side usage")
             self._listening = True
 
@@ -296,7 +296,7 @@ class EvaluationOutputs:
         Outputs stored before the evaluation began are never deleted here.
         """
         if self._listening:
-            dispatcher = self.session.dispatcher
+            dispatcher = self.session.bus
             dispatcher.unsubscribe(ToolOutputExtracted, self._on_extracted)
             self._listening = False
         if self.retention == "evaluation" and self.stored:

@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-import attrs
-
 from .. import model
 from ..messages import AssistantTurn
 
@@ -60,7 +58,19 @@ async def model_reply(
 
 
 def _as_run_event(event: model.ModelEvent, turn: int) -> RunEvent[Any] | None:
-    """The adapter's event itself, its ``turn`` set (usage and completion: not reported from here)."""
-    if isinstance(event, (model.UsageReported, model.ReplyCompleted)):
-        return None  # the loop reports the call's usage once it is recorded, and records the turn
-    return attrs.evolve(event, turn=turn)
+    """The adapter's event as the run reports it: the same class, its ``turn`` set.
+
+    Built directly rather than with ``attrs.evolve``, which costs three times
+    as much, once per streamed piece. Usage and the completion: not reported
+    from here (the loop reports the call's usage once it is recorded, and
+    records the turn).
+    """
+    if isinstance(event, model.TextDelta):
+        return model.TextDelta(event.text, turn=turn)
+    if isinstance(event, model.ToolCallDelta):
+        return model.ToolCallDelta(event.index, event.arguments_delta, turn=turn)
+    if isinstance(event, model.ToolCallStarted):
+        return model.ToolCallStarted(event.index, event.call_id, event.name, turn=turn)
+    if isinstance(event, model.ToolCallReady):
+        return model.ToolCallReady(event.index, event.call, turn=turn)
+    return None

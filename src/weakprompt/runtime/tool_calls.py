@@ -192,7 +192,7 @@ async def result_ready(
     if evaluation.on_event is None:
         return
     invoked = outcome.event if isinstance(outcome, ToolExecution) else outcome.invoked
-    if isinstance(invoked, ToolInvoked):
+    if isinstance(invoked, ToolInvoked):  # pragma: no branch - the dispatcher sets it on what it raises
         await evaluation.emit(invoked)
 
 

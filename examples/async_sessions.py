@@ -32,7 +32,7 @@ from weakprompt import (
     ToolResult,
     tool,
 )
-from weakprompt.runtime import TextDelta, ToolCallCompleted, ToolResultReady
+from weakprompt.events import TextDelta, ToolCallReady, ToolResultStored
 
 MODEL_LATENCY = 0.2
 TEMPERATURES = {"Lisbon": 21.5, "Oslo": 4.0, "Nairobi": 24.0}
@@ -108,9 +108,9 @@ async def one_session_streamed(agent: Agent[None]) -> None:
         async for event in events:
             if isinstance(event, TextDelta):
                 print(event.text, end="", flush=True)
-            elif isinstance(event, ToolCallCompleted):
+            elif isinstance(event, ToolCallReady):
                 print(f"\n-> {event.call.name}({event.call.arguments_json()})", flush=True)
-            elif isinstance(event, ToolResultReady):
+            elif isinstance(event, ToolResultStored):
                 print(f"<- {event.call.name}: {event.content}", flush=True)
     print()
 

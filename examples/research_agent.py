@@ -50,8 +50,7 @@ from weakprompt import (
     WeakpromptError,
     tool,
 )
-from weakprompt.events import ToolInvoked
-from weakprompt.runtime import ModelTurnCompleted, OutputRejected, ToolResultCommitted
+from weakprompt.events import ModelTurnCompleted, OutputRejected, ToolInvoked, ToolResultStored
 from weakprompt.serde import dump
 
 NoteId = Literal["n1", "n2", "n3", "n4"]
@@ -192,16 +191,16 @@ def _print_live(session: Session) -> None:
             arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
             print(f"tool call: {call.name}({arguments})")
 
-    def on_result(event: ToolResultCommitted) -> None:
+    def on_result(event: ToolResultStored) -> None:
         print(f"tool {'FAILED' if event.is_error else 'result'}: {event.content}")
 
     def on_rejected(event: OutputRejected) -> None:
         then = "asking for a correction" if event.retrying else "no correction left"
         print(f"answer rejected ({then}): {event.errors}")
 
-    session.dispatcher.subscribe(ModelTurnCompleted, on_turn)
-    session.dispatcher.subscribe(ToolResultCommitted, on_result)
-    session.dispatcher.subscribe(OutputRejected, on_rejected)
+    session.bus.subscribe(ModelTurnCompleted, on_turn)
+    session.bus.subscribe(ToolResultStored, on_result)
+    session.bus.subscribe(OutputRejected, on_rejected)
 
 
 def _print_transcript(store: Store, session_id: str) -> None:
@@ -230,9 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     session = Session()
     _print_live(session)
     calls: list[ToolInvoked] = []
-    session.dispatcher.subscribe(ToolInvoked, calls.append)
+    session.bus.subscribe(ToolInvoked, calls.append)
     turns: list[ModelTurnCompleted] = []
-    session.dispatcher.subscribe(ModelTurnCompleted, turns.append)
+    session.bus.subscribe(ModelTurnCompleted, turns.append)
     store = Store.open(args.db)
 
     print(f"question: {args.question}")

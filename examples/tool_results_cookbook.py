@@ -198,7 +198,7 @@ def recipe_configured(store: Store) -> None:
         default_instructions="keep paths and line numbers",
     )
     events: list[ToolResultSummarized] = []
-    session.dispatcher.subscribe(ToolResultSummarized, events.append)
+    session.bus.subscribe(ToolResultSummarized, events.append)
     prompt = Prompt(
         PromptTemplate(
             ns="examples",
@@ -258,7 +258,7 @@ def recipe_oversized(store: Store) -> None:
     session = Session()
     transcript = Transcript(store, "cookbook-nightly")
     extracted: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolOutputExtracted, extracted.append)
+    session.bus.subscribe(ToolOutputExtracted, extracted.append)
     adapter = FunctionAdapter(nightly_model, name="offline", model="agent", context_window=8192)
     response = evaluate(
         log_prompt("Find what broke the nightly run."),

@@ -101,7 +101,9 @@ class VisibilityExpansionRequired(WeakpromptError):
     """The model asked to open summarized sections; the loop re-renders.
 
     The dispatcher re-raises this instead of wrapping it in a failed result,
-    because only the evaluation loop can re-render the prompt.
+    because only the evaluation loop can re-render the prompt. It sets
+    ``invoked`` to the call's ``ToolInvoked`` (published already), which a
+    run streams like any other call's.
     """
 
     def __init__(self, section_keys: Sequence[str], reason: str = "") -> None:
@@ -109,6 +111,7 @@ class VisibilityExpansionRequired(WeakpromptError):
         super().__init__(f"open sections requested: {', '.join(keys)}")
         self.section_keys: tuple[str, ...] = keys
         self.reason = reason
+        self.invoked: object | None = None
 
 
 class StoreError(WeakpromptError):

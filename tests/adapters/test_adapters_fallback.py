@@ -61,7 +61,7 @@ def test_three_500s_then_the_second_adapter_answers_and_the_transcript_records_i
     backup = ScriptedAdapter(["from the backup"], name="backup", model="small-model")
     adapter = FallbackAdapter([failing_openai(server, sleep), backup])
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     store = Store.open("sqlite://")
 
     response = evaluate(plain_prompt(), adapter=adapter, session=session, store=store)

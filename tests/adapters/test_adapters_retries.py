@@ -49,7 +49,7 @@ from weakprompt.errors import (
     ProviderError,
     RateLimitError,
 )
-from weakprompt.events import Dispatcher, ModelCallRetried
+from weakprompt.events import EventBus, ModelCallRetried
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime.loop import evaluate
 from weakprompt.session import Session
@@ -109,7 +109,7 @@ def test_a_429_with_retry_after_then_200_waits_what_the_server_asked_and_reports
     server = StreamServer().json(429, RATE_LIMITED, **{"retry-after": "7"}).stream(answer_stream())
     adapter = openai_stream_adapter(server, retrier(sleep))
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
 
     response = evaluate(
         plain_prompt(), adapter=adapter, session=session, deadline=Deadline.after(60, clock=clock)
@@ -297,7 +297,7 @@ def test_retry_after_headers_are_read_in_every_form() -> None:
 def test_a_retry_without_a_dispatcher_is_only_logged() -> None:
     sleep = FakeSleep(FakeClock())
     server = StreamServer().json(503, UNAVAILABLE).stream(answer_stream())
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     seen: list[object] = []
     dispatcher.subscribe_all(seen.append)
 

@@ -12,9 +12,9 @@ from weakprompt.cli.adapters import build_adapter
 from weakprompt.cli.live import LivePrinter, format_arguments, shorten
 from weakprompt.cli.loading import load_attribute, load_prompt, resolve_prompt, split_reference
 from weakprompt.errors import ConfigurationError
-from weakprompt.events import Dispatcher
+from weakprompt.events import EventBus
 from weakprompt.messages import ToolCall
-from weakprompt.runtime import ToolResultCommitted
+from weakprompt.runtime import ToolResultStored
 from weakprompt.transcript import Transcript
 
 
@@ -77,11 +77,11 @@ def test_live_printer_shortens_and_shows_raw_arguments() -> None:
     from datetime import UTC, datetime
 
     console = Console(record=True, width=200)
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     LivePrinter(console).attach(dispatcher)
     call = ToolCall(id="c1", name="t", arguments='{"broken": ')
     dispatcher.dispatch(
-        ToolResultCommitted(
+        ToolResultStored(
             prompt_name="p",
             turn=1,
             call=call,

@@ -178,10 +178,10 @@ def test_retries_and_fallbacks_are_printed_as_they_happen() -> None:
     from rich.console import Console
 
     from weakprompt.cli.live import LivePrinter
-    from weakprompt.events import AdapterFellBack, Dispatcher, ModelCallRetried
+    from weakprompt.events import AdapterFellBack, EventBus, ModelCallRetried
 
     out = StringIO()
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     LivePrinter(Console(file=out, width=200, highlight=False)).attach(dispatcher)
 
     dispatcher.dispatch(

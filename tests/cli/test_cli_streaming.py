@@ -15,8 +15,8 @@ from weakprompt.messages import ToolCall, Usage
 from weakprompt.runtime import (
     ModelTurnCompleted,
     TextDelta,
-    ToolCallCompleted,
-    ToolResultCommitted,
+    ToolCallReady,
+    ToolResultStored,
     TurnCommitted,
     UsageReported,
 )
@@ -51,14 +51,14 @@ def test_streamed_text_and_calls_are_printed_once_then_the_turn_adds_its_usage()
     printer, out = _printer()
     for piece in ("Adding ", "the ", "numbers."):
         printer.on_event(TextDelta(turn=1, text=piece))
-    printer.on_event(ToolCallCompleted(turn=1, index=0, call=ADD))
+    printer.on_event(ToolCallReady(turn=1, index=0, call=ADD))
     usage = Usage(input_tokens=7, output_tokens=3, model_calls=1)
     printer.on_event(UsageReported(turn=1, usage=usage, total=usage))  # the turn's own line shows usage
     printer.on_event(TurnCommitted(turn=1, head="h", commit_hashes=("h",)))
     printer.on_turn(_turn(1, "Adding the numbers.", ADD, LATE))
     printer.on_event(TextDelta(turn=2, text="Four"))
     printer.on_result(
-        ToolResultCommitted(
+        ToolResultStored(
             prompt_name="p",
             turn=1,
             call=ADD,

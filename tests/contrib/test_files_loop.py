@@ -130,7 +130,7 @@ def test_a_large_read_is_stored_behind_a_handle(transcript: Transcript) -> None:
     fs = InMemoryFilesystem({"big.log": big, "small.txt": "tiny\n"})
     session = Session(session_id="s1")
     stored: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
     adapter = ScriptedAdapter(
         [
             tool_call_turn(

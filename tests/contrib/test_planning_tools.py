@@ -395,10 +395,10 @@ def test_a_closed_session_fails_the_call_instead_of_losing_the_plan() -> None:
 
 
 def test_sessions_sharing_an_event_dispatcher_keep_separate_plans() -> None:
-    from weakprompt.events import Dispatcher
+    from weakprompt.events import EventBus
 
-    shared = Dispatcher()
-    first, second = Session(dispatcher=shared), Session(dispatcher=shared)
+    shared = EventBus()
+    first, second = Session(bus=shared), Session(bus=shared)
     PlanningToolsSection(session=first)
     PlanningToolsSection(session=second)
     ToolDispatcher(planning_tools(), session=first).execute(

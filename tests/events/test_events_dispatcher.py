@@ -1,4 +1,4 @@
-"""The in-process Dispatcher: routing, failure collection, thread safety."""
+"""The in-process EventBus: routing, failure collection, thread safety."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from weakprompt.errors import WeakpromptError
-from weakprompt.events import Dispatcher, DispatchResult, EventHandlerError, HandlerFailure, publish
+from weakprompt.events import DispatchResult, EventBus, EventHandlerError, HandlerFailure, publish
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Other:
 
 
 def test_handler_receives_events_of_its_type_only() -> None:
-    d = Dispatcher()
+    d = EventBus()
     seen: list[object] = []
     d.subscribe(Base, seen.append)
     d.dispatch(Base(1))
@@ -39,7 +39,7 @@ def test_handler_receives_events_of_its_type_only() -> None:
 
 
 def test_subclass_events_reach_base_class_handlers() -> None:
-    d = Dispatcher()
+    d = EventBus()
     base_seen: list[Base] = []
     child_seen: list[Child] = []
     d.subscribe(Base, base_seen.append)
@@ -52,7 +52,7 @@ def test_subclass_events_reach_base_class_handlers() -> None:
 
 
 def test_subscribe_all_receives_every_event_and_unsubscribes_via_object() -> None:
-    d = Dispatcher()
+    d = EventBus()
     seen: list[object] = []
     d.subscribe_all(seen.append)
     d.dispatch(Base(1))
@@ -65,7 +65,7 @@ def test_subscribe_all_receives_every_event_and_unsubscribes_via_object() -> Non
 
 
 def test_handlers_run_in_subscription_order() -> None:
-    d = Dispatcher()
+    d = EventBus()
     order: list[str] = []
     d.subscribe(Base, lambda e: order.append("first"))
     d.subscribe(object, lambda e: order.append("second"))
@@ -75,7 +75,7 @@ def test_handlers_run_in_subscription_order() -> None:
 
 
 def test_subscribing_the_same_handler_twice_calls_it_once() -> None:
-    d = Dispatcher()
+    d = EventBus()
     seen: list[Base] = []
     d.subscribe(Base, seen.append)
     d.subscribe(Base, seen.append)
@@ -86,7 +86,7 @@ def test_subscribing_the_same_handler_twice_calls_it_once() -> None:
 
 
 def test_unsubscribe_reports_whether_it_removed_something() -> None:
-    d = Dispatcher()
+    d = EventBus()
     seen: list[Base] = []
     d.subscribe(Base, seen.append)
     assert d.unsubscribe(Base, seen.append) is True
@@ -98,7 +98,7 @@ def test_unsubscribe_reports_whether_it_removed_something() -> None:
 
 
 def test_a_raising_handler_does_not_stop_the_others() -> None:
-    d = Dispatcher()
+    d = EventBus()
     seen: list[Base] = []
 
     def broken(event: Base) -> None:
@@ -118,7 +118,7 @@ def test_a_raising_handler_does_not_stop_the_others() -> None:
 
 
 def test_raise_if_errors_names_each_handler_and_chains_the_first() -> None:
-    d = Dispatcher()
+    d = EventBus()
 
     def one(event: Base) -> None:
         raise KeyError("k")
@@ -147,7 +147,7 @@ def test_raise_if_errors_is_silent_when_all_handlers_succeed() -> None:
 
 
 def test_base_exceptions_are_not_swallowed() -> None:
-    d = Dispatcher()
+    d = EventBus()
 
     def interrupt(event: Base) -> None:
         raise KeyboardInterrupt
@@ -158,7 +158,7 @@ def test_base_exceptions_are_not_swallowed() -> None:
 
 
 def test_bad_subscriptions_are_rejected_clearly() -> None:
-    d = Dispatcher()
+    d = EventBus()
     with pytest.raises(TypeError, match="event_type must be a class"):
         d.subscribe("Base", print)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not callable"):
@@ -173,13 +173,13 @@ def test_handler_name_falls_back_to_repr_for_callables_without_qualname() -> Non
         def __repr__(self) -> str:
             return "<my callable>"
 
-    d = Dispatcher()
+    d = EventBus()
     d.subscribe(Base, Callable_())
     assert d.dispatch(Base(1)).errors[0].handler == "<my callable>"
 
 
 def test_handlers_may_subscribe_and_dispatch_while_being_dispatched() -> None:
-    d = Dispatcher()
+    d = EventBus()
     seen: list[object] = []
 
     def nested(event: Base) -> None:
@@ -193,7 +193,7 @@ def test_handlers_may_subscribe_and_dispatch_while_being_dispatched() -> None:
 
 
 def test_handler_count_per_type() -> None:
-    d = Dispatcher()
+    d = EventBus()
     d.subscribe(Base, print)
     d.subscribe(object, repr)
     assert d.handler_count(Child) == 2
@@ -203,7 +203,7 @@ def test_handler_count_per_type() -> None:
 
 @given(st.lists(st.sampled_from(["sub_base", "sub_all", "unsub_base", "unsub_all"]), max_size=20))
 def test_dispatch_reaches_exactly_the_current_subscribers(ops: list[str]) -> None:
-    d = Dispatcher()
+    d = EventBus()
     calls: list[str] = []
 
     def on_base(event: Base) -> None:
@@ -235,7 +235,7 @@ def test_dispatch_reaches_exactly_the_current_subscribers(ops: list[str]) -> Non
 
 
 def test_concurrent_subscribe_and_dispatch_lose_no_subscription() -> None:
-    d = Dispatcher()
+    d = EventBus()
     counts = [0] * 8
     lock = threading.Lock()
     barrier = threading.Barrier(8)
@@ -273,7 +273,7 @@ def test_handler_failure_is_a_frozen_value() -> None:
 def test_publish_logs_each_failing_subscriber_and_still_reaches_the_others(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    d = Dispatcher()
+    d = EventBus()
     seen: list[object] = []
 
     def broken(event: Base) -> None:
@@ -295,7 +295,7 @@ def test_publish_logs_each_failing_subscriber_and_still_reaches_the_others(
 def test_publish_without_failures_logs_nothing_and_defaults_to_the_events_logger(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    d = Dispatcher()
+    d = EventBus()
     with caplog.at_level(logging.DEBUG):
         assert publish(d, Other("x")).ok
     assert caplog.records == []

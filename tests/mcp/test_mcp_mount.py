@@ -70,7 +70,7 @@ def test_a_call_goes_through_the_dispatcher_and_prefers_structured_content() -> 
         async with in_memory() as toolset:
             session = Session()
             seen: list[ToolInvoked] = []
-            session.dispatcher.subscribe(ToolInvoked, seen.append)
+            session.bus.subscribe(ToolInvoked, seen.append)
             adapter = await _run(
                 toolset,
                 tool_call("weather", {"city": "Oslo"}, id="c1"),

@@ -37,7 +37,7 @@ def test_the_sdk_client_lists_strict_schemas_and_calls_through_the_dispatcher() 
 
     def session() -> Session:
         made = Session()
-        made.dispatcher.subscribe(ToolInvoked, invoked.append)
+        made.bus.subscribe(ToolInvoked, invoked.append)
         return made
 
     server.session_factory = session

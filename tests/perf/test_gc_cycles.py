@@ -27,7 +27,7 @@ from weakprompt import run
 from weakprompt.adapters.testing import Reply, ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.clock import FakeClock
 from weakprompt.errors import MaxTurnsExceededError, TranscriptError
-from weakprompt.events import Dispatcher
+from weakprompt.events import EventBus
 from weakprompt.messages import ToolCall
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime import evaluate
@@ -211,21 +211,21 @@ def test_a_store_the_caller_gave_stays_open() -> None:
 
 
 def test_a_dropped_session_is_freed_without_the_cyclic_collector_and_its_reducers_stop() -> None:
-    shared = Dispatcher()
+    shared = EventBus()
     applied: list[Seen] = []
 
     def reducer(state: tuple[Seen, ...], event: Seen) -> tuple[Seen, ...]:
         applied.append(event)
         return (*state, event)
 
-    session = Session(dispatcher=shared)
+    session = Session(bus=shared)
     session.register_reducer(Seen, Seen, reducer)
     shared.dispatch(Seen("kept"))
     assert session[Seen].all() == (Seen("kept"),)
     fork = session.fork()
     fork.dispatch(Seen("in the fork"))
     assert len(fork.operations) == 1
-    fork_dispatcher = fork.dispatcher
+    fork_dispatcher = fork.bus
     gone, fork_gone = weakref.ref(session), weakref.ref(fork)
     with cyclic_garbage() as found:
         del session, fork

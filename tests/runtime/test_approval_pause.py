@@ -24,7 +24,7 @@ from weakprompt.runtime import (
     RunResumed,
     Supply,
     ToolCallDecided,
-    ToolResultReady,
+    ToolResultStored,
     TurnCommitted,
     approval_token,
     evaluate,
@@ -72,9 +72,9 @@ def pause(store: Store, session_id: str = "s1") -> PausedRun:
 def test_a_call_needing_approval_pauses_after_the_other_calls(store: Store) -> None:
     session = Session(session_id="s1")
     seen: list[object] = []
-    session.dispatcher.subscribe(RunPaused, seen.append)
+    session.bus.subscribe(RunPaused, seen.append)
     invoked: list[ToolInvoked] = []
-    session.dispatcher.subscribe(ToolInvoked, invoked.append)
+    session.bus.subscribe(ToolInvoked, invoked.append)
     response = evaluate(
         make_prompt(), adapter=ScriptedAdapter(script()), session=session, store=store, input="Tidy /tmp."
     )
@@ -112,8 +112,8 @@ def test_resume_in_this_process_runs_the_approved_and_tells_the_model_of_the_den
     session = Session(session_id="s1")
     decided: list[ToolCallDecided] = []
     resumed: list[RunResumed] = []
-    session.dispatcher.subscribe(ToolCallDecided, decided.append)
-    session.dispatcher.subscribe(RunResumed, resumed.append)
+    session.bus.subscribe(ToolCallDecided, decided.append)
+    session.bus.subscribe(RunResumed, resumed.append)
     adapter = adapter_after_pause()
     response = resume_sync(
         store,
@@ -154,11 +154,12 @@ def test_a_resume_with_a_listener_reports_the_decided_turn_before_the_models_nex
         adapter=adapter_after_pause(),
         on_event=events.append,
     )
-    ready = [e for e in events if isinstance(e, ToolResultReady)]
+    ready = [e for e in events if isinstance(e, ToolResultStored)]
     assert [(e.call.id, e.is_error) for e in ready] == [("c2", False), ("c3", True)]
     committed = [e for e in events if isinstance(e, TurnCommitted)]
     assert len(committed) == 2
-    assert events.index(committed[0]) == len(ready)  # right after the decided calls' results
+    before = events[: events.index(committed[0])]  # right after the decided calls' results
+    assert [type(e).__name__ for e in before] == ["ToolInvoked"] * 2 + ["ToolResultStored"] * 2
     stored = {commit.hash for commit in Transcript(store, "s1").log()}
     assert all(set(e.commit_hashes) <= stored and e.commit_hashes for e in committed)
     assert events[-1] == RunFinished(response)

@@ -276,7 +276,7 @@ def test_inline_decisions_name_the_callback_that_made_them() -> None:
 
     session = Session(session_id="inline")
     decided: list[ToolCallDecided] = []
-    session.dispatcher.subscribe(ToolCallDecided, decided.append)
+    session.bus.subscribe(ToolCallDecided, decided.append)
     store = Store.open()
     try:
         response = evaluate(

@@ -274,7 +274,7 @@ def test_the_dispatcher_holds_defers_and_answers() -> None:
 def test_decision_events_skip_calls_nobody_decided() -> None:
     session = Session(session_id="e")
     seen: list[object] = []
-    session.dispatcher.subscribe_all(seen.append)
+    session.bus.subscribe_all(seen.append)
     call = ToolCall("a", "t", {})
     publish_decisions_for(
         session,

@@ -13,7 +13,7 @@ from async_support import Item, tools_prompt
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
 from weakprompt.events import ToolInvoked
 from weakprompt.messages import ToolCall
-from weakprompt.runtime import RunEvent, TextDelta, ToolResultReady, TurnCommitted, run
+from weakprompt.runtime import RunEvent, TextDelta, ToolResultStored, TurnCommitted, run
 from weakprompt.runtime.dispatcher import ToolDispatcher
 from weakprompt.session import Session, append
 from weakprompt.store import Store
@@ -150,7 +150,7 @@ def test_streamed_events_agree_with_the_transcript(turns: list[list[tuple[str, S
     )  # type: ignore[arg-type]
     messages = Transcript(store, session.session_id).compile().messages
     tool_messages = [(m.tool_call_id, m.content, m.is_error) for m in messages if m.role == "tool"]
-    streamed = [(e.call.id, e.content, e.is_error) for e in seen if isinstance(e, ToolResultReady)]
+    streamed = [(e.call.id, e.content, e.is_error) for e in seen if isinstance(e, ToolResultStored)]
     assert streamed == tool_messages
     texts = [e.text for e in seen if isinstance(e, TextDelta)]
     assert texts == [m.content for m in messages if m.role == "assistant" and m.content]

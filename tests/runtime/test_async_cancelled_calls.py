@@ -18,7 +18,7 @@ from weakprompt.transcript import Transcript
 
 def _invoked(session: Session) -> list[ToolInvoked]:
     seen: list[ToolInvoked] = []
-    session.dispatcher.subscribe(ToolInvoked, seen.append)
+    session.bus.subscribe(ToolInvoked, seen.append)
     return seen
 
 
@@ -162,7 +162,7 @@ def test_cancelled_while_a_turn_is_written_the_turn_stays_and_the_next_one_is_dr
             written.set()
             proceed.wait(timeout=30)
 
-    session.dispatcher.subscribe(ModelTurnCompleted, hold_the_write)
+    session.bus.subscribe(ModelTurnCompleted, hold_the_write)
 
     @tool
     async def note(text: str, *, context: ToolContext) -> ToolResult[None]:

@@ -61,7 +61,7 @@ def test_a_budget_spent_by_concurrent_calls_together_stops_the_run() -> None:
     store = Store.open("sqlite://")
     session = Session()
     invoked: list[ToolInvoked] = []
-    session.dispatcher.subscribe(ToolInvoked, invoked.append)
+    session.bus.subscribe(ToolInvoked, invoked.append)
     tracker = BudgetTracker(Budget(max_total_tokens=250))
 
     @tool

@@ -26,9 +26,7 @@ from weakprompt.runtime import (
     PromptResponse,
     RunEvent,
     RunFinished,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolResultReady,
+    ToolResultStored,
     TurnCommitted,
 )
 from weakprompt.runtime import TextDelta as RunTextDelta
@@ -80,15 +78,15 @@ def test_text_then_a_tool_call_in_one_turn_is_one_tool_turn() -> None:
         RunTextDelta,
         RunTextDelta,
         RunToolCallStarted,
-        ToolCallArgumentsDelta,
-        ToolCallArgumentsDelta,
-        ToolCallCompleted,
+        ToolCallDelta,
+        ToolCallDelta,
+        ToolCallReady,
         RunUsageReported,
-        ToolResultReady,
+        ToolResultStored,
         TurnCommitted,
     ]
     assert "".join(e.text for e in first if isinstance(e, RunTextDelta)) == "Noting it. "
-    completed = next(e for e in first if isinstance(e, ToolCallCompleted))
+    completed = next(e for e in first if isinstance(e, ToolCallReady))
     assert completed.call == ToolCall(id="a", name="note", arguments='{"text":"one"}')
     # the reply is stored whole, its text with its call, and the tool ran once
     assert _roles_and_text(store, session)[1:] == [
@@ -129,15 +127,15 @@ def test_interleaved_argument_deltas_of_several_calls_each_reach_their_call() ->
     response, events = _run([turn, "done"], session=session, store=store)
 
     assert response.text == "done"
-    deltas = [(e.index, e.arguments_delta) for e in events if isinstance(e, ToolCallArgumentsDelta)]
+    deltas = [(e.index, e.arguments_delta) for e in events if isinstance(e, ToolCallDelta)]
     assert deltas == [(1, '{"text"'), (0, '{"te'), (1, ':"second"}'), (0, 'xt":"first"}')]
     # call 1 was ready first; call 0 was closed when the stream ended, so it comes second
-    assert [(e.index, e.call.arguments) for e in events if isinstance(e, ToolCallCompleted)] == [
+    assert [(e.index, e.call.arguments) for e in events if isinstance(e, ToolCallReady)] == [
         (1, '{"text":"second"}'),
         (0, '{"text":"first"}'),
     ]
     # results reach the model (and the transcript) in call order
-    assert [e.content for e in events if isinstance(e, ToolResultReady)] == ["first", "second"]
+    assert [e.content for e in events if isinstance(e, ToolResultStored)] == ["first", "second"]
     assert sorted(i.text for i in session[Item].all()) == ["first", "second"]
     _consistent(store, session)
 
@@ -189,7 +187,7 @@ def test_a_provider_error_mid_stream_fails_the_run_and_stores_no_half_turn() -> 
     assert [e.text for e in events if isinstance(e, RunTextDelta)] == ["half"]
     assert [e.turn for e in events if isinstance(e, TurnCommitted)] == [1]
     assert not any(isinstance(e, RunFinished) for e in events)
-    assert [e.turn for e in events if isinstance(e, ToolCallCompleted)] == [1]
+    assert [e.turn for e in events if isinstance(e, ToolCallReady)] == [1]
     # the transcript ends with turn 1; the session holds exactly turn 1's note
     stored = _roles_and_text(store, session)
     assert stored[-2:] == [("assistant", ""), ("tool", "one")]

@@ -8,7 +8,7 @@ from async_support import Item, tools_prompt
 from test_async_cancellation import _consistent, note
 from weakprompt import stream, stream_sync
 from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_turn
-from weakprompt.runtime import RunFinished, ToolCallCompleted, ToolResultReady, TurnCommitted
+from weakprompt.runtime import RunFinished, ToolCallReady, ToolInvoked, ToolResultStored, TurnCommitted
 from weakprompt.session import Session
 from weakprompt.store import Store
 
@@ -29,12 +29,12 @@ def test_stream_goes_through_tool_turns_and_ends_with_the_response() -> None:
             return [event async for event in events]
 
     seen = asyncio.run(main())
-    assert [type(e) for e in seen if isinstance(e, (ToolCallCompleted, ToolResultReady, TurnCommitted))] == [
-        ToolCallCompleted,
-        ToolResultReady,
+    assert [type(e) for e in seen if isinstance(e, (ToolCallReady, ToolResultStored, TurnCommitted))] == [
+        ToolCallReady,
+        ToolResultStored,
         TurnCommitted,
-        ToolCallCompleted,
-        ToolResultReady,
+        ToolCallReady,
+        ToolResultStored,
         TurnCommitted,
         TurnCommitted,
     ]
@@ -51,7 +51,7 @@ def test_breaking_out_of_a_stream_cancels_the_run_cleanly() -> None:
             tools_prompt([note]), adapter=ScriptedAdapter(_script()), session=session, store=store
         ) as events:  # type: ignore[arg-type]
             async for event in events:
-                if isinstance(event, ToolResultReady):
+                if isinstance(event, ToolInvoked):  # the first call finished; its turn is not stored
                     break
 
     asyncio.run(main())
@@ -63,7 +63,7 @@ def test_stream_sync_yields_the_same_events_in_a_script() -> None:
     with stream_sync(tools_prompt([note]), adapter=ScriptedAdapter(_script()), session=Session()) as events:  # type: ignore[arg-type]
         seen = list(events)
     assert isinstance(seen[-1], RunFinished)
-    assert [e.content for e in seen if isinstance(e, ToolResultReady)] == ["one", "two"]
+    assert [e.content for e in seen if isinstance(e, ToolResultStored)] == ["one", "two"]
 
 
 def test_stream_sync_early_exit_stops_the_run() -> None:

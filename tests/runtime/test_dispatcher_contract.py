@@ -92,7 +92,7 @@ def make_harness(*extra_tools: AnyTool, deadline_seconds: float | None = None, *
     fs = InMemoryFilesystem({"seed.txt": "original"})
     resources = ResourceRegistry({Filesystem: fs})
     events: list[ToolInvoked] = []
-    session.dispatcher.subscribe(ToolInvoked, events.append)
+    session.bus.subscribe(ToolInvoked, events.append)
     calls: list[object] = []
 
     def add_note(params: AddNote, *, context: ToolContext) -> ToolResult[Note]:
@@ -489,7 +489,7 @@ def test_exactly_one_tool_invoked_per_call_on_every_path(
         failing_tool("times_out", DeadlineExceededError("late")),
     )
     counted: list[object] = []
-    harness.session.dispatcher.subscribe(ToolInvoked, counted.append)
+    harness.session.bus.subscribe(ToolInvoked, counted.append)
     if raises is None:
         execution = harness.execute(name, arguments)
         assert counted == [execution.event]
@@ -530,7 +530,7 @@ def test_subscriber_errors_are_surfaced_on_the_execution(harness: Harness) -> No
     def broken_subscriber(event: ToolInvoked) -> None:
         raise RuntimeError("reducer bug")
 
-    harness.session.dispatcher.subscribe(ToolInvoked, broken_subscriber)
+    harness.session.bus.subscribe(ToolInvoked, broken_subscriber)
     execution = harness.execute("add_note", '{"text": "a"}')
     assert execution.result.success
     assert len(execution.subscriber_errors) == 1

@@ -90,7 +90,7 @@ class Harness:
     def __init__(self, *tools: AnyTool, **kwargs: object) -> None:
         self.session = Session(session_id="s")
         self.events: list[ToolInvoked] = []
-        self.session.dispatcher.subscribe(ToolInvoked, self.events.append)
+        self.session.bus.subscribe(ToolInvoked, self.events.append)
 
         def free(params: Free, *, context: ToolContext) -> ToolResult[None]:
             context.session[Note].append(Note("kept"))

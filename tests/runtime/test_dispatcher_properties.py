@@ -91,7 +91,7 @@ def make_dispatcher() -> tuple[Session, InMemoryFilesystem, ToolDispatcher, list
     session.register_reducer(Entry, Added, fold_added)
     fs = InMemoryFilesystem()
     events: list[ToolInvoked] = []
-    session.dispatcher.subscribe(ToolInvoked, events.append)
+    session.bus.subscribe(ToolInvoked, events.append)
     dispatcher = ToolDispatcher(
         [
             Tool(name="add", description="Add an entry.", handler=add),
@@ -436,7 +436,7 @@ class HostileRig:
         self.session = Session()
         self.fs = InMemoryFilesystem()
         self.events: list[ToolInvoked] = []
-        self.session.dispatcher.subscribe(ToolInvoked, self.events.append)
+        self.session.bus.subscribe(ToolInvoked, self.events.append)
         self.plan = Plan(ToolResult(message="fine", value=None), raises=False)
         self.handler_ran = False
         self.dispatcher = ToolDispatcher(

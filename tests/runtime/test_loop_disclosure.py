@@ -19,7 +19,7 @@ def _open(keys: list[str], id: str = "open") -> object:
 def test_opening_a_section_re_renders_with_its_text_and_tools() -> None:
     session = Session()
     store = Store.open("sqlite://")
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     adapter = ScriptedAdapter(
         [
             tool_call_turn(_open(["secrets"])),  # type: ignore[arg-type]

@@ -137,6 +137,7 @@ LOADED_ON_FIRST_USE = (
     "weakprompt.runtime.run_events",
     "weakprompt.events._provider",
     "weakprompt.events._output_events",
+    "weakprompt.events._pause",
     "weakprompt.prompt.overrides",
     "weakprompt.session._persist",
     "weakprompt.resources._memory_fs",

@@ -122,7 +122,7 @@ def test_usage_adds_up_over_every_turn(usages: list[Usage]) -> None:
     ]
     turns.append(AssistantTurn(text="final", usage=usages[-1]))
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     tracker = BudgetTracker(Budget())
     response = evaluate(
         arithmetic_prompt(), adapter=ScriptedAdapter(turns), session=session, budget=tracker, max_turns=10

@@ -9,7 +9,7 @@ import pytest
 
 from weakprompt.events import PromptExecuted, PromptRendered, ToolInvoked
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ForceTool, ModelTurnCompleted, ToolResultCommitted
+from weakprompt.runtime import ForceTool, ModelTurnCompleted, ToolResultStored
 from weakprompt.runtime.loop import evaluate
 from weakprompt.serde import Meta
 from weakprompt.session import Session
@@ -79,7 +79,7 @@ def test_forced_tool_call_result_and_answer_on_the_local_model(adapter: object, 
     store = Store.open(db)
     session = Session()
     seen: list[object] = []
-    session.dispatcher.subscribe_all(seen.append)
+    session.bus.subscribe_all(seen.append)
     calls.clear()
 
     response = evaluate(
@@ -120,7 +120,7 @@ def test_forced_tool_call_result_and_answer_on_the_local_model(adapter: object, 
     # Events: rendered once, one ToolInvoked, one result committed, one turn event per call, executed once.
     assert sum(isinstance(e, PromptRendered) for e in seen) == 1
     assert sum(isinstance(e, ToolInvoked) for e in seen) == 1
-    assert sum(isinstance(e, ToolResultCommitted) for e in seen) == 1
+    assert sum(isinstance(e, ToolResultStored) for e in seen) == 1
     assert sum(isinstance(e, ModelTurnCompleted) for e in seen) == response.turns
     executed = [e for e in seen if isinstance(e, PromptExecuted)]
     assert len(executed) == 1 and executed[0].usage == response.usage

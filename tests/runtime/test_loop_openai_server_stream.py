@@ -21,10 +21,10 @@ from weakprompt.runtime import (
     RunEvent,
     RunFinished,
     TextDelta,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
+    ToolCallDelta,
+    ToolCallReady,
     ToolCallStarted,
-    ToolResultReady,
+    ToolResultStored,
     TurnCommitted,
     stream,
 )
@@ -95,9 +95,9 @@ def test_a_tool_turn_streams_through_the_loop_and_agrees_with_the_transcript(ada
     # the forced first turn: the call streams as it is made, its arguments in pieces
     first = [e for e in events if getattr(e, "turn", None) == 1]
     (started,) = [e for e in first if isinstance(e, ToolCallStarted)]
-    (completed,) = [e for e in first if isinstance(e, ToolCallCompleted)]
+    (completed,) = [e for e in first if isinstance(e, ToolCallReady)]
     assert started.name == completed.call.name == "get_weather"
-    assert [e for e in first if isinstance(e, ToolCallArgumentsDelta)]
+    assert [e for e in first if isinstance(e, ToolCallDelta)]
     assert "paris" in json.loads(completed.call.arguments_json())["city"].lower()
 
     # every committed turn is in the transcript as the events told it
@@ -107,11 +107,11 @@ def test_a_tool_turn_streams_through_the_loop_and_agrees_with_the_transcript(ada
     committed = [e.turn for e in events if isinstance(e, TurnCommitted)]
     assert committed == list(range(1, len(assistants) + 1))
     for turn, stored in zip(committed, assistants, strict=True):
-        calls = [e.call for e in events if isinstance(e, ToolCallCompleted) and e.turn == turn]
+        calls = [e.call for e in events if isinstance(e, ToolCallReady) and e.turn == turn]
         assert [c.id for c in calls] == [c.id for c in stored.tool_calls]
         assert (
             "".join(e.text for e in events if isinstance(e, TextDelta) and e.turn == turn) == stored.content
         )
-    ready = [e for e in events if isinstance(e, ToolResultReady)]
+    ready = [e for e in events if isinstance(e, ToolResultStored)]
     assert ready and {e.call.id: e.content for e in ready} == results
     assert isinstance(events[-1], RunFinished) == finished

@@ -17,7 +17,7 @@ from weakprompt.transcript import Transcript
 
 def test_valid_answer_is_parsed_into_the_output_type() -> None:
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     adapter = ScriptedAdapter(
         [tool_call_turn(tool_call("add", {"a": 20, "b": 22})), '```json\n{"value": 42, "note": "sum"}\n```']
     )
@@ -36,7 +36,7 @@ def test_valid_answer_is_parsed_into_the_output_type() -> None:
 def test_a_bad_answer_gets_one_corrective_turn_naming_the_paths() -> None:
     session = Session()
     store = Store.open("sqlite://")
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     adapter = ScriptedAdapter(['{"value": "many", "note": "x"}', '{"value": 3, "note": "fixed"}'])
     response = evaluate(arithmetic_prompt(output=True), adapter=adapter, session=session, store=store)
 
@@ -62,7 +62,7 @@ def test_without_retries_the_parse_error_is_raised_with_paths() -> None:
 
 def test_retries_run_out() -> None:
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     adapter = ScriptedAdapter(["no json here", '{"value": "x", "note": 1}'])
     with pytest.raises(OutputParseError) as info:
         evaluate(arithmetic_prompt(output=True), adapter=adapter, session=session, output_retries=1)

@@ -18,11 +18,16 @@ from weakprompt.errors import (
     MaxTurnsExceededError,
     RateLimitError,
 )
-from weakprompt.events import PromptExecuted, PromptRendered, ToolInvoked
+from weakprompt.events import (
+    ModelTurnCompleted,
+    PromptExecuted,
+    PromptRendered,
+    ToolInvoked,
+    ToolResultStored,
+)
 from weakprompt.messages import AssistantTurn, Usage
 from weakprompt.runtime import ForceTool, ModelRequest
 from weakprompt.runtime.loop import evaluate
-from weakprompt.runtime.loop_events import ModelTurnCompleted, ToolResultCommitted
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
@@ -33,7 +38,7 @@ from weakprompt.transcript import Transcript
 
 def test_final_answer_without_tools_is_one_turn(store: Store) -> None:
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     adapter = ScriptedAdapter(["The answer is 4."])
     response = evaluate(arithmetic_prompt(), adapter=adapter, session=session, input="2+2?", store=store)
 
@@ -57,7 +62,7 @@ def test_final_answer_without_tools_is_one_turn(store: Store) -> None:
 
 def test_tool_round_trip_is_committed_and_linked(store: Store) -> None:
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     asks = tool_call_turn(tool_call("add", {"a": 2, "b": 3}, id="c1"))
     adapter = ScriptedAdapter([asks, "It is 5."])
     response = evaluate(arithmetic_prompt(), adapter=adapter, session=session, input="2+3?", store=store)
@@ -85,9 +90,9 @@ def test_tool_round_trip_is_committed_and_linked(store: Store) -> None:
     assert second[-1].role == "tool" and second[-1].tool_call_id == "c1"
     assert len(events.of(ToolInvoked)) == 1
     assert [e.turn for e in events.of(ModelTurnCompleted)] == [1, 2]  # type: ignore[attr-defined]
-    committed = events.of(ToolResultCommitted)
+    committed = events.of(ToolResultStored)
     assert len(committed) == 1
-    assert isinstance(committed[0], ToolResultCommitted)
+    assert isinstance(committed[0], ToolResultStored)
     assert committed[0].commit_hash == tool_commit.hash
 
 
@@ -301,7 +306,7 @@ def test_a_failing_subscriber_does_not_stop_the_evaluation(
     def broken(event: ModelTurnCompleted) -> None:
         raise RuntimeError("subscriber bug")
 
-    session.dispatcher.subscribe(ModelTurnCompleted, broken)
+    session.bus.subscribe(ModelTurnCompleted, broken)
     response = evaluate(arithmetic_prompt(), adapter=ScriptedAdapter(["fine"]), session=session, store=store)
     assert response.text == "fine"
     assert "subscriber bug" in caplog.text or any(

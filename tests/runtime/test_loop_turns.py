@@ -11,7 +11,7 @@ import pytest
 from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.messages import AssistantTurn
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ModelRequest, ToolResultCommitted, evaluate
+from weakprompt.runtime import ModelRequest, ToolResultStored, evaluate
 from weakprompt.runtime.results import ToolOutputStore
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -92,8 +92,8 @@ def test_each_model_turn_is_stored_in_one_transaction(store: Store) -> None:
 
 def test_an_interrupted_turn_leaves_no_half_turn_and_the_session_resumes(store: Store) -> None:
     session = Session()
-    committed: list[ToolResultCommitted] = []
-    session.dispatcher.subscribe(ToolResultCommitted, committed.append)
+    committed: list[ToolResultStored] = []
+    session.bus.subscribe(ToolResultStored, committed.append)
     script = [
         tool_call_turn(tool_call("step", {"n": 1}, id="c1")),
         AssistantTurn(

@@ -98,7 +98,7 @@ def run_leaky(db: Path, calls: list[str], redact: Redactor) -> tuple[ScriptedAda
     adapter = ScriptedAdapter([tool_call_turn(tool_call(name)) for name in calls] + ["done"])
     session = Session(session_id="leaky")
     events: list[object] = []
-    session.dispatcher.subscribe_all(events.append)
+    session.bus.subscribe_all(events.append)
     with Store.open(db) as store:
         response = evaluate(leaky_prompt(), adapter=adapter, session=session, store=store, redact=redact)
         assert response.text == "done" and response.failed_tool_calls == len(calls)
@@ -138,7 +138,7 @@ def test_an_error_raised_out_of_the_run_is_redacted_too(tmp_path: Path) -> None:
     adapter = ScriptedAdapter([tool_call_turn(tool_call("late")), "done"])
     session = Session(session_id="late")
     events: list[object] = []
-    session.dispatcher.subscribe_all(events.append)
+    session.bus.subscribe_all(events.append)
     with Store.open(db) as store, pytest.raises(PromptEvaluationError) as raised:
         evaluate(leaky_prompt(), adapter=adapter, session=session, store=store, redact=deployment_hook)
     error = raised.value

@@ -88,7 +88,7 @@ def first_run(
     )
     session = Session(session_id=SESSION)
     events: list[object] = []
-    session.dispatcher.subscribe_all(events.append)
+    session.bus.subscribe_all(events.append)
     with Store.open(db) as store:
         transcript = Transcript(store, SESSION)
         if hook:
@@ -119,7 +119,7 @@ def later_run(db: Path, redact: Redactor) -> Run:
     )
     session = Session(session_id=SESSION)
     events: list[object] = []
-    session.dispatcher.subscribe_all(events.append)
+    session.bus.subscribe_all(events.append)
     with Store.open(db) as store:
         evaluate(prompt(), adapter=adapter, session=session, store=store, input="again", redact=redact)
     return Run(db, adapter, events)
@@ -160,7 +160,7 @@ def test_without_redaction_the_same_scan_finds_the_secrets(tmp_path: Path) -> No
     run = first_run(db, lambda text: text, hook=False)
     later = later_run(db, lambda text: text)
     assert leaks(stored_texts(db)) == list(SECRETS)
-    assert leaks(list(event_texts(run.events))) == list(SECRETS)  # ToolResultCommitted.content
+    assert leaks(list(event_texts(run.events))) == list(SECRETS)  # ToolResultStored.content
     assert leaks(model_texts(later.adapter)) == list(SECRETS)
     with Store.open(db) as store:
         stored = ToolOutputStore(store, SESSION)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from weakprompt.clock import FakeClock
 from weakprompt.errors import ConfigurationError
-from weakprompt.events import Dispatcher
+from weakprompt.events import EventBus
 from weakprompt.session import Session, SlicePolicy, append, replace_latest, upsert_by
 
 
@@ -36,11 +36,11 @@ class AddItem:
 def test_defaults_give_each_session_its_own_id_and_dispatcher() -> None:
     a, b = Session(), Session()
     assert a.session_id != b.session_id
-    assert a.dispatcher is not b.dispatcher
+    assert a.bus is not b.bus
     clock = FakeClock()
-    d = Dispatcher()
-    s = Session(dispatcher=d, session_id="fixed", clock=clock)
-    assert (s.session_id, s.dispatcher, s.clock) == ("fixed", d, clock)
+    d = EventBus()
+    s = Session(bus=d, session_id="fixed", clock=clock)
+    assert (s.session_id, s.bus, s.clock) == ("fixed", d, clock)
     assert "fixed" in repr(s)
 
 
@@ -223,9 +223,9 @@ def test_setting_log_policy_moves_existing_values_out_of_state() -> None:
 
 
 def test_events_of_another_session_are_ignored_on_a_shared_dispatcher() -> None:
-    d = Dispatcher()
-    one = Session(dispatcher=d, session_id="one")
-    two = Session(dispatcher=d, session_id="two")
+    d = EventBus()
+    one = Session(bus=d, session_id="one")
+    two = Session(bus=d, session_id="two")
     for s in (one, two):
         s.register_reducer(Item, AddItem, lambda st_, ev: (*st_, Item(ev.key, ev.value)))
     d.dispatch(AddItem("a", 1, session_id="one"))
@@ -237,13 +237,13 @@ def test_events_of_another_session_are_ignored_on_a_shared_dispatcher() -> None:
 def test_dispatching_on_the_dispatcher_directly_updates_the_session() -> None:
     s = Session()
     s.register_reducer(Note, Note, append)
-    s.dispatcher.dispatch(Note("direct"))
+    s.bus.dispatch(Note("direct"))
     assert s[Note].all() == (Note("direct"),)
 
 
 def test_close_unsubscribes_reducers_but_keeps_state() -> None:
-    d = Dispatcher()
-    s = Session(dispatcher=d)
+    d = EventBus()
+    s = Session(bus=d)
     s.register_reducer(Note, Note, append)
     s.dispatch(Note("a"))
     s.close()
@@ -255,8 +255,8 @@ def test_close_unsubscribes_reducers_but_keeps_state() -> None:
 
 
 def test_reducer_replaced_while_an_event_is_in_flight_is_not_applied() -> None:
-    d = Dispatcher()
-    s = Session(dispatcher=d)
+    d = EventBus()
+    s = Session(bus=d)
     calls: list[str] = []
 
     def old(state: tuple[Note, ...], event: Note) -> tuple[Note, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from weakprompt.events import Dispatcher, ToolInvoked
+from weakprompt.events import EventBus, ToolInvoked
 from weakprompt.session import Session, SlicePolicy, append, replace_latest
 from weakprompt.tools import ToolResult
 
@@ -44,7 +44,7 @@ def test_regression_tool_invoked_is_recorded_once_not_twice() -> None:
     result = s.dispatch(event)
     assert result.ok
     assert s[ToolInvoked].all() == (event,)
-    s.dispatcher.dispatch(invoked(s, ToolResult.error("bad"), call_id="c2"))
+    s.bus.dispatch(invoked(s, ToolResult.error("bad"), call_id="c2"))
     assert [e.call_id for e in s[ToolInvoked].all()] == ["c1", "c2"]
 
 
@@ -121,9 +121,9 @@ def test_reducer_on_tool_invoked_itself_is_not_fed_the_value_again() -> None:
 
 
 def test_other_sessions_tool_events_are_ignored_on_a_shared_dispatcher() -> None:
-    d = Dispatcher()
-    mine = Session(dispatcher=d)
-    theirs = Session(dispatcher=d)
+    d = EventBus()
+    mine = Session(bus=d)
+    theirs = Session(bus=d)
     for s in (mine, theirs):
         s.register_reducer(Plan, Plan, append)
     d.dispatch(invoked(theirs, ToolResult.ok(Plan("theirs"))))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from weakprompt.events import Dispatcher
+from weakprompt.events import EventBus
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate, Visibility
 from weakprompt.tools import ToolContext, ToolResult, tool
 
@@ -99,7 +99,7 @@ def disclosure_prompt() -> Prompt[None]:
 class Recorder:
     """Collects every event dispatched on a dispatcher, in order."""
 
-    def __init__(self, dispatcher: Dispatcher) -> None:
+    def __init__(self, dispatcher: EventBus) -> None:
         self.events: list[object] = []
         dispatcher.subscribe_all(self.events.append)
 

@@ -6,7 +6,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 
 from weakprompt.clock import FakeClock
-from weakprompt.events import Dispatcher, ToolResultStored
+from weakprompt.events import EventBus, ToolResultStored
 from weakprompt.runtime.results import SummaryRegistry, ToolOutputStore
 from weakprompt.store import Store
 
@@ -17,7 +17,7 @@ def output_store(
 ) -> Generator[tuple[ToolOutputStore, list[ToolResultStored], FakeClock]]:
     """An in-memory store, a session-scoped output store, the events it published, and its clock."""
     clock = FakeClock()
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     events: list[ToolResultStored] = []
     dispatcher.subscribe(ToolResultStored, events.append)
     with Store.open("sqlite://", clock=clock) as store:

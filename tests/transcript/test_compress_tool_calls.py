@@ -10,7 +10,7 @@ from hooks_support import GREP_OUTPUT, READ_OUTPUT, agent_session, summarizer, u
 from weakprompt.adapters.testing import FunctionAdapter
 from weakprompt.clock import FakeClock
 from weakprompt.errors import AdapterError, ConfigurationError, TranscriptError
-from weakprompt.events import Dispatcher, ToolResultSummarized
+from weakprompt.events import EventBus, ToolResultSummarized
 from weakprompt.messages import AssistantTurn, Usage
 from weakprompt.runtime import ModelRequest
 from weakprompt.store import Store
@@ -156,7 +156,7 @@ def test_compress_failures_leave_results_alone(t: Transcript, c: dict[str, Commi
             raise AdapterError("read summaries are broken")
         return "short"
 
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     events: list[ToolResultSummarized] = []
     dispatcher.subscribe(ToolResultSummarized, events.append)
     t.hooks.dispatcher = dispatcher

@@ -14,7 +14,7 @@ from weakprompt.errors import BudgetExceededError
 from weakprompt.events import ToolResultSummarized
 from weakprompt.messages import AssistantTurn, Usage
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ModelRequest, ToolResultCommitted, evaluate
+from weakprompt.runtime import ModelRequest, ToolResultStored, evaluate
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tools import ToolContext, ToolResult, tool
@@ -74,9 +74,9 @@ def test_the_evaluation_adapter_is_the_default_summarizer(transcript: Transcript
     agent = Agent()
     session = Session()
     summarized: list[ToolResultSummarized] = []
-    committed: list[ToolResultCommitted] = []
-    session.dispatcher.subscribe(ToolResultSummarized, summarized.append)
-    session.dispatcher.subscribe(ToolResultCommitted, committed.append)
+    committed: list[ToolResultStored] = []
+    session.bus.subscribe(ToolResultSummarized, summarized.append)
+    session.bus.subscribe(ToolResultStored, committed.append)
     transcript.configure_tool_summarization(auto_threshold=100)
     tracker = BudgetTracker(Budget())
 
@@ -129,9 +129,9 @@ def test_summaries_spend_the_evaluation_budget(transcript: Transcript) -> None:
 
 def test_a_rejected_result_is_answered_with_a_placeholder(transcript: Transcript) -> None:
     agent = Agent()
-    committed: list[ToolResultCommitted] = []
+    committed: list[ToolResultStored] = []
     session = Session()
-    session.dispatcher.subscribe(ToolResultCommitted, committed.append)
+    session.bus.subscribe(ToolResultStored, committed.append)
 
     def refuse(pending: PendingToolResult) -> None:
         pending.reject("too noisy")

@@ -13,7 +13,7 @@ from weakprompt.adapters.testing import estimate_usage
 from weakprompt.budget import Budget, BudgetTracker
 from weakprompt.clock import FakeClock
 from weakprompt.errors import AdapterError, ConfigurationError
-from weakprompt.events import Dispatcher, ToolResultSummarized
+from weakprompt.events import EventBus, ToolResultSummarized
 from weakprompt.messages import AssistantTurn, ToolCall, Usage
 from weakprompt.runtime import ModelRequest
 from weakprompt.store import Store
@@ -212,7 +212,7 @@ def test_an_exhausted_budget_skips_the_call_and_keeps_the_original(t: Transcript
 def test_evaluation_binding_lends_adapter_budget_events_and_usage(t: Transcript) -> None:
     model = summarizer()
     tracker = BudgetTracker(Budget())
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     events: list[ToolResultSummarized] = []
     dispatcher.subscribe(ToolResultSummarized, events.append)
     spent: list[Usage] = []
@@ -264,7 +264,7 @@ def test_the_same_tracker_is_charged_once(t: Transcript) -> None:
 
 
 def test_failed_summaries_publish_an_event_with_the_error(t: Transcript) -> None:
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     events: list[ToolResultSummarized] = []
     dispatcher.subscribe(ToolResultSummarized, events.append)
     t.hooks.dispatcher = dispatcher
@@ -281,7 +281,7 @@ def test_failed_summaries_publish_an_event_with_the_error(t: Transcript) -> None
 def test_a_failing_subscriber_does_not_break_the_commit(
     t: Transcript, caplog: pytest.LogCaptureFixture
 ) -> None:
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
 
     def broken(_: ToolResultSummarized) -> None:
         raise RuntimeError("subscriber bug")
@@ -296,7 +296,7 @@ def test_a_failing_subscriber_does_not_break_the_commit(
 
 def test_registry_setters_validate() -> None:
     hooks = ToolResultHooks()
-    with pytest.raises(ConfigurationError, match="Dispatcher"):
+    with pytest.raises(ConfigurationError, match="EventBus"):
         hooks.dispatcher = object()  # type: ignore[assignment]
     with pytest.raises(ConfigurationError, match="BudgetTracker"):
         hooks.budget_tracker = object()  # type: ignore[assignment]

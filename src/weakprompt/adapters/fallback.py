@@ -12,7 +12,7 @@ Which adapter answered is part of the reply: ``AssistantTurn.metadata["adapter"]
 (name, model, position, and the adapters that failed before it, with their
 errors), which the loop keeps in the assistant commit's metadata. Each
 switch is published as :class:`~weakprompt.events.AdapterFellBack` on the
-run's dispatcher.
+run's event bus.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ class FallbackAdapter:
         failures.append(_Failure(adapter.name, adapter.model, error))
         following = self.adapters[position + 1]
         logger.warning("%s: %s failed (%s); trying %s", self._name, adapter.name, error, following.name)
-        if request.dispatcher is not None:
+        if request.bus is not None:
             event = AdapterFellBack(
                 from_adapter=adapter.name,
                 from_model=adapter.model,
@@ -159,7 +159,7 @@ class FallbackAdapter:
                 error_type=type(error).__name__,
                 error=str(error),
             )
-            publish(request.dispatcher, event, logger=logger, about="an adapter fallback")
+            publish(request.bus, event, logger=logger, about="an adapter fallback")
 
 
 def _answered_event(

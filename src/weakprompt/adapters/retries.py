@@ -236,7 +236,7 @@ class Retrier:
                 state.upcoming_sleep,
             )
             report_retry(state.attempt_number, error, state.upcoming_sleep)  # a span event when traced
-            if request.dispatcher is not None:
+            if request.bus is not None:
                 event = ModelCallRetried(
                     provider=self._provider,
                     model=self._model,
@@ -247,7 +247,7 @@ class Retrier:
                     status_code=error.status_code,
                     retry_after=error.retry_after,
                 )
-                publish(request.dispatcher, event, logger=logger, about="a model call retry")
+                publish(request.bus, event, logger=logger, about="a model call retry")
 
         retry = tenacity.retry_if_exception(lambda exc: isinstance(exc, AdapterError) and is_transient(exc))
         return retry, wait, stop, before_sleep

@@ -193,7 +193,7 @@ def run(
         adapter = build_adapter(adapter_spec, model=model, base_url=base_url, options=options)
         session = Session(session_id=session_id or str(uuid.uuid4()))
         printer = LivePrinter(console)
-        printer.attach(session.dispatcher)
+        printer.attach(session.bus)
         store = _open_store(db, must_exist=False)
         try:
             console.print(
@@ -490,7 +490,7 @@ def _decide(
             adapter = build_adapter(adapter_spec, model=model, base_url=base_url)
             session = Session(session_id=session_id)
             printer = LivePrinter(console)
-            printer.attach(session.dispatcher)
+            printer.attach(session.bus)
             response = resume_sync(
                 store,
                 session_id,

@@ -14,11 +14,20 @@ from collections.abc import Mapping
 
 from rich.console import Console
 
-from ..events import AdapterFellBack, Dispatcher, ModelCallRetried
+from ..events import (
+    AdapterFellBack,
+    EventBus,
+    ModelCallRetried,
+    ModelTurnCompleted,
+    OutputRejected,
+    SectionsExpanded,
+    TextDelta,
+    ToolCallReady,
+    ToolResultStored,
+)
 from ..jsontypes import JSONValue
 from ..messages import ToolCall
-from ..runtime.loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
-from ..runtime.run_events import RunEvent, TextDelta, ToolCallCompleted
+from ..runtime.run_events import RunEvent
 from .terminal import markup_text
 
 __all__ = ["LivePrinter", "call_text", "format_arguments", "shorten"]
@@ -39,7 +48,7 @@ def format_arguments(arguments: str | Mapping[str, JSONValue]) -> str:
 
 
 class LivePrinter:
-    """Subscribes to one dispatcher and prints turns, tool calls and results."""
+    """Subscribes to one event bus and prints turns, tool calls and results."""
 
     def __init__(self, console: Console) -> None:
         self._console = console
@@ -48,13 +57,13 @@ class LivePrinter:
         self._line_open = False  # streamed text waits for its line to end
         self._shown: set[str] = set()  # ids of the calls already printed in this turn
 
-    def attach(self, dispatcher: Dispatcher) -> None:
-        dispatcher.subscribe(ModelTurnCompleted, self.on_turn)
-        dispatcher.subscribe(ToolResultCommitted, self.on_result)
-        dispatcher.subscribe(SectionsExpanded, self.on_expanded)
-        dispatcher.subscribe(OutputRejected, self.on_rejected)
-        dispatcher.subscribe(ModelCallRetried, self.on_retry)
-        dispatcher.subscribe(AdapterFellBack, self.on_fallback)
+    def attach(self, bus: EventBus) -> None:
+        bus.subscribe(ModelTurnCompleted, self.on_turn)
+        bus.subscribe(ToolResultStored, self.on_result)
+        bus.subscribe(SectionsExpanded, self.on_expanded)
+        bus.subscribe(OutputRejected, self.on_rejected)
+        bus.subscribe(ModelCallRetried, self.on_retry)
+        bus.subscribe(AdapterFellBack, self.on_fallback)
 
     def on_retry(self, event: ModelCallRetried) -> None:
         """A model call that failed transiently, and how long until the next try."""
@@ -82,7 +91,7 @@ class LivePrinter:
                 self._console.print("[bold]assistant:[/bold] ", end="")
                 self._line_open = True
             self._console.print(markup_text(event.text), end="", soft_wrap=True)
-        elif isinstance(event, ToolCallCompleted):
+        elif isinstance(event, ToolCallReady):
             self._start_streamed_turn()
             self._end_line()
             self._console.print(f"[yellow]→ call[/yellow] {call_text(event.call)}")
@@ -128,7 +137,7 @@ class LivePrinter:
         self._streaming = False
         self._shown.clear()
 
-    def on_result(self, event: ToolResultCommitted) -> None:
+    def on_result(self, event: ToolResultStored) -> None:
         self._end_line()
         mark = "[red]← failed[/red]" if event.is_error else "[green]← result[/green]"
         self._console.print(f"{mark} {markup_text(event.call.name)}: {markup_text(shorten(event.content))}")

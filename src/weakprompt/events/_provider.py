@@ -1,6 +1,6 @@
 """Events about provider calls themselves: a retry after a transient failure, a switch to a fallback.
 
-Adapters publish them on the run's dispatcher (``ModelRequest.dispatcher``)
+Adapters publish them on the run's event bus (``ModelRequest.bus``)
 while a model call is still in progress, so a subscriber (a log, a trace, the
 CLI) sees why a call is slow or which model ended up answering.
 """

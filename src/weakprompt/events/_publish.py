@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from ._dispatcher import Dispatcher, DispatchResult
+from ._bus import DispatchResult, EventBus
 
 __all__ = ["publish"]
 
@@ -12,7 +12,7 @@ _LOGGER = logging.getLogger("weakprompt.events")
 
 
 def publish(
-    dispatcher: Dispatcher, event: object, *, logger: logging.Logger | None = None, about: str = ""
+    bus: EventBus, event: object, *, logger: logging.Logger | None = None, about: str = ""
 ) -> DispatchResult:
     """Dispatch ``event`` and log every subscriber that raised; never raises itself.
 
@@ -20,7 +20,7 @@ def publish(
     ``about`` a few words naming the subject ("for call c1"). The result is
     returned for a publisher that also reports the failures elsewhere.
     """
-    outcome = dispatcher.dispatch(event)
+    outcome = bus.dispatch(event)
     if outcome.errors:
         log = logger or _LOGGER
         suffix = f" {about}" if about else ""

@@ -8,16 +8,17 @@ change afterwards, so every subscriber sees the same record.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from ..messages import Usage
+from ..messages import ToolCall, Usage
 
 if TYPE_CHECKING:
     from ..tools import ToolResult
 
 __all__ = [
+    "PendingKind",
     "PromptExecuted",
     "PromptRendered",
     "ToolInvoked",
@@ -25,6 +26,9 @@ __all__ = [
     "new_event_id",
 ]
 
+
+PendingKind = Literal["approval", "deferred"]
+"""Why a call waits: a person's approval, or a handler that deferred its result."""
 
 _VERSION_MASK = ~(0xF000 << 64) & ~(0xC000 << 48)
 _VERSION_4 = (4 << 76) | (0x8000 << 48)
@@ -119,20 +123,46 @@ class PromptExecuted:
 
 @attrs.frozen(kw_only=True)
 class ToolResultStored:
-    """A tool result was written to the tool-output store.
+    """A tool call's result is stored: the one event of its storage (``ToolInvoked`` is its finish).
 
-    ``oversized`` says the model was shown the handle message instead of
-    the output itself. ``deduplicated`` says the payload was already stored
-    (same bytes), so only the small per-call row was written. ``handle`` is
-    the same for every call of the session that returned the same bytes.
+    In a run it comes once the turn holding the result's commit is stored
+    (one transaction: the commit and, when the output went to the output
+    store, that output), on the session's bus and in the run's stream
+    alike, for every result (``open_sections`` answers too). ``content`` is
+    exactly the text the model reads (after any ``tool_result`` hook) and
+    ``commit_hash`` the stored commit.
+
+    The stored-output fields are set when the output went to the output
+    store: ``handle`` (the same for every call of the session that returned
+    the same bytes), ``size_bytes``; ``oversized`` says the model was shown
+    the handle message instead of the output; ``deduplicated`` that the
+    payload was stored already, so only the small per-call row was written.
+
+    A bare ``ToolOutputStore`` given a bus (no run, no transcript) publishes
+    it for each output it stores: no commit then, so ``commit_hash`` is
+    ``None``, ``content`` empty and ``turn`` 0.
     """
 
     session_id: str
-    tool_call_id: str
-    tool_name: str
-    handle: str
-    size_bytes: int
-    oversized: bool
-    deduplicated: bool
+    call: ToolCall
     created_at: datetime
+    prompt_name: str = ""
+    turn: int = 0
+    content: str = ""
+    is_error: bool = False
+    commit_hash: str | None = None
+    handle: str | None = None
+    size_bytes: int | None = None
+    oversized: bool = False
+    deduplicated: bool = False
     event_id: str = attrs.field(factory=new_event_id)
+
+    @property
+    def tool_call_id(self) -> str:
+        """The call's id (``call.id``)."""
+        return self.call.id
+
+    @property
+    def tool_name(self) -> str:
+        """The tool's name (``call.name``)."""
+        return self.call.name

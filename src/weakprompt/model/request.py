@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
@@ -14,7 +15,7 @@ from .output_mode import OutputMode
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
-    from ..events import Dispatcher
+    from ..events import EventBus
 
 __all__ = ["ForceTool", "ModelRequest", "ToolChoice"]
 
@@ -36,9 +37,9 @@ class ModelRequest:
     ``output_mode`` says how to ask for a structured answer (``None``: the
     adapter's configured mode). ``settings`` are the prompt's and the run's
     model settings, merged (the adapter puts them over its own defaults;
-    ``max_output_tokens`` is the one the loop resolved). ``deadline`` bounds the adapter's own
-    retries, and ``dispatcher`` receives what it reports about the call
-    (retries, a fallback); the loop sets both from the run.
+    ``max_output_tokens`` is the one the loop resolved). ``deadline`` bounds
+    the adapter's own retries, and ``bus`` (an event bus) receives what it
+    reports about the call (retries, a fallback); the loop sets both from the run.
     """
 
     context: CompiledContext
@@ -50,4 +51,15 @@ class ModelRequest:
     output_mode: OutputMode | None = None
     settings: ModelSettings = attrs.field(factory=ModelSettings)
     deadline: Deadline | None = attrs.field(default=None, eq=False, repr=False)
-    dispatcher: Dispatcher | None = attrs.field(default=None, eq=False, repr=False)
+    bus: EventBus | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def dispatcher(self) -> EventBus | None:
+        """Deprecated: the event bus's old name; use :attr:`bus` ("dispatcher" is the tool dispatcher)."""
+        warnings.warn(
+            "ModelRequest.dispatcher is deprecated and will be removed in the next release; "
+            "use ModelRequest.bus",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.bus

@@ -25,6 +25,10 @@ Rules the fold (:class:`ReplyAssembler`) applies, and every adapter follows:
 - **Finish reason**: a stream that ends without one (a server that never sent
   it) completes with ``"other"``, the same value a non-streamed reply without
   one gets. The text and calls received so far are the turn.
+
+The event classes live in :mod:`weakprompt.events` with every other event and
+are re-exported here (the same classes): a run streams them too, with their
+``turn`` set.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 import attrs
 
 from ..errors import AdapterError
+from ..events import ReplyCompleted, TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted, UsageReported
 from ..jsontypes import JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall
 from ..usage import Usage
@@ -59,52 +64,6 @@ __all__ = [
 ]
 
 _NO_USAGE = Usage(model_calls=1)
-
-
-@attrs.frozen
-class TextDelta:
-    """The next piece of the reply's text."""
-
-    text: str
-
-
-@attrs.frozen
-class ToolCallStarted:
-    """The model began tool call number ``index`` (its id and name are known, its arguments not yet)."""
-
-    index: int
-    call_id: str
-    name: str
-
-
-@attrs.frozen
-class ToolCallDelta:
-    """The next piece of the arguments of tool call number ``index``, as the provider wrote it."""
-
-    index: int
-    arguments_delta: str
-
-
-@attrs.frozen
-class ToolCallReady:
-    """Tool call number ``index`` is complete: ``call`` is exactly what the turn will hold."""
-
-    index: int
-    call: ToolCall
-
-
-@attrs.frozen
-class UsageReported:
-    """The reply's usage so far (replaces any earlier report)."""
-
-    usage: Usage
-
-
-@attrs.frozen
-class ReplyCompleted:
-    """The reply is over; ``turn`` is what the non-streamed call would have returned. Always last."""
-
-    turn: AssistantTurn
 
 
 ModelEvent: TypeAlias = (

@@ -25,7 +25,7 @@ from .loop import (
     run_with,
     run_with_sync,
 )
-from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
+from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded
 from .pause_errors import ResumeError, ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
@@ -67,10 +67,11 @@ if TYPE_CHECKING:
         RunEvent,
         RunFinished,
         TextDelta,
-        ToolCallArgumentsDelta,
-        ToolCallCompleted,
+        ToolCallDelta,
+        ToolCallReady,
         ToolCallStarted,
-        ToolResultReady,
+        ToolInvoked,
+        ToolResultStored,
         TurnCommitted,
         UsageReported,
     )
@@ -102,10 +103,11 @@ _LAZY: dict[str, str] = {
     "RunEvent": ".run_events",
     "RunFinished": ".run_events",
     "TextDelta": ".run_events",
-    "ToolCallArgumentsDelta": ".run_events",
-    "ToolCallCompleted": ".run_events",
+    "ToolCallDelta": ".run_events",
+    "ToolCallReady": ".run_events",
     "ToolCallStarted": ".run_events",
-    "ToolResultReady": ".run_events",
+    "ToolInvoked": ".run_events",
+    "ToolResultStored": ".run_events",
     "TurnCommitted": ".run_events",
     "UsageReported": ".run_events",
     "stream": ".streaming",
@@ -160,15 +162,15 @@ __all__ = [
     "OutputRejected",
     "PromptResponse",
     "SectionsExpanded",
-    "ToolResultCommitted",
     "EventCallback",
     "RunEvent",
     "RunFinished",
     "TextDelta",
-    "ToolCallArgumentsDelta",
-    "ToolCallCompleted",
+    "ToolCallDelta",
+    "ToolCallReady",
     "ToolCallStarted",
-    "ToolResultReady",
+    "ToolInvoked",
+    "ToolResultStored",
     "TurnCommitted",
     "UsageReported",
     "evaluate",
@@ -185,4 +187,14 @@ __all__ = [
 
 # Renamed (one name per concept); the old names warn for one release. ``resume`` and ``resume_async``
 # are functions that warn when called (``runtime.resume``): ``resume`` changes meaning next release.
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, renamed={"Approver": "InlineApprover"})
+# The run's copies of events, and the commit event that said what the storage event says, are one
+# vocabulary now, in weakprompt.events (the run streams those very classes).
+_RENAMED: dict[str, str] = {
+    "Approver": "InlineApprover",
+    "ToolCallArgumentsDelta": "weakprompt.events.ToolCallDelta",
+    "ToolCallCompleted": "weakprompt.events.ToolCallReady",
+    "ToolResultCommitted": "weakprompt.events.ToolResultStored",
+    "ToolResultReady": "weakprompt.events.ToolResultStored",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, renamed=_RENAMED)

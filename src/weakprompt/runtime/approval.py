@@ -24,6 +24,7 @@ import attrs
 
 from ..canonical import canonical_json, parse_canonical_json
 from ..errors import ConfigurationError
+from ..events import PendingCall
 from ..jsontypes import JSONObject, JSONValue
 from ..lazy import lazy_exports
 from .pause_errors import PendingKind, ResumeError, ToolCallPending
@@ -123,30 +124,6 @@ def sign_pending(
         )
         for waiting in pending
     )
-
-
-@attrs.frozen
-class PendingCall:
-    """One call a paused run waits on: shown to whoever decides, with the token to decide it."""
-
-    call_id: str
-    tool: str
-    kind: PendingKind
-    arguments: JSONObject
-    schema_hash: str
-    token: str
-    note: str = ""
-
-    def to_json(self) -> JSONObject:
-        return {
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "kind": self.kind,
-            "arguments": self.arguments,
-            "schema_hash": self.schema_hash,
-            "token": self.token,
-            "note": self.note,
-        }
 
 
 @attrs.frozen

@@ -470,8 +470,10 @@ class ToolDispatcher:
             finished_at=step.finished,
             arguments=call.arguments_json(),
         )
-        dispatched = publish(self._session.dispatcher, event, logger=logger, about=f"for tool {call.name!r}")
+        dispatched = publish(self._session.bus, event, logger=logger, about=f"for tool {call.name!r}")
         if step.escalate is not None:
+            if isinstance(step.escalate, VisibilityExpansionRequired):
+                step.escalate.invoked = event  # the loop streams it, as every call's
             raise step.escalate
         return ToolExecution(
             result=step.result, message=step.message, event=event, subscriber_errors=dispatched.errors

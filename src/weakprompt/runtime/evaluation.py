@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar, cast
 from ..errors import ConfigurationError, PromptRenderError, VisibilityExpansionRequired
 from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
-from ..model import ForceTool, ModelRequest, ModelSettings, adapter_settings
+from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages
 from .dispatcher import ToolDispatcher, ToolExecution
 from .history import HISTORY_KEY, Conversation, stored_history
@@ -28,6 +28,7 @@ from .response import PromptResponse
 
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
+    from ..events import ToolResultStored
     from ..model import ToolChoice
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceSnapshot
@@ -103,6 +104,8 @@ class Evaluation(Generic[OutputT]):
         # The spans of tool calls started but not committed yet, by call (the call objects are alive).
         self.open_tools: dict[int, ToolSpan] = {}
         self.on_event = settings.on_event
+        # Results of the turn being written, stored: streamed once the loop is back (listener only).
+        self.stored_results: list[ToolResultStored] = []
         self.prompt = prompt
         self.name = prompt.template.display_name
         self.adapter = adapter
@@ -122,6 +125,9 @@ class Evaluation(Generic[OutputT]):
         self.empty_transcript = empty_transcript  # a private store made for this run: no system message yet
         self.retries_used = 0
         self.written: set[str] = set()  # the commits this run stored (for PromptResponse.new_messages)
+        # The conversation compiled in the last turn before it was written, with that turn: a run
+        # that ends there hands it back without a read (which would build a deferred store).
+        self.last_turn: tuple[CompiledContext, TurnRecord] | None = None
         self.verdict: Verdict[OutputT] | None = None  # the last final answer's, judged before it was recorded
         self.head: str | None = None
         self.system_commit: str | None = None
@@ -154,6 +160,19 @@ class Evaluation(Generic[OutputT]):
         returned = self.on_event(event)
         if isinstance(returned, Awaitable):
             await cast("Awaitable[object]", returned)
+
+    async def emit_stored(self, turn: TurnRecord) -> None:
+        """Stream the stored ``turn``: each result's ``ToolResultStored``, then ``TurnCommitted``."""
+        if self.on_event is None:
+            return
+        from ..events import TurnCommitted  # built only for a listener
+
+        stored, self.stored_results = self.stored_results, []
+        for event in stored:
+            await self.emit(event)
+        await self.emit(
+            TurnCommitted(turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits))
+        )
 
     def tool_span(self, call: ToolCall) -> ToolSpan:
         assert self.trace is not None  # only handed to the dispatcher when tracing
@@ -255,7 +274,7 @@ class Evaluation(Generic[OutputT]):
             output_mode=rendered.output_mode,
             settings=settings,
             deadline=self.deadline,
-            dispatcher=self.session.dispatcher,
+            bus=self.session.bus,
         )
 
     # -- progressive disclosure -----------------------------------------------------------------
@@ -350,17 +369,21 @@ class Evaluation(Generic[OutputT]):
         self.usage = self.usage + usage
 
     def publish(self, event: object) -> None:
-        publish(self.session.dispatcher, event, logger=logger, about=f"during evaluation of {self.name!r}")
+        publish(self.session.bus, event, logger=logger, about=f"during evaluation of {self.name!r}")
 
     async def finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
-        conversation = await self.io(lambda: history_of(self.transcript, self.written))
+        last = self.last_turn
+        if last is not None and last[1].stored:  # compiled while the final turn was staged: no read
+            conversation = history_of(last[0], self.written, last[1].stored_hash)
+        else:
+            conversation = await self.io(lambda: history_of(self.transcript.compile(), self.written))
         response = self._response(reply, output, conversation)
         await self._run_finished(response)
         return response
 
     async def finish_paused(self, reply: AssistantTurn | None) -> PromptResponse[OutputT]:
         """End the run on its pause: no output (``paused`` says why), no ``PromptExecuted``."""
-        conversation = await self.io(lambda: history_of(self.transcript, self.written))
+        conversation = await self.io(lambda: history_of(self.transcript.compile(), self.written))
         response = self._response(
             reply or AssistantTurn(), cast("OutputT", None), conversation, executed=False
         )

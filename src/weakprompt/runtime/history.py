@@ -9,13 +9,13 @@ it that it stored itself (``PromptResponse.new_messages``).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from ..messages import Message
 
 if TYPE_CHECKING:
-    from ..transcript.transcript import Transcript
+    from ..model import CompiledContext
 
 __all__ = ["HISTORY_KEY", "Conversation", "conversation", "stored_history"]
 
@@ -44,15 +44,20 @@ def stored_history(message: Message) -> Message:
     )
 
 
-def conversation(transcript: Transcript, written: Collection[str]) -> Conversation:
-    """The transcript's compiled messages without system ones, and those shown by a commit in ``written``."""
-    context = transcript.compile()
+def conversation(
+    context: CompiledContext, written: Collection[str], stored: Callable[[str], str] | None = None
+) -> Conversation:
+    """The compiled messages without system ones, and those shown by a commit in ``written``.
+
+    ``stored`` maps a commit hash of ``context`` to the hash it was stored
+    under, for a context compiled while its last turn was still staged.
+    """
     messages: list[Message] = []
     new: list[Message] = []
     for message, commit in zip(context.messages, context.commit_hashes, strict=True):
         if message.role == "system":
             continue
         messages.append(message)
-        if commit in written:
+        if (commit if stored is None else stored(commit)) in written:
             new.append(message)
     return tuple(messages), tuple(new)

@@ -8,14 +8,11 @@ resumes: importing the loop does not build their classes.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from ..errors import WeakpromptError
+from ..events import PendingKind
 from ..messages import ToolCall
 
 __all__ = ["PendingKind", "ResumeError", "ToolCallPending"]
-
-PendingKind = Literal["approval", "deferred"]
 
 
 class ResumeError(WeakpromptError):

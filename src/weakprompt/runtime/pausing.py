@@ -348,7 +348,7 @@ def publish_decisions_for(
             continue
         message = provenance.get("message")
         publish(
-            session.dispatcher,
+            session.bus,
             ToolCallDecided(
                 session_id=session_id,
                 call_id=step.call.id,

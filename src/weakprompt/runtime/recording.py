@@ -1,8 +1,9 @@
 """Recording in the open turn: a model reply's commit, and the events that wait for the turn's write.
 
-The loop publishes ``ModelTurnCompleted`` and ``ToolResultCommitted`` only
-once the turn holding their commits is stored, naming the hashes as stored
-(:func:`publish_when_stored`); a turn that is dropped publishes nothing.
+The loop publishes ``ModelTurnCompleted`` and each result's
+``ToolResultStored`` only once the turn holding their commits is stored,
+naming the hashes as stored (:func:`publish_when_stored`,
+:func:`report_when_stored`); a turn that is dropped publishes nothing.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..messages import AssistantTurn, Usage
-from .loop_events import ModelTurnCompleted, ToolResultCommitted
+from ..events import ToolResultStored
+from ..messages import AssistantTurn, ToolCall, Usage
+from .loop_events import ModelTurnCompleted
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -22,8 +24,9 @@ if TYPE_CHECKING:
     from ..model import ModelSettings
     from ..transcript.turns import TurnRecord
     from .evaluation import Evaluation
+    from .results.pipeline import ProcessedResult
 
-__all__ = ["SETTINGS_KEY", "TRACE_KEY", "publish_when_stored", "record_reply"]
+__all__ = ["SETTINGS_KEY", "TRACE_KEY", "publish_when_stored", "record_reply", "report_when_stored"]
 
 TRACE_KEY = "trace"
 """The commit metadata key of a traced turn's step: ``{"trace_id": ..., "span_id": ...}``."""
@@ -63,7 +66,7 @@ def record_reply(
         metadata=_metadata(reply.metadata, evaluation.model_settings_used, trace_ids, rejected),
     )
     evaluation.head = commit.hash
-    if not evaluation.session.dispatcher.wants(ModelTurnCompleted):
+    if not evaluation.session.bus.wants(ModelTurnCompleted):
         return reply, usage
     event = ModelTurnCompleted(
         prompt_name=evaluation.name,
@@ -85,7 +88,7 @@ def record_reply(
 def publish_when_stored(
     evaluation: Evaluation[Any],
     turn: TurnRecord,
-    event: ModelTurnCompleted | ToolResultCommitted,
+    event: ModelTurnCompleted,
     staged: str,
 ) -> None:
     """Publish ``event`` once ``turn`` is stored (never, if it is not), naming the stored commit."""
@@ -106,7 +109,7 @@ class _PublishWhenStored:
         self,
         evaluation: Evaluation[Any],
         turn: TurnRecord,
-        event: ModelTurnCompleted | ToolResultCommitted,
+        event: ModelTurnCompleted,
         staged: str,
     ) -> None:
         self.evaluation = evaluation
@@ -136,3 +139,86 @@ def _metadata(
         **(rejected or {}),
     }
     return {**reply, **extra} or None
+
+
+def report_when_stored(
+    evaluation: Evaluation[Any],
+    turn: TurnRecord,
+    call: ToolCall,
+    *,
+    content: str,
+    is_error: bool,
+    staged: str,
+    processed: ProcessedResult | None = None,
+) -> None:
+    """Report a result's storage once ``turn`` is stored: one ``ToolResultStored`` (bus and stream).
+
+    ``staged`` is the result commit's staged hash, ``content`` its text as
+    committed (after hooks); ``processed`` is what the output pipeline made
+    of it, whose stored output (if any) is known once the turn's
+    transaction has committed. Built only when the bus or a run listener
+    wants it.
+    """
+    if evaluation.on_event is None and not evaluation.session.bus.wants(ToolResultStored):
+        return
+    turn.attach(
+        _ReportWhenStored(
+            evaluation, turn, call, content=content, is_error=is_error, staged=staged, processed=processed
+        )
+    )
+
+
+class _ReportWhenStored:
+    """A turn write with no rows: a result's ``ToolResultStored``, built once the turn is stored."""
+
+    __slots__ = ("call", "content", "evaluation", "is_error", "processed", "staged", "turn", "turn_number")
+
+    def __init__(
+        self,
+        evaluation: Evaluation[Any],
+        turn: TurnRecord,
+        call: ToolCall,
+        *,
+        content: str,
+        is_error: bool,
+        staged: str,
+        processed: ProcessedResult | None,
+    ) -> None:
+        self.evaluation = evaluation
+        self.turn = turn
+        self.turn_number = evaluation.turns
+        self.call = call
+        self.content = content
+        self.is_error = is_error
+        self.staged = staged
+        self.processed = processed
+
+    def write(self, conn: Connection) -> None:
+        return None
+
+    def plan(self) -> Callable[[Connection], None]:
+        return self.write  # it writes nothing, and reads nothing
+
+    def committed(self) -> None:
+        evaluation = self.evaluation
+        output = None
+        if self.processed is not None:  # an output staged with the turn is known now it is stored
+            staged = self.processed.staged
+            output = self.processed.reference if staged is None else staged.reference
+        event = ToolResultStored(
+            session_id=evaluation.session.session_id,
+            call=self.call,
+            prompt_name=evaluation.name,
+            turn=self.turn_number,
+            content=self.content,
+            is_error=self.is_error,
+            commit_hash=self.turn.stored_hash(self.staged),
+            handle=None if output is None else output.handle,
+            size_bytes=None if output is None else output.size_bytes,
+            oversized=False if output is None else output.oversized,
+            deduplicated=False if output is None else output.deduplicated,
+            created_at=evaluation.session.clock.now(),
+        )
+        evaluation.publish(event)
+        if evaluation.on_event is not None:  # the stream gets the same event once the loop is back
+            evaluation.stored_results.append(event)

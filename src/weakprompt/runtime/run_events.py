@@ -4,118 +4,71 @@ A streamed run and a run with an ``on_event`` callback see the same events
 in the same order. They are progress reports, not the record: the
 transcript is the record, and every ``TurnCommitted`` names commits that
 are already stored.
+
+The events are the ones of :mod:`weakprompt.events`, the same classes an
+adapter streams and the same objects the session's bus carries: a model
+reply's pieces (``TextDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
+``ToolCallReady``, ``UsageReported``, with ``turn`` set), each finished tool
+call's ``ToolInvoked``, each stored result's ``ToolResultStored``, then
+``TurnCommitted`` for the turn, and ``RunFinished`` last.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, Union
+from typing import Any, TypeAlias, TypeVar, Union
 
-import attrs
-
-from ..messages import ToolCall, Usage
-
-if TYPE_CHECKING:
-    from .response import PromptResponse
+from ..events import (
+    RunFinished,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    ToolInvoked,
+    ToolResultStored,
+    TurnCommitted,
+    UsageReported,
+)
+from ..lazy import lazy_exports
+from .response import PromptResponse
 
 __all__ = [
     "EventCallback",
     "RunEvent",
     "RunFinished",
     "TextDelta",
-    "ToolCallArgumentsDelta",
-    "ToolCallCompleted",
+    "ToolCallDelta",
+    "ToolCallReady",
     "ToolCallStarted",
-    "ToolResultReady",
+    "ToolInvoked",
+    "ToolResultStored",
     "TurnCommitted",
     "UsageReported",
 ]
 
 OutputT = TypeVar("OutputT")
 
-
-@attrs.frozen
-class TextDelta:
-    """A piece of the model's reply text, in order."""
-
-    turn: int
-    text: str
-
-
-@attrs.frozen
-class ToolCallStarted:
-    """The model began a tool call (``index`` is its position in the reply)."""
-
-    turn: int
-    index: int
-    call_id: str
-    name: str
-
-
-@attrs.frozen
-class ToolCallArgumentsDelta:
-    """A piece of a tool call's argument text."""
-
-    turn: int
-    index: int
-    arguments_delta: str
-
-
-@attrs.frozen
-class ToolCallCompleted:
-    """A tool call as the dispatcher will receive it."""
-
-    turn: int
-    index: int
-    call: ToolCall
-
-
-@attrs.frozen
-class ToolResultReady:
-    """A call's result after the output pipeline: exactly the text the model will read."""
-
-    turn: int
-    call: ToolCall
-    content: str
-    is_error: bool
-
-
-@attrs.frozen
-class TurnCommitted:
-    """A model turn (the reply and all its tool results) is stored; ``head`` is its last commit."""
-
-    turn: int
-    head: str | None
-    commit_hashes: tuple[str, ...]
-
-
-@attrs.frozen
-class UsageReported:
-    """The usage of one model call, and the evaluation's total so far."""
-
-    turn: int
-    usage: Usage
-    total: Usage
-
-
-@attrs.frozen
-class RunFinished(Generic[OutputT]):
-    """The last event of a successful run, with its response."""
-
-    response: PromptResponse[OutputT]
-
-
 RunEvent: TypeAlias = Union[  # noqa: UP007 - a generic alias
     TextDelta,
     ToolCallStarted,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolResultReady,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolInvoked,
+    ToolResultStored,
     TurnCommitted,
     UsageReported,
-    RunFinished[OutputT],
+    RunFinished[PromptResponse[OutputT]],
 ]
 """Every event a run reports; ``RunFinished`` comes last, only when the run succeeded."""
 
 EventCallback: TypeAlias = Callable[[RunEvent[Any]], object]
 """``on_event=`` of a run: called with every run event; an awaitable it returns is awaited."""
+
+# Names of the run's own copies of events, before the run streamed the events themselves.
+RENAMED: dict[str, str] = {
+    "ToolCallArgumentsDelta": "weakprompt.events.ToolCallDelta",
+    "ToolCallCompleted": "weakprompt.events.ToolCallReady",
+    "ToolResultReady": "weakprompt.events.ToolResultStored",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, {}, __all__, renamed=RENAMED)

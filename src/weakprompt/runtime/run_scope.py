@@ -138,7 +138,7 @@ async def run_in_scope(
             record.hooks.evaluation(
                 adapter=adapter if trace is None else trace.traced_adapter(adapter, "summarization"),
                 budget_tracker=tracker,
-                dispatcher=session.dispatcher,
+                dispatcher=session.bus,
                 on_usage=evaluation.add_usage,
             )
         )

@@ -13,11 +13,11 @@ import functools
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import VisibilityExpansionRequired
+from ..events import ToolInvoked
 from ..tools import is_async_handler
 from .dispatcher import ToolExecution
-from .loop_events import ToolResultCommitted
 from .pause_errors import ToolCallPending
-from .recording import TRACE_KEY, publish_when_stored
+from .recording import TRACE_KEY, report_when_stored
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..transcript.records import CommitInfo
     from ..transcript.turns import TurnRecord
     from .evaluation import Evaluation
+    from .results.pipeline import ProcessedResult
     from .tracing import ToolSpan
 
 __all__ = ["run_tools", "take_result"]
@@ -88,20 +89,21 @@ async def run_with_store_work(evaluation: Evaluation[Any], call: ToolCall, turn:
     follows sees all it changed.
     """
 
-    def work() -> tuple[str, bool] | ToolCallPending:
+    def work() -> ToolExecution | VisibilityExpansionRequired | ToolCallPending:
         try:
             outcome: ToolExecution | VisibilityExpansionRequired = evaluation.dispatcher.execute(call)
         except VisibilityExpansionRequired as request:
             outcome = request
         except ToolCallPending as pending:  # waits for a decision: nothing to stage
             return pending
-        return stage_result(evaluation, call, outcome, turn)
+        stage_result(evaluation, call, outcome, turn)
+        return outcome
 
     done = await evaluation.store_work.settled(work, may_block=True)
     if isinstance(done, ToolCallPending):
         await _hold(evaluation, done, turn)
         return
-    await result_ready(evaluation, call, *done)
+    await result_ready(evaluation, done)
 
 
 async def take_result(
@@ -117,8 +119,8 @@ async def take_result(
     their time (a ``tool_result`` hook asking a model for a summary, say).
     """
     staged = functools.partial(functools.partial(stage_result, evaluation), call, outcome, turn, provenance)
-    content, failed = await evaluation.store_work(staged, may_block=staging_may_block(evaluation, outcome))
-    await result_ready(evaluation, call, content, failed)
+    await evaluation.store_work(staged, may_block=staging_may_block(evaluation, outcome))
+    await result_ready(evaluation, outcome)
 
 
 def staging_may_block(
@@ -188,37 +190,34 @@ def stage_plain(
         _report_handle(span, processed.metadata, processed.oversize_reason)
     commit = processed.commit
     assert commit is not None  # the pipeline commits every result it is given a transcript for
-    return committed(evaluation, call, commit, turn)
+    return committed(evaluation, call, commit, turn, processed)
 
 
-async def result_ready(evaluation: Evaluation[Any], call: ToolCall, content: str, failed: bool) -> None:
-    if evaluation.on_event is not None:
-        from . import run_events  # built only for a listener: loaded on first use
-
-        await evaluation.emit(
-            run_events.ToolResultReady(turn=evaluation.turns, call=call, content=content, is_error=failed)
-        )
+async def result_ready(
+    evaluation: Evaluation[Any], outcome: ToolExecution | VisibilityExpansionRequired
+) -> None:
+    """Stream the call's ``ToolInvoked``: the one the dispatcher published on the bus, the same object."""
+    if evaluation.on_event is None:
+        return
+    invoked = outcome.event if isinstance(outcome, ToolExecution) else outcome.invoked
+    if isinstance(invoked, ToolInvoked):  # pragma: no branch - the dispatcher sets it on what it raises
+        await evaluation.emit(invoked)
 
 
 def committed(
-    evaluation: Evaluation[Any], call: ToolCall, commit: CommitInfo, turn: TurnRecord
+    evaluation: Evaluation[Any],
+    call: ToolCall,
+    commit: CommitInfo,
+    turn: TurnRecord,
+    processed: ProcessedResult | None = None,
 ) -> tuple[str, bool]:
-    """The result's commit is staged: the run's head moves, ``ToolResultCommitted`` waits for the turn."""
+    """The result's commit is staged: the run's head moves, its ``ToolResultStored`` waits for the turn."""
     evaluation.head = commit.hash
-    if not evaluation.session.dispatcher.wants(ToolResultCommitted):
-        return commit.content.content, commit.content.is_error
-    event = ToolResultCommitted(
-        prompt_name=evaluation.name,
-        turn=evaluation.turns,
-        call=call,
-        content=commit.content.content,  # hooks may have changed it
-        is_error=commit.content.is_error,
-        commit_hash=commit.hash,
-        session_id=evaluation.session.session_id,
-        created_at=evaluation.session.clock.now(),
+    content, is_error = commit.content.content, commit.content.is_error  # hooks may have changed them
+    report_when_stored(
+        evaluation, turn, call, content=content, is_error=is_error, staged=commit.hash, processed=processed
     )
-    publish_when_stored(evaluation, turn, event, commit.hash)
-    return commit.content.content, commit.content.is_error
+    return content, is_error
 
 
 def _extraction_metadata(value: object) -> JSONObject:

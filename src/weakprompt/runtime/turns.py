@@ -91,9 +91,9 @@ async def model_turn(
     and their stored outputs. A failure or cancellation before that
     drops it whole; one that arrives while it is being written waits
     for the write, so the turn is either stored or not, never half. The
-    events that report it (``ModelTurnCompleted``, ``ToolResultStored``,
-    ``ToolResultCommitted``) are published once it has committed, with
-    the hashes as stored, and ``TurnCommitted`` after them.
+    events that report it (``ModelTurnCompleted``, each result's
+    ``ToolResultStored``) are published once it has committed, with the
+    hashes as stored, and ``TurnCommitted`` after them.
 
     The turn is opened, and its request compiled, in one trip to the
     worker thread (``ahead``: already, in the trip that wrote the turn
@@ -151,14 +151,7 @@ async def model_turn(
         evaluation.stored(turn)  # cancelled while writing, but the write went through
         raise
     evaluation.stored(turn)
-    if evaluation.on_event is not None:
-        from . import run_events  # built only for a listener: loaded on first use
-
-        await evaluation.emit(
-            run_events.TurnCommitted(
-                turn=evaluation.turns, head=evaluation.head, commit_hashes=tuple(c.hash for c in turn.commits)
-            )
-        )
+    await evaluation.emit_stored(turn)
     if following is None or upcoming is None:
         return reply, None
     return reply, _OpenTurn(following, opened[0], upcoming)
@@ -186,14 +179,7 @@ async def staged_turn(evaluation: Evaluation[Any], body: Callable[[TurnRecord], 
         evaluation.stored(turn)  # cancelled while writing, but the write went through
         raise
     evaluation.stored(turn)
-    if evaluation.on_event is not None:
-        from . import run_events  # built only for a listener: loaded on first use
-
-        await evaluation.emit(
-            run_events.TurnCommitted(
-                turn=evaluation.turns, head=evaluation.head, commit_hashes=tuple(c.hash for c in turn.commits)
-            )
-        )
+    await evaluation.emit_stored(turn)
     return outcome
 
 
@@ -299,6 +285,8 @@ def _write_and_open_next(
     opened: list[TurnRecord],
 ) -> ModelRequest | None:
     """Store the turn, then open the next one and compile its request, if there is one."""
+    if following is None:  # the run may end with this turn: its conversation, compiled while staged
+        evaluation.last_turn = (evaluation.transcript.compile(), turn)
     _write_turn(evaluation, staging, turn)
     if following is None:
         return None

@@ -4,12 +4,13 @@ State lives in slices keyed by type (``session[Plan]``). Each slice is a
 tuple that is replaced, never edited, so a snapshot only copies the small
 table of slices and a restore puts the old table back exactly. Reducers turn
 dispatched events into new slice states; the session subscribes them to its
-dispatcher so publishing an event anywhere updates the session.
+event bus so publishing an event anywhere updates the session.
 """
 
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
@@ -19,7 +20,7 @@ import attrs
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import ConfigurationError
-from ..events import Dispatcher, DispatchResult, ToolInvoked
+from ..events import DispatchResult, EventBus, ToolInvoked
 from ._reducers import Reducer, SlicePolicy, append
 from ._snapshot import SessionSnapshot, SnapshotMismatchError
 
@@ -130,14 +131,14 @@ class _LogSlice:
 
 
 class _ReducerHandler:
-    """The dispatcher subscription that applies one registered reducer.
+    """The bus subscription that applies one registered reducer.
 
     With ``unwrap`` set it listens to ``ToolInvoked`` instead and feeds the
     reducer the result's value, but only for successful calls: a failed call
     must leave no trace in STATE slices.
 
     It holds its session weakly: the session holds it (and so does the
-    session's dispatcher), and a strong reference back would make every
+    session's bus), and a strong reference back would make every
     session a reference cycle, freed only by the cyclic garbage collector.
     A handler whose session is gone does nothing.
     """
@@ -184,7 +185,7 @@ class _ReducerHandler:
     def __call__(self, event: object) -> None:
         event_session = getattr(event, "session_id", None)
         if isinstance(event_session, str) and event_session != self.session_id:
-            return  # another session's event on a shared dispatcher
+            return  # another session's event on a shared bus
         session = self.session_ref()
         if session is None:
             return  # the session was dropped without being closed
@@ -198,14 +199,23 @@ class _ReducerHandler:
         session._reduce(self, event)  # pyright: ignore[reportPrivateUsage]
 
 
+def _renamed(old: str, new: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated and will be removed in the next release; use {new} (the event bus)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
 class Session:
     """Typed slices of state, changed by reducers, snapshotted for rollback.
 
-    ``dispatcher`` defaults to a private one. The session subscribes its
-    reducers to it, so ``session.dispatch(event)`` and
-    ``session.dispatcher.dispatch(event)`` are the same. Events carrying a
+    ``bus`` (the session's ``EventBus``) defaults to a private one. The
+    session subscribes its reducers to it, so ``session.dispatch(event)``
+    and ``session.bus.dispatch(event)`` are the same. Events carrying a
     ``session_id`` of another session are ignored, which lets several
-    sessions share one dispatcher.
+    sessions share one bus. ``dispatcher`` is the bus's old name (it warns):
+    "dispatcher" now names only the tool dispatcher.
 
     Every ``ToolInvoked`` is recorded once in the LOG slice
     ``session[ToolInvoked]``. A successful one whose result value is an
@@ -215,12 +225,21 @@ class Session:
 
     def __init__(
         self,
-        dispatcher: Dispatcher | None = None,
+        bus: EventBus | None = None,
         session_id: str | None = None,
         clock: Clock | None = None,
+        *,
+        dispatcher: EventBus | None = None,
     ) -> None:
+        if dispatcher is not None:
+            _renamed("Session(dispatcher=...)", "Session(bus=...)")
+            if bus is not None and bus is not dispatcher:
+                raise ConfigurationError(
+                    "Session: give the event bus once, as bus= (dispatcher= is its old name)"
+                )
+            bus = dispatcher
         self._session_id = session_id if session_id is not None else _new_session_id()
-        self._dispatcher = dispatcher if dispatcher is not None else Dispatcher()
+        self._bus = bus if bus is not None else EventBus()
         self._clock = clock if clock is not None else SYSTEM_CLOCK
         self._lock = threading.RLock()
         # STATE slices: immutable tuples; restore swaps the whole dict back.
@@ -240,8 +259,15 @@ class Session:
         return self._session_id
 
     @property
-    def dispatcher(self) -> Dispatcher:
-        return self._dispatcher
+    def bus(self) -> EventBus:
+        """The event bus the session's reducers listen on; the run publishes its events here."""
+        return self._bus
+
+    @property
+    def dispatcher(self) -> EventBus:
+        """Deprecated: the event bus's old name; use :attr:`bus`."""
+        _renamed("Session.dispatcher", "Session.bus")
+        return self._bus
 
     @property
     def clock(self) -> Clock:
@@ -370,14 +396,12 @@ class Session:
             self._unsubscribe((slice_key, event_key))
             self._handlers[(slice_key, event_key)] = tuple(handlers)
             for handler in handlers:
-                self._dispatcher.subscribe(
-                    ToolInvoked if handler.unwrap else event_key, handler, name=handler.name
-                )
+                self._bus.subscribe(ToolInvoked if handler.unwrap else event_key, handler, name=handler.name)
 
     def _unsubscribe(self, key: tuple[type[object], type[object]]) -> None:
         for handler in self._handlers.pop(key, ()):
             handler.active = False
-            self._dispatcher.unsubscribe(ToolInvoked if handler.unwrap else handler.event_type, handler)
+            self._bus.unsubscribe(ToolInvoked if handler.unwrap else handler.event_type, handler)
 
     def _reduce(self, handler: _ReducerHandler, event: object) -> None:
         """Apply one reducer atomically; on any error the slice is untouched."""
@@ -398,11 +422,11 @@ class Session:
                 log.replace(new)
 
     def dispatch(self, event: object) -> DispatchResult:
-        """Publish ``event`` on the session's dispatcher (reducers included)."""
-        return self._dispatcher.dispatch(event)
+        """Publish ``event`` on the session's bus (reducers included)."""
+        return self._bus.dispatch(event)
 
     def close(self) -> None:
-        """Unsubscribe the session's reducers from the dispatcher; state stays readable."""
+        """Unsubscribe the session's reducers from the bus; state stays readable."""
         with self._lock:
             for key in list(self._handlers):
                 self._unsubscribe(key)
@@ -438,7 +462,7 @@ class Session:
         Concurrent tool calls each run on their own fork of the state before
         the batch, so one call's rollback never undoes another's work. The
         fork has the same id, clock, reducers and state, but its own
-        dispatcher: events dispatched on it reach its reducers (so the call
+        bus: events dispatched on it reach its reducers (so the call
         reads its own writes) and are recorded, not seen by this session's
         subscribers until the fork is merged.
         """
@@ -448,7 +472,7 @@ class Session:
         """Replay ``fork``'s recorded operations on this session, in order.
 
         Slice writes are written again and events are dispatched on this
-        session's dispatcher (so its reducers and subscribers see them now).
+        session's bus (so its reducers and subscribers see them now).
         The session then equals what it would be had the fork's work been
         done on it directly, from its state at that point. Returns the
         results of the dispatches, for their subscriber errors.
@@ -470,11 +494,11 @@ class SessionFork(Session):
     """A session copied from ``parent`` that records every change made to it (see :meth:`Session.fork`)."""
 
     def __init__(self, parent: Session) -> None:
-        super().__init__(dispatcher=Dispatcher(), session_id=parent.session_id, clock=parent.clock)
+        super().__init__(EventBus(), session_id=parent.session_id, clock=parent.clock)
         self._parent = parent
         self._operations: list[SessionOperation] = []
         recorder = f"fork of session {parent.session_id}: recorder"
-        self._dispatcher.subscribe_all(_ForkRecorder(self), name=recorder)
+        self._bus.subscribe_all(_ForkRecorder(self), name=recorder)
         with parent._lock:  # pyright: ignore[reportPrivateUsage]
             registered = [
                 (key, handlers[0].reducer)

@@ -291,7 +291,7 @@ class _Checker:
         recorder = _Recorder()
         tool = attrs.evolve(self.tool, handler=recorder.wrap(self.tool.handler))
         events: list[ToolInvoked] = []
-        session.dispatcher.subscribe(ToolInvoked, events.append)
+        session.bus.subscribe(ToolInvoked, events.append)
         # the contract is the handler's: a call its approval policy would hold runs as approved
         dispatcher = ToolDispatcher([tool], session=session, resources=resources)
         before = self.fingerprint(session, resources)

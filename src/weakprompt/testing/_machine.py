@@ -81,7 +81,7 @@ class PromptStateMachine(RuleBasedStateMachine):
         )
         self.calls: list[CallRecord] = []
         self.events: list[ToolInvoked] = []
-        self.session.dispatcher.subscribe(ToolInvoked, self.events.append)
+        self.session.bus.subscribe(ToolInvoked, self.events.append)
         self._rendered: RenderedPrompt[Any] | None = None
         # The replica sees only the successful calls, in order: if the session is the
         # fold of those calls, both end up in the same state after every step.

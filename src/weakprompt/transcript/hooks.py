@@ -25,7 +25,7 @@ import attrs
 
 from ..budget import BudgetTracker
 from ..errors import BudgetExceededError, ConfigurationError, TranscriptError
-from ..events import Dispatcher, publish
+from ..events import EventBus, publish
 from ..messages import Usage
 from .summarize import SummaryAttempt, check_target_tokens, request_summary, summarizer_label
 
@@ -87,7 +87,7 @@ class EvaluationBinding:
 
     adapter: ProviderAdapter
     budget_tracker: BudgetTracker | None = None
-    dispatcher: Dispatcher | None = None
+    dispatcher: EventBus | None = None
     on_usage: Callable[[Usage], object] | None = None
 
 
@@ -104,7 +104,7 @@ class ToolResultHooks:
     def __init__(self) -> None:
         self._handlers: dict[HookEvent, ToolResultHandler] = {}
         self._summarizer: ProviderAdapter | None = None
-        self._dispatcher: Dispatcher | None = None
+        self._dispatcher: EventBus | None = None
         self._budget_tracker: BudgetTracker | None = None
         self._bindings: list[EvaluationBinding] = []
         self._lock = threading.Lock()
@@ -167,14 +167,14 @@ class ToolResultHooks:
         self._summarizer = adapter
 
     @property
-    def dispatcher(self) -> Dispatcher | None:
+    def dispatcher(self) -> EventBus | None:
         """Where ``ToolResultSummarized`` events go; None means the running evaluation's session."""
         return self._dispatcher
 
     @dispatcher.setter
-    def dispatcher(self, dispatcher: Dispatcher | None) -> None:
-        if dispatcher is not None and not isinstance(dispatcher, Dispatcher):
-            raise ConfigurationError(f"dispatcher must be a weakprompt Dispatcher, got {dispatcher!r}")
+    def dispatcher(self, dispatcher: EventBus | None) -> None:
+        if dispatcher is not None and not isinstance(dispatcher, EventBus):
+            raise ConfigurationError(f"dispatcher must be a weakprompt EventBus, got {dispatcher!r}")
         self._dispatcher = dispatcher
 
     @property
@@ -194,7 +194,7 @@ class ToolResultHooks:
         *,
         adapter: ProviderAdapter,
         budget_tracker: BudgetTracker | None = None,
-        dispatcher: Dispatcher | None = None,
+        dispatcher: EventBus | None = None,
         on_usage: Callable[[Usage], object] | None = None,
     ) -> Generator[EvaluationBinding, None, None]:
         """Lend an evaluation's adapter, budget and events to the hooks while it runs.

@@ -26,7 +26,7 @@ import attrs
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject
 from ..messages import Message
-from ..store.output_record import StoredOutputRef
+from ..output_record import StoredOutputRef
 from .options import CompileOptions, CompileView
 
 __all__ = [

@@ -166,7 +166,7 @@ def test_outputs_without_or_with_the_same_session_are_found(owner: str | None) -
 def test_an_unknown_handle_is_a_successful_nothing_found_reply() -> None:
     session = Session()
     seen: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolOutputExtracted, seen.append)
+    session.bus.subscribe(ToolOutputExtracted, seen.append)
     execution = run(tool_for(Outputs()), {"handle": "no-such-handle", "extract": "x"}, session)
     assert execution.success
     assert execution.message.startswith(
@@ -291,7 +291,7 @@ def test_each_extraction_publishes_one_event_and_charges_the_budget() -> None:
     outputs = Outputs()
     handle = outputs.add(log_lines(20), session_id=session.session_id)
     seen: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolOutputExtracted, seen.append)
+    session.bus.subscribe(ToolOutputExtracted, seen.append)
     tracker = BudgetTracker(Budget(max_total_tokens=10_000))
     tool = tool_for(outputs, lambda request: AssistantTurn(text=wrapped(request, "x"), usage=USAGE))
     run(tool, {"handle": handle, "extract": "x"}, session, tracker)
@@ -309,7 +309,7 @@ def test_a_fallback_event_carries_the_reason() -> None:
     outputs = Outputs()
     handle = outputs.add(log_lines(20), session_id=session.session_id)
     seen: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolOutputExtracted, seen.append)
+    session.bus.subscribe(ToolOutputExtracted, seen.append)
     reply = AssistantTurn(text="no tags at all", usage=USAGE)
     execution = run(tool_for(outputs, lambda request: reply), {"handle": handle, "extract": "x"}, session)
 
@@ -332,7 +332,7 @@ def test_a_failing_subscriber_does_not_fail_the_tool(caplog: pytest.LogCaptureFi
     def broken(event: ToolOutputExtracted) -> None:
         raise RuntimeError("subscriber bug")
 
-    session.dispatcher.subscribe(ToolOutputExtracted, broken)
+    session.bus.subscribe(ToolOutputExtracted, broken)
     with caplog.at_level(logging.ERROR):
         execution = run(tool_for(outputs), {"handle": handle, "extract": "x"}, session)
     assert execution.success
@@ -409,7 +409,7 @@ def main_agent(extract: str, mode: str | None = None):  # type: ignore[no-untype
 def test_harness_large_output_goes_behind_a_handle_and_read_grep_finds_the_needle() -> None:
     session = Session()
     seen: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolOutputExtracted, seen.append)
+    session.bus.subscribe(ToolOutputExtracted, seen.append)
     outputs = Outputs()
     # (a needle that is not credential-shaped: the evaluation redacts output by default)
     payload = log_lines(20_000, needle_at=15_555, needle="NEEDLE code=4711")

@@ -10,10 +10,10 @@ import pytest
 
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.clock import FakeClock
-from weakprompt.events import Dispatcher, ToolResultStored
+from weakprompt.events import EventBus, ToolResultStored
 from weakprompt.messages import AssistantTurn
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
-from weakprompt.runtime import ModelTurnCompleted, ToolResultCommitted, evaluate
+from weakprompt.runtime import ModelTurnCompleted, evaluate
 from weakprompt.runtime.results import ToolOutputStore
 from weakprompt.session import Session
 from weakprompt.store import Store
@@ -37,7 +37,7 @@ def committed_ids(store: Store, session_id: str) -> list[str]:
 
 
 def test_a_staged_output_is_written_by_the_turn_and_announced_after_it(store: Store) -> None:
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     seen: list[tuple[str, list[str], list[str]]] = []
 
     def on_stored(event: ToolResultStored) -> None:  # what another reader finds when the event arrives
@@ -59,7 +59,7 @@ def test_a_staged_output_is_written_by_the_turn_and_announced_after_it(store: St
 
 
 def test_a_turn_that_is_not_stored_stores_no_output(store: Store) -> None:
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
     events: list[ToolResultStored] = []
     dispatcher.subscribe(ToolResultStored, events.append)
     outputs = ToolOutputStore(store, "s", dispatcher=dispatcher)
@@ -139,19 +139,17 @@ def test_the_loops_events_arrive_after_the_turn_is_stored_in_order(store: Store)
         commits = committed_ids(store, session.session_id)
         order.append(f"{name} {stored_ids(store, session.session_id)} {commits}")
 
-    for kind in (ModelTurnCompleted, ToolResultStored, ToolResultCommitted):
-        session.dispatcher.subscribe(kind, check)
+    for kind in (ModelTurnCompleted, ToolResultStored):
+        session.bus.subscribe(kind, check)
     script = [
         AssistantTurn(tool_calls=(tool_call("fetch", {}, id="a"), tool_call("fetch", {}, id="b"))),
         text_turn("done"),
     ]
     evaluate(PROMPT, adapter=ScriptedAdapter(script), session=session, input="go", store=store)
-    assert order == [
+    assert order == [  # one storage event per result: its commit and its stored output together
         "ModelTurnCompleted ['a', 'b'] ['a', 'b']",
         "ToolResultStored ['a', 'b'] ['a', 'b']",
-        "ToolResultCommitted ['a', 'b'] ['a', 'b']",
         "ToolResultStored ['a', 'b'] ['a', 'b']",
-        "ToolResultCommitted ['a', 'b'] ['a', 'b']",
         "ModelTurnCompleted ['a', 'b'] ['a', 'b']",
     ]
 
@@ -170,9 +168,9 @@ def test_every_result_commit_refers_to_its_stored_output(store: Store) -> None:
 
 def test_events_of_a_moved_turn_name_the_stored_commits(store: Store) -> None:
     session = Session()
-    events: list[ModelTurnCompleted | ToolResultCommitted] = []
-    session.dispatcher.subscribe(ModelTurnCompleted, events.append)
-    session.dispatcher.subscribe(ToolResultCommitted, events.append)
+    events: list[ModelTurnCompleted | ToolResultStored] = []
+    session.bus.subscribe(ModelTurnCompleted, events.append)
+    session.bus.subscribe(ToolResultStored, events.append)
 
     @tool(name="fetch", description="Fetch, while another writer appends to the session.")
     def meddle(params: NoParams, *, context: ToolContext) -> ToolResult[None]:
@@ -191,7 +189,7 @@ def test_events_of_a_moved_turn_name_the_stored_commits(store: Store) -> None:
     log = {c.hash for c in Transcript(store, session.session_id).log()}
     assert [type(e).__name__ for e in events] == [
         "ModelTurnCompleted",
-        "ToolResultCommitted",
+        "ToolResultStored",
         "ModelTurnCompleted",
     ]
     assert all(e.commit_hash in log for e in events)
@@ -243,7 +241,7 @@ def test_retention_evaluation_keeps_a_row_an_earlier_evaluation_stored(store: St
     evaluate(PROMPT, adapter=ScriptedAdapter(script), session=session, input="one", store=store)
     again = [tool_call_turn(tool_call("fetch", {}, id="same")), text_turn("done")]
     stored: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
     evaluate(
         PROMPT,
         adapter=ScriptedAdapter(again),

@@ -373,9 +373,9 @@ def test_a_damaged_raw_payload_is_caught_by_its_hash() -> None:
 
 
 def test_subscriber_failure_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
-    from weakprompt.events import Dispatcher, ToolResultStored
+    from weakprompt.events import EventBus, ToolResultStored
 
-    dispatcher = Dispatcher()
+    dispatcher = EventBus()
 
     def boom(_: ToolResultStored) -> None:
         raise RuntimeError("subscriber broke")

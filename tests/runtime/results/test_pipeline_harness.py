@@ -36,7 +36,7 @@ def transcript() -> Generator[Transcript]:
 def _run(transcript: Transcript, world: World, output: str) -> tuple[str, list[ToolOutputExtracted], str]:
     session = Session(session_id="s1")
     events: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolOutputExtracted, events.append)
+    session.bus.subscribe(ToolOutputExtracted, events.append)
     response = evaluate(
         fetch_prompt(Outputs([output])),
         adapter=world.adapter,

@@ -44,8 +44,8 @@ def test_large_output_goes_behind_a_handle_and_tool_output_brings_the_answer_bac
     session = Session(session_id="s1")
     stored: list[ToolResultStored] = []
     extracted: list[ToolOutputExtracted] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
-    session.dispatcher.subscribe(ToolOutputExtracted, extracted.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolOutputExtracted, extracted.append)
     tracker = BudgetTracker(Budget())
 
     response = evaluate(
@@ -83,9 +83,11 @@ def test_large_output_goes_behind_a_handle_and_tool_output_brings_the_answer_bac
     assert len(world.requests["grep"]) == 2
     assert response.usage == MAIN_USAGE + MAIN_USAGE + MAIN_USAGE + EXTRACT_USAGE + EXTRACT_USAGE
     assert tracker.usage == response.usage
-    # One store event (the tool_output result itself is never stored), one extraction event.
+    # One storage event per result; only fetch's output went to the output store (tool_output's
+    # reply never does); one extraction event.
     assert [(e.tool_name, e.oversized, e.deduplicated, e.handle) for e in stored] == [
-        ("fetch", True, False, meta.handle)
+        ("fetch", True, False, meta.handle),
+        ("tool_output", False, False, None),
     ]
     assert [(e.strategy, e.fallback_reason) for e in extracted] == [("read-grep", None)]
     # The commit keeps a reference to the stored output.
@@ -258,7 +260,7 @@ def test_the_offered_tool_set_is_linked_in_the_transcript(transcript: Transcript
 def test_repeated_output_is_stored_once_with_one_handle(transcript: Transcript) -> None:
     session = Session(session_id="s1")
     stored: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
 
     def twice(request: ModelRequest) -> AssistantTurn | str | None:
         tools_results = [m for m in request.context.messages if m.role == "tool"]
@@ -329,11 +331,12 @@ def test_get_tool_result_loads_the_full_result_and_stays_ephemeral(transcript: T
         return f"loaded {len(last.content)} chars"
 
     stored: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, stored.append)
+    session.bus.subscribe(ToolResultStored, stored.append)
     world = World(None, next_call=load)
     response = evaluate(prompt, adapter=world.adapter, session=session, input="second", transcript=transcript)
     assert response.text == f"loaded {len(medium)} chars"
-    assert stored == []  # get_tool_result replies are never stored
+    # get_tool_result replies are never put in the output store: their storage event has no handle
+    assert [(e.tool_name, e.handle) for e in stored] == [("get_tool_result", None)]
     loaded = transcript.find_tool_results(name="get_tool_result")[0]
     assert loaded.metadata == {LOADED_RESULT_KEY: {"tool_call_id": call_id}}
     # A later evaluation sees neither the original nor the loaded copy in full.
@@ -449,7 +452,7 @@ def test_extraction_usage_outside_this_session_is_not_counted(transcript: Transc
         from weakprompt.clock import SYSTEM_CLOCK
         from weakprompt.messages import Usage
 
-        session.dispatcher.dispatch(
+        session.bus.dispatch(
             ToolOutputExtracted(
                 session_id="someone-else",
                 handle="h",

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ...clock import Clock
-from ...events import Dispatcher, ToolResultStored, publish
+from ...events import EventBus, ToolResultStored, publish
 from ...jsontypes import JSONValue
+from ...messages import ToolCall
 from ...store.locks import advisory_lock
 from ...store.output_payload import encode_payload, fetch_blob, put_output_blob
 from ...store.output_record import ToolResultMetadata
@@ -113,8 +114,10 @@ class ToolOutputStore:
     Reads and writes are scoped to ``session_id``: another session's call
     ids and handles are simply not found. ``token_counter`` measures the
     ``tokens`` figure (use the model's own counter when there is one);
-    ``summaries`` picks the summary function per tool; each store publishes
-    :class:`~weakprompt.events.ToolResultStored` on ``dispatcher``.
+    ``summaries`` picks the summary function per tool; a store given an
+    event bus (``dispatcher``, outside a run: in a run the loop reports each
+    stored result once, with its commit) publishes
+    :class:`~weakprompt.events.ToolResultStored` for each output it stores.
     """
 
     def __init__(
@@ -125,7 +128,7 @@ class ToolOutputStore:
         token_counter: TokenCounter | None = None,
         clock: Clock | None = None,
         summaries: SummaryRegistry | None = None,
-        dispatcher: Dispatcher | None = None,
+        dispatcher: EventBus | None = None,
         sole_writer: bool = False,
     ) -> None:
         """``sole_writer``: this object is the only writer of a session with no outputs yet (a private
@@ -372,8 +375,8 @@ class ToolOutputStore:
             return
         event = ToolResultStored(
             session_id=reference.session_id,
-            tool_call_id=reference.tool_call_id,
-            tool_name=reference.tool_name,
+            call=ToolCall(id=reference.tool_call_id, name=reference.tool_name, arguments=reference.arguments),
+            is_error=reference.is_error,
             handle=reference.handle,
             size_bytes=reference.size_bytes,
             oversized=reference.oversized,

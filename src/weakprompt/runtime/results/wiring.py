@@ -147,7 +147,7 @@ class EvaluationOutputs:
             token_counter=adapter.token_counter or transcript.token_counter,
             clock=session.clock,
             summaries=self.settings.summaries,
-            dispatcher=session.dispatcher,
+            # no bus: in a run, the loop reports each stored result once, with its commit (ToolResultStored)
             sole_writer=empty,
         )
         self.pipeline = ToolResultPipeline(
@@ -304,7 +304,7 @@ class EvaluationOutputs:
         """Start counting side usage (the loop calls this before the first model call)."""
         self._start_seq = -1 if self._empty else self.store.next_seq() - 1
         if not self._listening:
-            dispatcher = self.session.dispatcher
+            dispatcher = self.session.bus
             dispatcher.subscribe(ToolOutputExtracted, self._on_extracted, name="evaluation side usage")
             self._listening = True
 
@@ -314,7 +314,7 @@ class EvaluationOutputs:
         Outputs stored before the evaluation began are never deleted here.
         """
         if self._listening:
-            dispatcher = self.session.dispatcher
+            dispatcher = self.session.bus
             dispatcher.unsubscribe(ToolOutputExtracted, self._on_extracted)
             self._listening = False
         if self.retention == "evaluation" and self.stored:

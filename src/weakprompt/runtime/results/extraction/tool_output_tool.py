@@ -122,7 +122,7 @@ def _publish(context: ToolContext, source: ExtractionSource, result: ExtractionR
         usage=result.usage,
         created_at=context.session.clock.now(),
     )
-    publish(context.session.dispatcher, event, logger=logger, about=f"for handle {source.handle}")
+    publish(context.session.bus, event, logger=logger, about=f"for handle {source.handle}")
 
 
 def context_extractor(

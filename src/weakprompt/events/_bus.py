@@ -1,4 +1,4 @@
-"""An in-process, synchronous event dispatcher.
+"""The in-process, synchronous event bus.
 
 Handlers run in subscription order on the dispatching thread. A handler that
 raises never stops the others: its exception is collected on the
@@ -18,7 +18,7 @@ from ..errors import WeakpromptError
 
 __all__ = [
     "DispatchResult",
-    "Dispatcher",
+    "EventBus",
     "EventHandler",
     "EventHandlerError",
     "HandlerFailure",
@@ -83,8 +83,10 @@ def _handler_name(handler: Callable[..., object]) -> str:
     return name if isinstance(name, str) else repr(handler)
 
 
-class Dispatcher:
+class EventBus:
     """Routes events to the handlers subscribed to their type.
+
+    (Not the tool dispatcher, ``runtime.ToolDispatcher``, which runs tool calls.)
 
     A handler subscribed to a class also receives instances of its
     subclasses; :meth:`subscribe_all` (the same as subscribing to

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import VisibilityExpansionRequired
 from ..tools import is_async_handler
+from ..transcript.hook_run import commit_withheld
+from ..transcript.hooks import ToolResultRejected
+from ..transcript.lazy import STORED_OUTPUT_KEY
 from .dispatcher import ToolExecution
 from .loop_events import ToolResultCommitted
 from .pause_errors import ToolCallPending
@@ -199,16 +202,11 @@ def commit_result(
     turn: TurnRecord,
     metadata: JSONObject | None = None,
 ) -> tuple[str, bool]:
-    # Here, not at the top: the transcript package is loaded with the store, when an evaluation runs.
-    from ..transcript.hooks import ToolResultRejected
-
     try:
         commit = evaluation.transcript.tool_result(
             call.id, call.name, content, is_error=failed, metadata=metadata
         )
     except ToolResultRejected as rejection:  # a hook refused it; the call still needs an answer
-        from ..transcript.hook_run import commit_withheld
-
         commit = commit_withheld(evaluation.transcript, rejection)
     evaluation.head = commit.hash
     if not evaluation.session.dispatcher.wants(ToolResultCommitted):
@@ -235,8 +233,6 @@ def _extraction_metadata(value: object) -> JSONObject:
 
 
 def _report_handle(span: ToolSpan, metadata: JSONObject, reason: str) -> None:
-    from ..transcript.lazy import STORED_OUTPUT_KEY  # loaded with the store, when an evaluation runs
-
     stored = cast("JSONObject", metadata[STORED_OUTPUT_KEY])  # an oversized result is always stored
     size = stored.get("size_bytes")
     span.handle(str(stored["handle"]), reason, size if isinstance(size, int) else None)

@@ -23,6 +23,7 @@ import attrs
 
 from ..errors import ConfigurationError, WeakpromptError
 from ..jsontypes import JSONObject
+from ..prompt import MarkdownSection
 from ..safetext import clip, describe_exception
 from ..tools import ToolContext, ToolResult
 from ._callbacks import (
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
 
     from ..model import ProviderAdapter
-    from ..prompt import MarkdownSection
 
 __all__ = [
     "Concurrency",
@@ -248,8 +248,6 @@ class McpToolset:
 
     def section(self, title: str, key: str, template: str = "", **options: Any) -> MarkdownSection[None]:
         """A section that owns this toolset's tools (disable it and they go)."""
-        from ..prompt import MarkdownSection
-
         body = template or f"Tools of the MCP server {self.server.name!r}."
         return MarkdownSection(title=title, key=key, template=body, toolsets=(self,), **options)
 
@@ -717,8 +715,6 @@ class McpToolset:
         self, title: str, key: str, uris: tuple[str, ...] | list[str], **options: Any
     ) -> MarkdownSection[None]:
         """A section whose text is the resources at ``uris``, read now (placeholders in them stay literal)."""
-        from ..prompt import MarkdownSection
-
         texts = [await self.read_resource(uri) for uri in uris]
         body = "\n\n".join(texts).replace("$", "$$")  # resource text is data, never a template
         return MarkdownSection(title=title, key=key, template=body, accepts_overrides=False, **options)

@@ -21,6 +21,7 @@ from ..store import Store
 from ..store.run_leases import take_session_lease
 from ..transcript.transcript import Transcript
 from .evaluation import Evaluation
+from .results import EvaluationOutputs
 from .turns import drive
 
 if TYPE_CHECKING:
@@ -87,9 +88,6 @@ async def run_in_scope(
     record = await io(open_transcript)
     # A private store this run just made is empty: nothing there needs reading to be known.
     empty = store is None and transcript is None
-    # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.
-    from .results import EvaluationOutputs
-
     outputs = EvaluationOutputs(
         transcript=record,
         empty=empty,

@@ -76,7 +76,7 @@ def validate_output_type(output_type: object, *, where: str) -> None:
 
 def output_schema(output_type: object) -> JSONObject:
     """JSON Schema for ``output_type`` (serde caches it per type)."""
-    return schema(output_type)  # pyright: ignore[reportArgumentType]
+    return schema(output_type)
 
 
 def extract_json(text: str) -> JSONValue:

@@ -2,10 +2,9 @@
 
 The model contract (``ProviderAdapter``, ``ModelRequest``, ...) lives in
 ``weakprompt.model`` and is re-exported here for convenience. Importing this
-package loads neither the loop (with the transcript and the store it opens)
-nor the pause records, decisions, run events and streaming, which a plain
-run never uses (run events are built only for a listener): their names
-resolve on first access.
+package loads neither the transcript nor the store, nor the pause records,
+decisions, run events and streaming, which a plain run never uses (run
+events are built only for a listener): their names resolve on first access.
 """
 
 from __future__ import annotations
@@ -15,12 +14,18 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_exports
 from ..model import ForceTool, ModelRequest, ProviderAdapter, ToolChoice
 from .dispatcher import ToolDispatcher, ToolExecution
+from .loop import (
+    DEFAULT_MAX_EXPANSIONS,
+    DEFAULT_MAX_TURNS,
+    ToolWrapper,
+    evaluate,
+    run,
+)
 from .loop_events import ModelTurnCompleted, OutputRejected, SectionsExpanded, ToolResultCommitted
 from .pause_errors import ResumeError, ToolCallPending
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
 from .resume import check_decisions_for, paused_run, paused_runs, resume, resume_async
-from .run_settings import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, ToolWrapper
 
 if TYPE_CHECKING:
     from .approval import (
@@ -33,7 +38,6 @@ if TYPE_CHECKING:
         Supply,
         approval_token,
     )
-    from .loop import evaluate, run
     from .pause_events import RunPaused, RunResumed, ToolCallDecided
     from .pause_records import (
         APPROVAL_KEY,
@@ -59,12 +63,9 @@ if TYPE_CHECKING:
     )
     from .streaming import stream, stream_sync
 
-# The loop (with the store and the transcript it opens), pause records, decisions, run events and
-# streaming load on first access (name -> the module of this package that defines it): importing the
-# package builds no class that a plain run never uses.
+# Pause records, decisions, run events and streaming load on first access (name -> the module of
+# this package that defines it): importing the loop builds no class that a plain run never uses.
 _LAZY: dict[str, str] = {
-    "evaluate": ".loop",
-    "run": ".loop",
     "Approve": ".approval",
     "Approver": ".approval",
     "Decision": ".approval",

@@ -17,6 +17,7 @@ from ..errors import ConfigurationError
 from ..safetext import lone_surrogate, type_name
 from ..session import Session
 from ._sync import run_sync
+from .loop import run_with
 from .pause_errors import ResumeError
 from .redaction import Redactor, default_redact
 from .run_settings import DEFAULT_MAX_TURNS, RunSettings
@@ -46,7 +47,7 @@ def _pause_rows():
 
     The runtime package binds ``resume`` from this module, whose name it
     shares, so this module loads with ``import weakprompt.runtime``; that
-    import loads no store (SQLAlchemy), nor the loop, which opens one.
+    import loads no store (SQLAlchemy).
     """
     from ..store import pause_rows
 
@@ -277,8 +278,6 @@ async def resume_with(
         from .pausing import publish_decisions_for
 
         publish_decisions_for(used, session_id, resumption.steps, decided_by)
-    from .loop import run_with  # see _pause_rows
-
     return await run_with(prompt, settings, resumption=resumption)
 
 

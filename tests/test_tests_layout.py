@@ -27,6 +27,8 @@ AT_ROOT = {
     "test_import_contracts.py",
     "test_package_root.py",
     "test_packaging.py",
+    "test_packaging_dependencies.py",
+    "test_packaging_local_imports.py",
     "test_readme.py",
     "test_tests_layout.py",
     "test_typing.py",

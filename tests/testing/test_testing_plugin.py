@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 
 import weakprompt.runtime
+import weakprompt.runtime.pausing
+import weakprompt.runtime.run_scope
 import weakprompt.store
 import weakprompt.testing
 import weakprompt.testing.pytest_plugin as plugin
 import weakprompt.transcript
 
 # pytester restores sys.modules after each inner run. Loading the kit, the store (SQLAlchemy's
-# compiled parts do not survive a second import) and the runtime here first keeps one copy of
-# every module for all runs.
+# compiled parts do not survive a second import) and the runtime (with its run scope and pausing,
+# which load with the first run) here first keeps one copy of every module for all runs.
 for _name in weakprompt.testing.__all__:
     getattr(weakprompt.testing, _name)
 assert weakprompt.runtime and weakprompt.store and weakprompt.transcript

@@ -19,6 +19,7 @@ from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import FinishReason
 from ..model import ForceTool, ModelRequest
+from ..serde import StrictSchemaError
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -146,8 +147,6 @@ def parameters_schema(tool: AnyTool, *, strict: bool) -> tuple[JSONObject, bool]
     A type outside the strict subset (an ``Any`` field, say) is sent with its
     ordinary schema and no strict flag rather than failing the whole request.
     """
-    from ..serde import StrictSchemaError
-
     if strict:
         try:
             return tool.parameters_schema(strict=True), True

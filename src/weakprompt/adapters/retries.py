@@ -29,7 +29,13 @@ from typing import TypeVar
 import attrs
 import tenacity
 
-from ..errors import AdapterError, DeadlineExceededError, ProviderConnectionError, RateLimitError
+from ..errors import (
+    AdapterError,
+    ConfigurationError,
+    DeadlineExceededError,
+    ProviderConnectionError,
+    RateLimitError,
+)
 from ..events import ModelCallRetried, publish
 from ..model import ModelEvent, ModelRequest, UsageReported
 from ..runtime.tracing import report_retry
@@ -303,8 +309,6 @@ def adapter_retrier(
     is refused. A ready client's ``max_retries`` becomes the policy (its SDK
     retries are then turned off), so the client's setting still holds.
     """
-    from ..errors import ConfigurationError
-
     if retries is not None and max_retries is not None:
         raise ConfigurationError(f"{adapter}: pass retries= or max_retries=, not both")
     if isinstance(retries, Retrier):

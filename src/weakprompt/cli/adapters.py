@@ -16,6 +16,9 @@ import inspect
 
 import attrs
 
+from ..adapters.anthropic import AnthropicAdapter
+from ..adapters.local import LocalAdapter
+from ..adapters.openai import OpenAIAdapter
 from ..errors import ConfigurationError
 from ..model import OutputMode, ProviderAdapter
 from .loading import load_attribute
@@ -69,18 +72,12 @@ def build_adapter(
     if spec == "local":
         if base_url is not None:
             raise ConfigurationError("--base-url applies to the openai and anthropic adapters, not local")
-        from ..adapters.local import LocalAdapter
-
         return LocalAdapter(model, **given)  # pyright: ignore[reportArgumentType] - checked above
     if spec in ("openai", "anthropic"):
         if not model:
             raise ConfigurationError(f"--adapter {spec} needs --model (the provider's model name)")
         if spec == "openai":
-            from ..adapters.openai import OpenAIAdapter
-
             return OpenAIAdapter(model, base_url=base_url, **given)  # pyright: ignore[reportArgumentType]
-        from ..adapters.anthropic import AnthropicAdapter
-
         return AnthropicAdapter(model, base_url=base_url, **given)  # pyright: ignore[reportArgumentType]
     if ":" not in spec:
         raise ConfigurationError(

@@ -17,9 +17,18 @@ import click
 from rich.console import Console
 from rich.panel import Panel
 
+from ..deadlines import Deadline
 from ..errors import WeakpromptError
+from ..inspector.sessions import list_sessions
 from ..model.output_mode import OUTPUT_MODES, OutputMode
+from ..runtime import ForceTool, default_redact, paused_run, resume_sync
+from ..runtime.loop import run as run_loop
+from ..runtime.pause_records import stored_pauses
 from ..safetext import lone_surrogate, terminal_text
+from ..serde import dump
+from ..session import Session
+from ..store import Store
+from ..transcript import Transcript
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .files import mount_files
 from .live import LivePrinter
@@ -33,7 +42,6 @@ from .worker import worker
 if TYPE_CHECKING:
     from ..prompt import Prompt
     from ..runtime.response import PromptResponse
-    from ..store import Store
 
 __all__ = ["cli", "main"]
 
@@ -55,8 +63,6 @@ def _reported_errors() -> Generator[None]:
 
 
 def _open_store(db: str | None, *, must_exist: bool) -> Store:
-    from ..store import Store
-
     if db is None:
         return Store.open("sqlite://")
     is_url = "://" in db
@@ -169,11 +175,6 @@ def run(
     TARGET may name a Prompt, a PromptTemplate, or a function with no
     arguments that returns one.
     """
-    from ..deadlines import Deadline
-    from ..runtime import ForceTool, default_redact
-    from ..runtime.loop import run as run_loop
-    from ..session import Session
-
     console = _console()
     with _reported_errors():
         redact = load_redactor(redact_ref) if redact_ref is not None else default_redact
@@ -230,8 +231,6 @@ def run(
 
 
 def _print_final(console: Console, response: PromptResponse[object]) -> None:
-    from ..serde import dump
-
     console.rule("final answer", style="green")
     console.print(Panel(markup_text(response.text or "(empty)"), title="text", expand=False))
     if response.output is not None:
@@ -266,11 +265,7 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
     with _reported_errors():
         store = _open_store(db, must_exist=True)
         try:
-            from ..runtime.pause_records import stored_pauses
-
             if session_id is None:
-                from ..inspector.sessions import list_sessions
-
                 sessions = list_sessions(store, limit=10**9).sessions
                 waiting = {  # read as the inspector reads them: a damaged pause row does not end the list
                     s.session_id: sum(len(p.waiting) for p in stored_pauses(store, s.session_id))
@@ -279,8 +274,6 @@ def show(*, db: str, session_id: str | None, compiled: bool, full: bool) -> None
                 }
                 print_sessions(console, sessions, waiting)
                 return
-            from ..transcript import Transcript
-
             record = Transcript(store, session_id)
             commits = list(record.compile_view().commits) if compiled else record.log()
             if not commits:
@@ -462,9 +455,6 @@ def _decide(
     ``--files`` / ``--files-writable`` must repeat what the run was started
     with, so the resumed prompt offers the same tools on the same directory.
     """
-    from ..runtime import paused_run, resume_sync
-    from ..session import Session
-
     console = _console()
     with _reported_errors():
         if files_writable and files_dir is None:

@@ -7,19 +7,18 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..contrib.files import FilesSection
 from ..errors import ConfigurationError
+from ..resources import Filesystem, HostFilesystem, ResourceRegistry
 
 if TYPE_CHECKING:
     from ..prompt import Prompt, Section
-    from ..resources import ResourceRegistry
 
 __all__ = ["has_files_section", "mount_files"]
 
 
 def has_files_section(sections: Iterable[Section[Any]]) -> bool:
     """Whether a :class:`FilesSection` is among ``sections`` or their children."""
-    from ..contrib.files import FilesSection
-
     return any(
         isinstance(section, FilesSection) or has_files_section(section.children) for section in sections
     )
@@ -36,9 +35,6 @@ def mount_files(
     added here writes without asking for approval when ``writable``: the
     person who typed ``--files-writable`` has already decided.
     """
-    from ..contrib.files import FilesSection
-    from ..resources import Filesystem, HostFilesystem, ResourceRegistry
-
     resources = ResourceRegistry({Filesystem: HostFilesystem(directory)})
     if has_files_section(prompt.template.sections):
         if writable:

@@ -16,9 +16,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
 from ..errors import ConfigurationError
+from ..prompt import Prompt, PromptTemplate
 
 if TYPE_CHECKING:
-    from ..prompt import Prompt
     from ..runtime.redaction import Redactor
 
 __all__ = ["load_attribute", "load_prompt", "load_redactor", "resolve_prompt", "split_reference"]
@@ -102,8 +102,6 @@ def resolve_prompt(value: object, *, what: str = "the reference") -> Prompt[obje
     The output type of a prompt found in a user's module is not known
     statically, hence ``Prompt[object]``.
     """
-    from ..prompt import Prompt, PromptTemplate
-
     if isinstance(value, Prompt):
         return cast("Prompt[object]", value)
     if isinstance(value, PromptTemplate):

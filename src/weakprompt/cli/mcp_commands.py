@@ -12,7 +12,10 @@ import attrs
 import click
 from rich.console import Console
 
+from ..errors import WeakpromptError
+from ..mcp import McpServer, McpToolset, PromptServer, is_loopback, mounted, with_toolsets
 from ..safetext import terminal_text
+from ..store import Store
 from .terminal import markup_text
 
 if TYPE_CHECKING:
@@ -35,8 +38,6 @@ async def run_with_servers(
     if not specs:
         return await start(prompt)
     _require_sdk()
-    from ..mcp import McpServer, McpToolset, mounted, with_toolsets
-
     toolsets = [McpToolset(McpServer.parse(spec)) for spec in specs]
     async with mounted(*toolsets):
         return await start(with_toolsets(prompt, *toolsets))
@@ -57,8 +58,6 @@ def tools_command(server: str, *, as_json: bool, timeout: float) -> None:
     Its prompts and resources are listed after them.
     """
     _require_sdk()
-    from ..errors import WeakpromptError
-    from ..mcp import McpServer, McpToolset
 
     async def read() -> dict[str, Any]:
         async with McpToolset(McpServer.parse(server), connect_timeout=timeout) as toolset:
@@ -157,24 +156,18 @@ def serve_command(
     a bind off loopback needs --token (or WEAKPROMPT_MCP_TOKEN) or --insecure.
     """
     _require_sdk()
-    from ..errors import WeakpromptError
-    from ..mcp import PromptServer
     from .loading import load_prompt
 
     try:
         prompt = load_prompt(target)
         store = None
         if db is not None:
-            from ..store import Store
-
             store = Store.open(db)
     except WeakpromptError as exc:
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
     server = PromptServer(prompt, name=name, store=store)
     try:
         if use_http:
-            from ..mcp import is_loopback
-
             if insecure and token is None and not is_loopback(host):
                 click.echo(
                     f"warning: serving on {host} without a token: anyone who can reach port {port} "

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, cast
 import click
 from rich.console import Console
 
+from ..errors import WeakpromptError
+from ..runtime import Approve, Deny, decision_records
+from ..store import Store
 from .terminal import markup_text
 
 if TYPE_CHECKING:
@@ -54,8 +57,6 @@ def cli_decisions(
 
     Without a default every pending call must be named.
     """
-    from ..runtime import Approve, Deny
-
     known = {p.call_id for p in paused.pending}
     for call_id in (*approve, *deny):
         if call_id not in known:
@@ -122,10 +123,6 @@ def approvals(db: str, session_id: str | None) -> None:
     Calls still waiting are listed as pending, with their tokens.
     """
     from pathlib import Path
-
-    from ..errors import WeakpromptError
-    from ..runtime import decision_records
-    from ..store import Store
 
     if "://" not in db and not Path(db).is_file():
         raise click.ClickException(f"no database at {db}")

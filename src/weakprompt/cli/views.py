@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ..runtime.pause_records import approval_note
 from .live import call_text, shorten
 from .terminal import markup_text
 
@@ -33,8 +34,6 @@ def print_commits(
     console: Console, transcript: Transcript, commits: Sequence[CommitInfo], *, full: bool
 ) -> None:
     """One block per commit: position, role, short hash, edit provenance, tools linked, usage."""
-    from ..runtime.pause_records import approval_note
-
     limit = 10**9 if full else 600
     for info in commits:
         message = info.content

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import ConfigurationError
+
 if TYPE_CHECKING:
     from ..durable import Served
 
@@ -124,7 +126,6 @@ def worker(
 def _served(modules: tuple[str, ...], names: tuple[str, ...]) -> Served:
     """What the worker serves: the module prefixes, and each --serve object imported now."""
     from ..durable import DurableJobError, Served, load_reference
-    from ..errors import ConfigurationError
 
     objects: dict[str, object] = {}
     for given in names:

@@ -17,7 +17,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import attrs
 import sqlalchemy as sa
@@ -30,13 +30,13 @@ from ..lazy import deprecated_alias
 from ..runtime.approval import Decision, PausedRun, decisions_to_json
 from ..runtime.blocking import block_on
 from ..runtime.pause_errors import ResumeError
+from ..runtime.resume import check_decisions_for
+from ..store import Store
+from ..store.engine import normalize_url
 from ._liveness import Liveness
 from ._references import EvaluationJob, Served
 from ._result import DurableResult
 from ._workflow import WORKFLOW_NAME, bind_store, evaluation_workflow
-
-if TYPE_CHECKING:
-    from ..store import Store
 
 __all__ = ["APPLICATION_VERSION", "DurableApp", "DurableClient", "QueueLimits", "system_database_url"]
 
@@ -55,8 +55,6 @@ def system_database_url(db: str) -> str:
     ``dbos``). SQLite: a file beside the store's (``<file>.dbos``): one
     writer at a time per SQLite file, so the two would wait on each other.
     """
-    from ..store.engine import normalize_url
-
     url = normalize_url(db)
     if url.startswith("postgresql"):
         return "postgresql://" + url.split("://", 1)[1]
@@ -244,9 +242,6 @@ class DurableClient:
             ) from None
 
     def _check(self, pause: PausedRun, decisions: Sequence[Decision], decided_by: str | None) -> None:
-        from ..runtime import check_decisions_for
-        from ..store import Store
-
         store = Store.open(self._db, read_only=True)
         try:
             check_decisions_for(store, pause.session_id, decisions, seq=pause.seq, decided_by=decided_by)
@@ -390,8 +385,6 @@ class DurableApp:
 
     def launch(self) -> None:
         """Open the store, start DBOS (recovering this executor's unfinished runs), register the queues."""
-        from ..store import Store
-
         self._store = Store.open(self.db)
         bind_store(self._store, self.serves)
         self._liveness = Liveness(self._store.url)

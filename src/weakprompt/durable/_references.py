@@ -21,10 +21,10 @@ import attrs
 from ..canonical import canonical_json, parse_canonical_json
 from ..errors import ConfigurationError, WeakpromptError
 from ..jsontypes import JSONObject, JSONValue
+from ..prompt import Prompt
 
 if TYPE_CHECKING:
     from ..model import ProviderAdapter
-    from ..prompt import Prompt
 
 __all__ = ["DurableJobError", "EvaluationJob", "Served", "load_reference"]
 
@@ -246,8 +246,6 @@ class EvaluationJob:
         return self.load_prompt(served), self.load_adapter(served)
 
     def load_prompt(self, served: Served) -> Prompt[Any]:
-        from ..prompt import Prompt
-
         found = served.resolve(self.prompt, "prompt")
         if isinstance(found, Prompt):
             if self.params:

@@ -29,6 +29,7 @@ from ..runtime.resume import paused_run, resume_with
 from ..runtime.run_settings import RunSettings
 from ..serde import dump
 from ..session import Session, restore_state
+from ..transcript import Transcript
 from ._calls import CallLog
 from ._references import DurableJobError, EvaluationJob, Served
 from ._result import DurableResult
@@ -69,8 +70,6 @@ async def evaluation_workflow(job_json: str) -> DurableResult:
 
 def _where(store: Store, session_id: str) -> tuple[str | None, PausedRun | None]:
     """The session's transcript head and the pause it waits in, if any."""
-    from ..transcript import Transcript
-
     return Transcript(store, session_id).head, paused_run(store, session_id)
 
 
@@ -81,8 +80,6 @@ def _begun(store: Store, session_id: str, start: str | None) -> bool:
     the former: the run starts over (``run`` leaves an equal system prompt
     as it is), since a resume would go on without the input.
     """
-    from ..transcript import Transcript
-
     log = Transcript(store, session_id).log()
     hashes = [commit.hash for commit in log]
     after = hashes.index(start) + 1 if start in hashes else 0
@@ -91,8 +88,6 @@ def _begun(store: Store, session_id: str, start: str | None) -> bool:
 
 def _final_text(store: Store, session_id: str) -> str | None:
     """The final answer the session's last run stored, if it ended with one."""
-    from ..transcript import Transcript
-
     messages = Transcript(store, session_id).compile().messages
     last = messages[-1] if messages else None
     if last is None or last.role != "assistant" or last.tool_calls:

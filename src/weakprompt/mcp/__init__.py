@@ -6,6 +6,8 @@ code; connecting to a server does. See ``specs/MCP.md``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..lazy import lazy_exports
 from ._callbacks import (
     ElicitationAnswer,
@@ -17,7 +19,6 @@ from ._callbacks import (
 from ._http_guard import HttpGuard, is_loopback
 from ._info import McpToolInfo, ToolFilter
 from ._mount import with_toolsets
-from ._serve import PromptServer
 from ._server import McpServer
 from ._tool import McpArguments, McpLimits, McpTool
 from ._toolset import (
@@ -67,4 +68,10 @@ __all__ = [
 
 # ``ApprovalPolicy`` was the inline filter's name until it was told apart from
 # ``tools.ApprovalPolicy`` (which pauses a run); the old name warns for one release.
-__getattr__, __dir__ = lazy_exports(__name__, {}, __all__, renamed={"ApprovalPolicy": "McpCallFilter"})
+if TYPE_CHECKING:
+    from ._serve import PromptServer
+
+# The serving side (it opens transcripts on a store, which loads SQLAlchemy) loads on first access.
+_LAZY: dict[str, str] = {"PromptServer": "._serve"}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, renamed={"ApprovalPolicy": "McpCallFilter"})

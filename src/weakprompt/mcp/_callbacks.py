@@ -9,6 +9,7 @@ import attrs
 
 from ..jsontypes import JSONObject
 from ..messages import Message
+from ..model import CompiledContext, ModelRequest, complete_async
 
 if TYPE_CHECKING:
     import mcp.types as mcp_types
@@ -73,8 +74,6 @@ async def answer_sampling(
 ) -> mcp_types.CreateMessageResult:
     """Answer a server's ``sampling/createMessage`` with one completion from ``adapter``."""
     import mcp.types as mcp_types
-
-    from ..model import CompiledContext, ModelRequest, complete_async
 
     messages: list[Message] = []
     if params.system_prompt:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ..prompt import MarkdownSection
+
 if TYPE_CHECKING:
     from ..prompt import Prompt
     from ..prompt.output import OutputT
@@ -18,8 +20,6 @@ def with_toolsets(
     prompt: Prompt[OutputT], *toolsets: McpToolset, title: str = "MCP tools", key: str = "mcp-tools"
 ) -> Prompt[OutputT]:
     """``prompt`` with one more section, last, that owns ``toolsets``' tools (bindings kept)."""
-    from ..prompt import MarkdownSection
-
     names = ", ".join(toolset.server.name for toolset in toolsets)
     section = MarkdownSection(
         title=title,

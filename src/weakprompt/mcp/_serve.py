@@ -20,9 +20,11 @@ from ..errors import PromptEvaluationError, VisibilityExpansionRequired
 from ..jsontypes import JSONObject
 from ..messages import ToolCall
 from ..prompt import OPEN_SECTIONS_TOOL
+from ..runtime import Redactor, ToolCallPending, ToolDispatcher, default_redact
 from ..safetext import describe_exception
 from ..serde import StrictSchemaError, dump
 from ..session import Session
+from ..transcript import Transcript
 from ._http_guard import HttpGuard
 
 if TYPE_CHECKING:
@@ -32,10 +34,8 @@ if TYPE_CHECKING:
 
     from ..model import ProviderAdapter
     from ..prompt import Prompt, RenderedPrompt
-    from ..runtime import Redactor
     from ..store import Store
     from ..tools import AnyTool
-    from ..transcript import Transcript
 
 __all__ = ["PromptServer"]
 
@@ -120,8 +120,6 @@ class PromptServer:
             session = self.session_factory()
             transcript = None
             if self.store is not None:
-                from ..transcript import Transcript
-
                 transcript = Transcript(self.store, session.session_id)
             served = _Served(session, transcript)
             self._sessions[connection] = served
@@ -179,8 +177,6 @@ class PromptServer:
     async def call(self, served: _Served, name: str, arguments: JSONObject) -> mcp_types.CallToolResult:
         """Run one call through the dispatcher for ``served``'s session."""
         import mcp.types as mcp_types
-
-        from ..runtime import ToolCallPending, ToolDispatcher, default_redact
 
         session = served.session
         rendered = self.render(session)

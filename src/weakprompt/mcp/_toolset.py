@@ -24,6 +24,7 @@ import attrs
 from ..errors import ConfigurationError, WeakpromptError
 from ..jsontypes import JSONObject
 from ..lazy import deprecated_alias
+from ..prompt import MarkdownSection
 from ..safetext import clip, describe_exception
 from ..tools import ToolContext, ToolResult
 from ._callbacks import (
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..model import ProviderAdapter
-    from ..prompt import AnySection, EnabledPredicate, MarkdownSection, Visibility
+    from ..prompt import AnySection, EnabledPredicate, Visibility
     from ..tools import AnyTool, ApprovalPolicy
 
 __all__ = [
@@ -272,8 +273,6 @@ class McpToolset:
         self, title: str, key: str, template: str = "", **options: Unpack[SectionOptions]
     ) -> MarkdownSection[None]:
         """A section that owns this toolset's tools (disable it and they go)."""
-        from ..prompt import MarkdownSection
-
         body = template or f"Tools of the MCP server {self.server.name!r}."
         return MarkdownSection(title=title, key=key, template=body, toolsets=(self,), **options)
 
@@ -757,8 +756,6 @@ class McpToolset:
         **options: Unpack[ResourceSectionOptions],
     ) -> MarkdownSection[None]:
         """A section whose text is the resources at ``uris``, read now (placeholders in them stay literal)."""
-        from ..prompt import MarkdownSection
-
         texts = [await self.read_resource(uri) for uri in uris]
         body = "\n\n".join(texts).replace("$", "$$")  # resource text is data, never a template
         return MarkdownSection(title=title, key=key, template=body, accepts_overrides=False, **options)

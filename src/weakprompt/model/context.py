@@ -10,6 +10,13 @@ from ..messages import Message
 __all__ = ["CompiledContext"]
 
 
+def _wire():
+    """The provider wire formats: the one upward import the layer contracts allow (see below)."""
+    from ..adapters import wire
+
+    return wire
+
+
 @attrs.frozen
 class CompiledContext:
     """Messages in order (edits applied) plus the tool set active for them.
@@ -34,24 +41,16 @@ class CompiledContext:
 
     def to_openai(self) -> list[JSONObject]:
         """Chat Completions ``messages`` only (no tools): a plain list."""
-        from ..adapters.wire import openai  # the permitted upward import, see the class docstring
-
-        return openai.openai_messages(self.messages)
+        return _wire().openai_messages(self.messages)
 
     def to_openai_params(self) -> JSONObject:
         """``{"messages", "tools"?}`` ready for ``chat.completions.create(**params)``."""
-        from ..adapters.wire import openai  # the permitted upward import, see the class docstring
-
-        return openai.openai_params(self.messages, self.tools)
+        return _wire().openai_params(self.messages, self.tools)
 
     def to_anthropic(self) -> JSONObject:
         """``{"system"?, "messages"}`` without tools."""
-        from ..adapters.wire import anthropic  # the permitted upward import, see the class docstring
-
-        return anthropic.anthropic_conversation(self.messages)
+        return _wire().anthropic_conversation(self.messages)
 
     def to_anthropic_params(self) -> JSONObject:
         """``{"system"?, "messages", "tools"?}`` ready for ``messages.create(**params)``."""
-        from ..adapters.wire import anthropic  # the permitted upward import, see the class docstring
-
-        return anthropic.anthropic_params(self.messages, self.tools)
+        return _wire().anthropic_params(self.messages, self.tools)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 from ..errors import OutputParseError, PromptValidationError
 from ..jsontypes import JSONObject, JSONValue
+from ..serde import SerdeError, parse, schema
 from ..serde.expressible import unexpressible
 from .template import is_params_type
 
@@ -75,9 +76,7 @@ def validate_output_type(output_type: object, *, where: str) -> None:
 
 def output_schema(output_type: object) -> JSONObject:
     """JSON Schema for ``output_type`` (serde caches it per type)."""
-    from ..serde import schema
-
-    return schema(output_type)  # pyright: ignore[reportArgumentType]
+    return schema(output_type)
 
 
 def extract_json(text: str) -> JSONValue:
@@ -108,8 +107,6 @@ def parse_output(output_type: type[T], text: str) -> T:
 
     Raises :class:`OutputParseError` listing each mismatch with its JSON path.
     """
-    from ..serde import SerdeError, parse
-
     data = extract_json(text)
     try:
         return parse(output_type, data)

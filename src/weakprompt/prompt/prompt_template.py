@@ -15,6 +15,7 @@ import attrs
 
 from ..errors import PromptValidationError
 from ..model_settings import ModelSettings
+from ..serde import SerdeError, dump, parse
 from .descriptor import PromptDescriptor, SectionDescriptor, ToolDescriptor, section_hash, tool_hash
 from .disclosure import OPEN_SECTIONS_TOOL
 from .keys import SectionPath, format_path, normalize_key, validate_ns
@@ -252,8 +253,6 @@ def _examples_text(tool: AnyTool, where: str) -> str:
     Each example's input must survive dump -> parse as the params type (and its
     output as the result type), so what the prompt shows is what a call accepts.
     """
-    from ..serde import SerdeError, dump, parse
-
     lines: list[str] = []
     for index, example in enumerate(tool.examples):
         label = f"{where}: tool {tool.name!r} example {index}"

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 import attrs
 
 from ..errors import PromptValidationError
+from ..serde import dump
 from ..serde.expressible import unexpressible_fields
 from ..serde.pydantic_models import is_pydantic_model, pydantic_field_names
 
@@ -94,8 +95,6 @@ def format_value(value: object) -> str:
         return format_value(value.value)
     if value is None or isinstance(value, float):
         return json.dumps(value)
-    from ..serde import dump
-
     return json.dumps(dump(value), ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
 
 

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
+from .. import events as event_types
 from ..errors import ConfigurationError, PromptRenderError, VisibilityExpansionRequired
 from ..events import PromptExecuted, PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
@@ -165,13 +166,14 @@ class Evaluation(Generic[OutputT]):
         """Stream the stored ``turn``: each result's ``ToolResultStored``, then ``TurnCommitted``."""
         if self.on_event is None:
             return
-        from ..events import TurnCommitted  # built only for a listener
-
         stored, self.stored_results = self.stored_results, []
         for event in stored:
             await self.emit(event)
         await self.emit(
-            TurnCommitted(turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits))
+            # the event class resolves on first access (built only for a listener)
+            event_types.TurnCommitted(
+                turn=self.turns, head=self.head, commit_hashes=tuple(c.hash for c in turn.commits)
+            )
         )
 
     def tool_span(self, call: ToolCall) -> ToolSpan:

@@ -33,7 +33,6 @@ from .evaluation import PROMPT_KEY
 from .recording import TRACE_KEY
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
-from .run_scope import run_in_scope, store_in_memory, traced
 from .run_settings import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, RunSettings, ToolWrapper
 from .tracing import Tracing, installed_tracing
 
@@ -315,6 +314,10 @@ async def run_resumed(
     made from the store (``specs/APPROVAL.md``); it is internal to the
     runtime, so no public signature carries it.
     """
+    # The run's scope opens the store and the transcript (SQLAlchemy): loaded by the first run, so
+    # that importing run/evaluate stays as cheap as the prompt and tool imports.
+    from .run_scope import run_in_scope, store_in_memory, traced
+
     session = settings.session
     with _RUNNING_LOCK:
         if session in _RUNNING:

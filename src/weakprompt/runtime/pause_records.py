@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import attrs
 
 from ..jsontypes import JSONObject, JSONValue
+from ..store import pause_rows
 from .approval import Approve, Decision, Deny, PendingKind, Supply, decisions_from_json, pending_from_json
 from .pause_errors import ResumeError
 
@@ -156,8 +157,6 @@ def read_pauses(conn: Connection, session_id: str | None = None) -> tuple[PauseR
     A store older than the ``paused_runs`` table has none; a damaged row is
     kept with its ``problem``, never raised.
     """
-    from ..store import pause_rows
-
     if not pause_rows.has_pause_table(conn):
         return ()
     return tuple(_pause(row) for row in pause_rows.pause_history(conn, session_id=session_id))

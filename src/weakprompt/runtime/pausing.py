@@ -27,7 +27,10 @@ import attrs
 
 from ..canonical import canonical_json
 from ..errors import VisibilityExpansionRequired
+from ..events import publish
 from ..jsontypes import JSONObject, JSONValue
+from ..session import persist_state
+from ..store import pause_rows
 from ..tools import ToolResult
 from .approval import (
     Decision,
@@ -105,8 +108,6 @@ class RunStateWrite:
     seq: int = 0
 
     def write(self, conn: Connection) -> None:
-        from ..store import pause_rows
-
         if self.clear_journal:
             pause_rows.clear_journal(conn, self.session_id)
         if self.decided is not None:
@@ -140,8 +141,6 @@ class RunStateWrite:
         Its calls keep the tokens the callback was shown (pause 0, no store):
         it is never resumed, only read.
         """
-        from ..store import pause_rows
-
         now = self.clock.now().isoformat()
         pause_rows.insert_pause(
             conn,
@@ -223,8 +222,6 @@ def attach_run_state(evaluation: Evaluation[Any], turn: TurnRecord) -> None:
     state: JSONObject | None = None
     key = approval_key() if pending else None  # a bad key fails before the turn is written
     if pending:
-        from ..session import persist_state
-
         state = {
             "session": persist_state(evaluation.session).to_json(),
             "run": run_context(evaluation).to_json(),
@@ -268,8 +265,6 @@ def write_journal(
 
     ``pause``: the stored pause whose decided calls these are (0: none).
     """
-    from ..store import pause_rows
-
     ids = call_ids if call_ids is not None else [c.id for c in reply.tool_calls] if reply is not None else []
     calls: JSONObject = {
         "calls": list[JSONValue](ids),
@@ -340,8 +335,6 @@ def publish_decisions_for(
     session: Session, session_id: str, steps: Sequence[RunStep | AnswerStep], decided_by: str | None
 ) -> None:
     """One ``ToolCallDecided`` per decided call, on the session's dispatcher."""
-    from ..events import publish
-
     for step in steps:
         provenance = step.provenance
         if provenance is None:

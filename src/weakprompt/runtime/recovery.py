@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..canonical import parse_canonical_json
+from ..transcript import Transcript
 from .approval import PausedRun, decisions_from_json, pending_from_json
 from .decision_checks import check_stored_tokens
 from .pause_errors import ResumeError
@@ -71,8 +72,6 @@ def recovery_plan(
     key: bytes | None,
 ) -> tuple[Resumption, PauseRow | None]:
     """The plan after a crash (see ``resume_sync``), and the pause whose state to restore."""
-    from ..transcript import Transcript
-
     view = Transcript(store, session_id).compile_view()
     compiled = view.context
     if journal is not None:

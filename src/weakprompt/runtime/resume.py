@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 
+from .. import session as sessions  # its state persistence resolves on first use (the package root)
 from ..canonical import parse_canonical_json
 from ..errors import ConfigurationError
 from ..lazy import deprecated_alias
 from ..safetext import lone_surrogate, type_name
+from ..session import Session
 from .blocking import block_on
 from .loop import run_resumed
 from .pause_errors import ResumeError
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from ..model import ProviderAdapter
     from ..prompt import Prompt
     from ..resources import ResourceRegistry
-    from ..session import PersistedState, Session
+    from ..session import PersistedState
     from ..store import Store
     from ..store.pause_rows import PauseRow
     from .approval import Decision, InlineApprover, PausedRun
@@ -57,6 +59,18 @@ __all__ = [
 OutputT = TypeVar("OutputT")
 
 
+def _pause_rows():
+    """The store's pause rows, loaded at first use.
+
+    The runtime package binds ``resume`` from this module, whose name it
+    shares, so this module loads with ``import weakprompt.runtime``; that
+    import loads no store (SQLAlchemy).
+    """
+    from ..store import pause_rows
+
+    return pause_rows
+
+
 @attrs.frozen
 class _Tokens:
     """What a pause's tokens are checked with here: the store's id and this process's approval key."""
@@ -67,9 +81,9 @@ class _Tokens:
 
 def paused_run(store: Store, session_id: str) -> PausedRun | None:
     """The pause session ``session_id`` waits in, or ``None`` when it waits for nothing."""
-    from ..store import pause_rows
     from .recovery import paused_from_row
 
+    pause_rows = _pause_rows()
     with store.read() as conn:
         rows = pause_rows.paused_rows(conn, session_id=session_id)
     return paused_from_row(rows[-1]) if rows else None
@@ -77,9 +91,9 @@ def paused_run(store: Store, session_id: str) -> PausedRun | None:
 
 def paused_runs(store: Store) -> list[PausedRun]:
     """Every run of the store waiting for decisions, oldest first."""
-    from ..store import pause_rows
     from .recovery import paused_from_row
 
+    pause_rows = _pause_rows()
     with store.read() as conn:
         return [paused_from_row(row) for row in pause_rows.paused_rows(conn)]
 
@@ -103,11 +117,11 @@ def check_decisions_for(
     refused here too when the store could not keep it.
     """
     _check_decided_by(decided_by)
-    from ..store import pause_rows
     from .approval import approval_key
     from .decision_checks import check_decisions
     from .recovery import paused_from_row
 
+    pause_rows = _pause_rows()
     with store.read() as conn:
         pause = pause_rows.latest_pause(conn, session_id)
         store_id = pause_rows.store_id(conn) if pause is not None else ""
@@ -268,8 +282,6 @@ async def _resume(
     concurrent_tools: bool = True,
 ) -> PromptResponse[OutputT]:
     """:func:`resume_sync`, as a coroutine (the deprecated ``resume_async`` and, next release, ``resume``)."""
-    from ..session import Session
-
     settings = RunSettings(
         adapter=adapter,
         session=session if session is not None else Session(session_id=session_id),
@@ -378,10 +390,10 @@ def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread
     decided_by: str | None,
 ) -> tuple[Resumption, int]:
     """Read what the run left, check decisions, claim the pause; the plan and the pause number (0: none)."""
-    from ..store import pause_rows
     from .approval import approval_key
     from .recovery import recovery_plan
 
+    pause_rows = _pause_rows()
     with store.read() as conn:
         pause = pause_rows.latest_pause(conn, session_id)
         journal = pause_rows.read_journal(conn, session_id)
@@ -414,13 +426,12 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
     decided_by: str | None,
     tokens: _Tokens,
 ) -> Resumption:
-    from ..session import SessionStateError, restore_state
-    from ..store import pause_rows
     from .approval import decisions_to_json
     from .decision_checks import check_decisions, schema_hashes
     from .recovery import paused_from_row
     from .resumption import Resumption, plan_steps
 
+    pause_rows = _pause_rows()
     paused = paused_from_row(pause)
     context, persisted = _stored_state(pause, given)
     rendered = (prompt.with_expanded(context.expanded) if context.expanded else prompt).render(session)
@@ -447,8 +458,8 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
             f"pause {pause.seq} of session {pause.session_id!r} was already resumed by someone else"
         )
     try:
-        restore_state(session, persisted)
-    except SessionStateError as exc:
+        sessions.restore_state(session, persisted)
+    except sessions.SessionStateError as exc:
         exc.add_note("the pause is claimed: resume again (without decisions) once the session types import")
         raise
     return Resumption(plan_steps(paused.pending, decisions, decided_by), context=context, pause=pause.seq)
@@ -456,12 +467,11 @@ def _resume_pause(  # noqa: PLR0917 - one private call site
 
 def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedState]:
     """The run context and session state stored with ``pause`` (refused: a slice missing and not given)."""
-    from ..session import PersistedState
     from .resumption import RunContext
 
     state = parse_canonical_json(pause.state_json)
     context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
-    persisted = PersistedState.from_json(state.get("session") if isinstance(state, dict) else None)
+    persisted = sessions.PersistedState.from_json(state.get("session") if isinstance(state, dict) else None)
     if persisted.unpersisted and not given:
         raise ResumeError(
             f"pause {pause.seq} of session {pause.session_id!r}: session slices "
@@ -472,9 +482,7 @@ def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedSt
 
 
 def _restore(pause: PauseRow, session: Session, given: bool) -> None:
-    from ..session import restore_state
-
-    restore_state(session, _stored_state(pause, given)[1])
+    sessions.restore_state(session, _stored_state(pause, given)[1])
 
 
 # The bare name becomes the coroutine next release (as ``run`` is); a name cannot change its meaning

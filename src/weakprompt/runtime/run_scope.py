@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING, TypeVar
 from ..budget import Budget, BudgetTracker
 from ..clock import SystemClock
 from ..errors import ConfigurationError, DeadlineExceededError
+from ..store import Store
+from ..store.run_leases import take_session_lease
+from ..transcript.transcript import Transcript
 from .evaluation import Evaluation
+from .results import EvaluationOutputs
 from .turns import drive
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
     from ..prompt import Prompt
-    from ..store import Store
-    from ..transcript.transcript import Transcript
     from ._store_work import StoreWork
     from .response import PromptResponse
     from .results import RunSubAgent
@@ -75,13 +77,8 @@ async def run_in_scope(
                     "evaluate: the transcript given belongs to another store than store="
                 )
             return transcript
-        # Loaded here, not at the top: importing the runtime does not load the store.
-        from ..transcript.transcript import Transcript
-
         opened = store
         if opened is None:
-            from ..store import Store
-
             # Nothing outside this run can read it: its writes wait until something in the run does.
             opened = Store.open("sqlite://", clock=session.clock, deferred=True)
         # A store made here holds nothing, and nothing else can write to it.
@@ -91,9 +88,6 @@ async def run_in_scope(
     record = await io(open_transcript)
     # A private store this run just made is empty: nothing there needs reading to be known.
     empty = store is None and transcript is None
-    # The output store loads SQLAlchemy: imported here, so importing the runtime stays light.
-    from .results import EvaluationOutputs
-
     outputs = EvaluationOutputs(
         transcript=record,
         empty=empty,
@@ -127,8 +121,6 @@ async def run_in_scope(
         scope.enter_context(record.store.hold_connection())
         if not empty:  # a store this run made itself: no other run can reach it
             # One run per session of a store, across Session objects and processes (store/run_leases).
-            from ..store.run_leases import take_session_lease
-
             scope.callback(take_session_lease(record.store, record.session_id).release)
         outputs.open()
         scope.callback(outputs.close)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import VisibilityExpansionRequired
 from ..events import ToolInvoked
 from ..tools import is_async_handler
+from ..transcript.lazy import STORED_OUTPUT_KEY
 from .dispatcher import ToolExecution
 from .pause_errors import ToolCallPending
 from .recording import TRACE_KEY, report_when_stored
@@ -228,8 +229,6 @@ def _extraction_metadata(value: object) -> JSONObject:
 
 
 def _report_handle(span: ToolSpan, metadata: JSONObject, reason: str) -> None:
-    from ..transcript.lazy import STORED_OUTPUT_KEY  # loaded with the store, when an evaluation runs
-
     stored = cast("JSONObject", metadata[STORED_OUTPUT_KEY])  # an oversized result is always stored
     size = stored.get("size_bytes")
     span.handle(str(stored["handle"]), reason, size if isinstance(size, int) else None)

@@ -17,10 +17,11 @@ from weakprompt.events import ToolInvoked
 from weakprompt.messages import Message, Role
 from weakprompt.serde import SerdeTypeError, dump
 from weakprompt.session import Session
+from weakprompt.transcript import Transcript
 
 if TYPE_CHECKING:
     from weakprompt.runtime import ToolExecution
-    from weakprompt.transcript import CompiledContext, Transcript
+    from weakprompt.transcript import CompiledContext
 
 __all__ = ["ExpectedMessage", "assert_tool_called", "assert_transcript"]
 
@@ -134,8 +135,6 @@ def assert_tool_called(
 
 
 def _messages(source: Transcript | CompiledContext | Sequence[Message]) -> tuple[Message, ...]:
-    from weakprompt.transcript import Transcript  # only when asked: it loads the store layer
-
     if isinstance(source, Sequence):
         return tuple(source)
     if isinstance(source, Transcript):

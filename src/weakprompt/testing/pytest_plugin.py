@@ -5,8 +5,9 @@ makes the fixtures available; it adds nothing else (no hooks, options or
 behaviour changes). A fixture of the same name in your own conftest or test
 module wins over these. Disable with ``-p no:weakprompt.testing.pytest_plugin``.
 
-This module imports only pytest at load time (no hypothesis, no SQLAlchemy),
-so it costs nothing in test runs that do not use it.
+This module imports only pytest and the ``weakprompt`` package root, whose
+names load on first use (no hypothesis, no SQLAlchemy), so it costs nothing
+in test runs that do not use it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import pytest
+
+import weakprompt
 
 if TYPE_CHECKING:
     from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter
@@ -60,37 +63,30 @@ class FunctionAdapterFactory(Protocol):
 @pytest.fixture
 def session() -> Session:
     """A fresh session for the test."""
-    from weakprompt.session import Session
-
-    return Session()
+    return weakprompt.Session()
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     """A store in a temporary SQLite file, closed after the test."""
-    from weakprompt.store import Store
-
-    with Store.open(tmp_path / "weakprompt.db") as opened:
+    with weakprompt.Store.open(tmp_path / "weakprompt.db") as opened:
         yield opened
 
 
 @pytest.fixture
 def transcript(store: Store, session: Session) -> Transcript:
     """The transcript of the test's ``session`` in the test's ``store``."""
-    from weakprompt.transcript import Transcript
-
-    return Transcript(store, session.session_id)
+    return weakprompt.Transcript(store, session.session_id)
 
 
 @pytest.fixture
 def scripted_adapter() -> ScriptedAdapterFactory:
     """Build a ``ScriptedAdapter`` from turns or a ``weakprompt.testing.Script``."""
-    from weakprompt.adapters.testing import ScriptedAdapter
 
     def build(
         turns: Iterable[AssistantTurn | str], /, *, token_counter: TokenCounter | None = None
     ) -> ScriptedAdapter:
-        return ScriptedAdapter(tuple(turns), token_counter=token_counter)
+        return weakprompt.ScriptedAdapter(tuple(turns), token_counter=token_counter)
 
     return build
 
@@ -98,11 +94,10 @@ def scripted_adapter() -> ScriptedAdapterFactory:
 @pytest.fixture
 def function_adapter() -> FunctionAdapterFactory:
     """Build a ``FunctionAdapter`` that computes each reply from the request."""
-    from weakprompt.adapters.testing import FunctionAdapter
 
     def build(
         fn: Callable[[ModelRequest], AssistantTurn | str], /, *, token_counter: TokenCounter | None = None
     ) -> FunctionAdapter:
-        return FunctionAdapter(fn, token_counter=token_counter)
+        return weakprompt.FunctionAdapter(fn, token_counter=token_counter)
 
     return build

@@ -8,6 +8,7 @@ nine. These tests pin the count, not a time.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from weakprompt.adapters.testing import ScriptedAdapter, tool_call, tool_call_tu
 from weakprompt.runtime._store_work import StoreWork
 from weakprompt.runtime.evaluation import Evaluation
 from weakprompt.session import Session
-from weakprompt.store import Store
+from weakprompt.store import Store, pause_rows
 from weakprompt.tools import ToolResult, tool
 from weakprompt.transcript import Transcript
 
@@ -59,13 +60,13 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield made
 
 
-def test_a_tool_round_trip_on_a_file_store_takes_six_trips_off_the_loop(
+def test_a_tool_round_trip_on_a_file_store_takes_five_trips_off_the_loop(
     tmp_path: Path, trips: list[str]
 ) -> None:
-    """Open and begin, start and open the first turn, journal, the handler, two writes (the last closes).
+    """Open and begin, start and open the first turn, journal and handler, two writes (the last closes).
 
     It took nine: opening the transcript, beginning, starting, opening the
-    first turn and closing were a trip each.
+    first turn, the journal and closing were a trip each.
     """
     store = Store.open(str(tmp_path / "runs.db"))
 
@@ -74,7 +75,36 @@ def test_a_tool_round_trip_on_a_file_store_takes_six_trips_off_the_loop(
         return response.text
 
     assert asyncio.run(main()) == "Sunny."
-    assert len(trips) == 6
+    assert len(trips) == 5
+
+
+def test_the_journal_is_stored_before_a_sync_handler_starts_in_the_same_trip(tmp_path: Path) -> None:
+    """Written first in the handler's trip: a crash inside the handler still finds its calls recorded."""
+    store = Store.open(str(tmp_path / "runs.db"))
+    session_id = "journal-first"
+    seen: list[list[str]] = []
+
+    @tool
+    def look(city: str) -> ToolResult[None]:
+        """Notes the calls the journal holds while it runs."""
+        with store.read() as conn:
+            row = pause_rows.read_journal(conn, session_id)
+        assert row is not None
+        seen.append(json.loads(row.calls_json)["calls"])
+        return ToolResult.ok(None, message=city)
+
+    adapter = ScriptedAdapter([tool_call_turn(tool_call("look", {"city": "Porto"}, id="j1")), "ok"])
+
+    async def main() -> str:
+        response = await run(
+            tools_prompt([look]), adapter=adapter, session=Session(session_id=session_id), store=store
+        )
+        return response.text
+
+    assert asyncio.run(main()) == "ok"
+    assert seen == [["j1"]]
+    with store.read() as conn:
+        assert pause_rows.read_journal(conn, session_id) is None  # the turn's write removed it
 
 
 def test_a_run_closed_with_its_last_write_leaves_its_session_free_for_the_next(tmp_path: Path) -> None:

@@ -120,9 +120,9 @@ async def model_turn(
         if reply.tool_calls:
             if evaluation.tracker is not None:  # max_tool_calls: none of them runs past the limit
                 evaluation.tracker.take_tool_calls(len(reply.tool_calls))
-            if evaluation.journal:
-                await evaluation.io(functools.partial(_journal, evaluation, reply))
-            await run_tools(evaluation, reply.tool_calls, turn)
+            # The journal is written before any call starts (with the first one, when it is a sync call).
+            journal = functools.partial(_journal, evaluation, reply) if evaluation.journal else None
+            await run_tools(evaluation, reply.tool_calls, turn, before=journal)
     except BaseException as exc:
         evaluation.head = before  # nothing of the unfinished turn is stored
         if entered:

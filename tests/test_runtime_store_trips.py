@@ -12,7 +12,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 
@@ -258,3 +258,52 @@ def test_store_work_not_waited_for_ends_quietly_after_its_loop_closed() -> None:
         assert done == ["done"]
     finally:
         io.close()
+
+
+@pytest.mark.parametrize("may_block", [False, True])
+def test_a_cancellation_arriving_as_the_trip_ends_is_raised_at_once(may_block: bool) -> None:
+    """The caller is cancelled just before the lane (or the default executor) reports the work done."""
+    io = StoreWork(inline=False)
+    done: list[str] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        me = asyncio.current_task()
+        assert me is not None
+
+        def work() -> None:
+            loop.call_soon_threadsafe(me.cancel)  # reaches the loop before the news of the end
+            done.append("done")
+
+        with pytest.raises(asyncio.CancelledError):
+            await io.settled(work, may_block=may_block)
+        me.uncancel()
+
+    try:
+        asyncio.run(main())
+    finally:
+        io.close()
+    assert done == ["done"]
+
+
+def test_a_refused_tool_choice_fails_the_first_trip_and_leaves_the_session_free(tmp_path: Path) -> None:
+    """The run starts and opens its first turn in one trip: a start that fails opens no turn."""
+    from weakprompt.errors import ConfigurationError
+    from weakprompt.model import ForceTool
+
+    store = Store.open(str(tmp_path / "runs.db"))
+    session_id = "refused-choice"
+
+    async def main(choice: ForceTool | Literal["auto"]) -> str:
+        response = await run(
+            tools_prompt([forecast]),
+            adapter=_round_trip(),
+            session=Session(session_id=session_id),
+            store=store,
+            tool_choice=choice,
+        )
+        return response.text
+
+    with pytest.raises(ConfigurationError, match="no_such_tool"):
+        asyncio.run(main(ForceTool("no_such_tool")))
+    assert asyncio.run(main("auto")) == "Sunny."

@@ -151,8 +151,6 @@ async def run_in_scope(
 
     def close() -> None:
         """Close what the run opened (once: the last turn's write, or the end of the run, does it)."""
-        if not held:
-            return
         record = held.pop()
         if empty:
             _close_private(scope, record)

@@ -88,7 +88,7 @@ class ToolSchemaEntry:
 
 @attrs.define
 class ToolSchemaCache:
-    """Memo of :class:`ToolSchemaEntry` per (tool name, override); counts hits for benchmarks."""
+    """Memo of :class:`ToolSchemaEntry` per (tool name, override); counts hits and misses (for tests)."""
 
     _entries: dict[tuple[str, object], ToolSchemaEntry] = attrs.field(
         factory=dict[tuple[str, object], ToolSchemaEntry]

@@ -28,11 +28,12 @@ including one nested inside it, uses threads as above.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 if TYPE_CHECKING:
     import asyncio
@@ -139,9 +140,13 @@ class StoreWork:
             return work()
         import asyncio  # on first use: keeps importing this module cheap
 
+        loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
-        executor = None if may_block else self._thread
-        return await asyncio.get_running_loop().run_in_executor(executor, context.run, work)
+        if may_block or self._thread is None:
+            return await loop.run_in_executor(None, context.run, work)
+        trip = _Trip(loop, context, work)
+        self._thread.submit(trip.run)
+        return trip.outcome(await trip.future)
 
     def _inline_for(self, may_block: bool) -> bool:
         return self.inline or (self._store_inline and not may_block)
@@ -159,19 +164,24 @@ class StoreWork:
             return work()  # no await point: nothing can interrupt it
         import asyncio  # on first use: keeps importing this module cheap
 
+        loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
-        executor = None if may_block else self._thread
-        future = asyncio.get_running_loop().run_in_executor(executor, context.run, work)
+        if may_block or self._thread is None:
+            return await _through_cancellation(loop.run_in_executor(None, context.run, work))
+        trip = _Trip(loop, context, work)
+        self._thread.submit(trip.run)
         cancelled = False
         while True:
             try:
-                result = await asyncio.shield(future)
+                await trip.future
             except asyncio.CancelledError:
-                if future.done():
+                if trip.finished:
                     raise
                 cancelled = True
+                trip.future = loop.create_future()  # the lane wakes this one when the work ends
                 continue
             break
+        result = trip.outcome(None)  # the work's own error comes first, as from a shielded future
         if cancelled:
             raise asyncio.CancelledError
         return result
@@ -181,3 +191,70 @@ class StoreWork:
         if self._lane is not None:
             _LANES.give_back(self._lane)
             self._lane = None
+
+
+class _Trip(Generic[T]):
+    """One piece of work sent to a lane, and how the lane wakes the loop when it is done.
+
+    Lighter than ``run_in_executor`` and ``asyncio.shield``: one future the
+    loop awaits and one callback the lane schedules (instead of a future
+    chained to the executor's, with a callback for each side of the chain
+    and another pair for the shield), so a trip costs the loop two
+    callbacks. The outcome is kept here, not in the future, so the work
+    can still be waited for after a cancellation of the one awaiting it.
+    """
+
+    __slots__ = ("context", "error", "finished", "future", "loop", "result", "work")
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, context: contextvars.Context, work: Callable[[], T]
+    ) -> None:
+        self.loop = loop
+        self.context = context
+        self.work = work
+        self.future: asyncio.Future[None] = loop.create_future()
+        self.finished = False
+        self.result: T | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        """On the lane: run the work in the caller's context, then wake the loop."""
+        try:
+            self.result = self.context.run(self.work)
+        except BaseException as exc:  # handed to the awaiting side, as an executor would
+            self.error = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            self.loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        """On the loop: mark the work done and wake whoever waits for it now."""
+        self.finished = True
+        if not self.future.done():
+            self.future.set_result(None)
+
+    def outcome(self, _: None) -> T:
+        """The work's result, or its error raised here."""
+        error = self.error
+        if error is not None:
+            self.error = None  # no cycle through the traceback once raised
+            raise error
+        return cast("T", self.result)
+
+
+async def _through_cancellation(future: asyncio.Future[T]) -> T:
+    """Await ``future`` to its end even if the caller is cancelled meanwhile; the cancellation after."""
+    import asyncio  # on first use: keeps importing this module cheap
+
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if future.done():
+                raise
+            cancelled = True
+            continue
+        break
+    if cancelled:
+        raise asyncio.CancelledError
+    return result

@@ -150,6 +150,8 @@ class Evaluation(Generic[OutputT]):
         # The state the transcript agrees with: taken after each stored turn, put back on failure.
         self.kept_state: SessionSnapshot = session.snapshot()
         self.kept_resources: ResourceSnapshot | None = resources.snapshot() if resources is not None else None
+        # Closes what the run's scope opened; the trip that writes the run's last turn calls it.
+        self.closing: Callable[[], None] | None = None
 
     async def io(self, work: Callable[[], T]) -> T:
         """Run store work on this run's worker thread (or inline, see ``_store_work``)."""

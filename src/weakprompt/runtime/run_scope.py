@@ -85,38 +85,42 @@ async def run_in_scope(
         new = store is None
         return Transcript(opened, session.session_id, token_counter=adapter.token_counter, assume_new=new)
 
-    record = await io(open_transcript)
+    scope = contextlib.ExitStack()
+    held: list[Transcript] = []
     # A private store this run just made is empty: nothing there needs reading to be known.
     empty = store is None and transcript is None
-    outputs = EvaluationOutputs(
-        transcript=record,
-        empty=empty,
-        session=session,
-        adapter=adapter,
-        tracker=tracker,
-        settings=settings.tool_outputs,
-        load_tool_results=settings.load_tool_results,
-        retention=settings.retention,
-        run_agent=run_agent,  # read-grep extraction runs its sub-agent on this loop
-        redact=redact,
-        traced_extraction=None
-        if trace is None
-        else functools.partial(trace.traced_adapter, purpose="extraction"),
-    )
-    evaluation = Evaluation(
-        prompt,
-        settings,
-        transcript=record,
-        tracker=tracker,
-        outputs=outputs,
-        io=io,
-        trace=trace,
-        resumption=resumption,
-        empty_transcript=empty,
-    )
-    scope = contextlib.ExitStack()
 
-    def begin() -> None:
+    def prepare() -> Evaluation[OutputT]:
+        """Open the transcript, build the evaluation, take what the run holds: one trip off the loop."""
+        record = open_transcript()
+        held.append(record)
+
+        outputs = EvaluationOutputs(
+            transcript=record,
+            empty=empty,
+            session=session,
+            adapter=adapter,
+            tracker=tracker,
+            settings=settings.tool_outputs,
+            load_tool_results=settings.load_tool_results,
+            retention=settings.retention,
+            run_agent=run_agent,  # read-grep extraction runs its sub-agent on this loop
+            redact=redact,
+            traced_extraction=None
+            if trace is None
+            else functools.partial(trace.traced_adapter, purpose="extraction"),
+        )
+        evaluation = Evaluation(
+            prompt,
+            settings,
+            transcript=record,
+            tracker=tracker,
+            outputs=outputs,
+            io=io,
+            trace=trace,
+            resumption=resumption,
+            empty_transcript=empty,
+        )
         # Many small transactions follow one another: run them on one held connection (SQLite).
         scope.enter_context(record.store.hold_connection())
         if not empty:  # a store this run made itself: no other run can reach it
@@ -134,9 +138,20 @@ async def run_in_scope(
                 on_usage=evaluation.add_usage,
             )
         )
+        # The run's last turn closes all of this in the trip that writes it (runtime.turns).
+        evaluation.closing = close
+        return evaluation
+
+    def close() -> None:
+        """Close what the run opened (once: the last turn's write, or the end of the run, does it)."""
+        record = held.pop()
+        if empty:
+            _close_private(scope, record)
+        else:
+            scope.close()
 
     try:
-        await evaluation.io(begin)
+        evaluation = await io.settled(prepare)
         try:
             async with _deadline_scope(deadline):
                 return await drive(
@@ -151,6 +166,7 @@ async def run_in_scope(
                 trace.rolled_back()
                 evaluation.abandon_tool_spans(exc)
             if isinstance(exc, Exception):
+                record = evaluation.transcript
                 exc.add_note(
                     f"weakprompt: evaluation of {evaluation.name!r} stopped after {evaluation.turns} "
                     f"model call(s); everything before is in transcript session {record.session_id!r} "
@@ -158,7 +174,8 @@ async def run_in_scope(
                 )
             raise
     finally:
-        await io.settled(scope.close if not empty else functools.partial(_close_private, scope, record))
+        if held:  # not closed with the last turn (the run failed, paused, or ended otherwise)
+            await io.settled(close)
 
 
 def _close_private(scope: contextlib.ExitStack, record: Transcript) -> None:

@@ -10,6 +10,7 @@ decision is handed to ``runtime.pausing``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import VisibilityExpansionRequired
@@ -35,13 +36,21 @@ _QUICK_STAGING_CHARS = 1 << 16
 """A result up to this size is measured, hashed and staged in well under a millisecond."""
 
 
-async def run_tools(evaluation: Evaluation[Any], calls: tuple[ToolCall, ...], turn: TurnRecord) -> None:
+async def run_tools(
+    evaluation: Evaluation[Any],
+    calls: tuple[ToolCall, ...],
+    turn: TurnRecord,
+    *,
+    before: Callable[[], None] | None = None,
+) -> None:
     """Run the reply's calls: in call-order groups, concurrently within a group (``specs/TOOLS.md``).
 
     A group is a maximal run of consecutive calls none of which must run
     alone; a call that must (a ``sequential`` tool) is a group of its
     own. Groups are formed one at a time, after the previous one is
     settled, so an expansion of the prompt is seen by the calls after it.
+    ``before``: store work that must be done before any call starts (the
+    journal), in the first call's trip off the loop when that is a sync call.
     """
     index = 0
     while index < len(calls):
@@ -51,9 +60,12 @@ async def run_tools(evaluation: Evaluation[Any], calls: tuple[ToolCall, ...], tu
                 end += 1
         group = calls[index:end]
         if len(group) == 1 and not awaits_handler(evaluation, group[0]):
-            await run_with_store_work(evaluation, group[0], turn)
-            index = end
+            await run_with_store_work(evaluation, group[0], turn, before=before)
+            before, index = None, end
             continue
+        if before is not None:
+            await evaluation.io(before)
+            before = None
         if len(group) == 1:
             outcomes: list[ToolExecution | VisibilityExpansionRequired | ToolCallPending] = []
             try:
@@ -79,18 +91,23 @@ def awaits_handler(evaluation: Evaluation[Any], call: ToolCall) -> bool:
     return known
 
 
-async def run_with_store_work(evaluation: Evaluation[Any], call: ToolCall, turn: TurnRecord) -> None:
+async def run_with_store_work(
+    evaluation: Evaluation[Any], call: ToolCall, turn: TurnRecord, *, before: Callable[[], None] | None = None
+) -> None:
     """A call that runs alone with a sync handler: the handler and its result's staging in one step.
 
     Both are blocking work, so they take one trip off the event loop
     instead of two (a thread of the loop's default executor, never a
     shared store lane, since a handler may take its time; inline on a
-    loop the run has to itself, see ``_store_work``). A cancellation
-    meanwhile waits for the handler to return, so the rollback that
-    follows sees all it changed.
+    loop the run has to itself, see ``_store_work``). ``before`` (the
+    journal's write) runs first in the same trip, on a connection of its
+    own. A cancellation meanwhile waits for the handler to return, so
+    the rollback that follows sees all it changed.
     """
 
     def work() -> ToolExecution | VisibilityExpansionRequired | ToolCallPending:
+        if before is not None:
+            before()
         try:
             outcome: ToolExecution | VisibilityExpansionRequired = evaluation.dispatcher.execute(call)
         except VisibilityExpansionRequired as request:

@@ -41,11 +41,13 @@ T = TypeVar("T")
 async def drive(
     evaluation: Evaluation[OutputT], input: str | None, *, max_turns: int, first_choice: ToolChoice
 ) -> PromptResponse[OutputT]:
-    await evaluation.io(lambda: evaluation.start(input, first_choice))
     choice: ToolChoice = first_choice
     ahead: _OpenTurn | None = None  # the next turn, opened with the write of the last one
     reply: AssistantTurn | None = None
-    if evaluation.resumption is not None:
+    if evaluation.resumption is None:  # the run starts and its first turn opens in one trip
+        ahead = await _start(evaluation, input, first_choice)
+    else:
+        await evaluation.io(lambda: evaluation.start(input, first_choice))
         evaluation.turns_before = evaluation.resumption.context.turns
         await staged_turn(evaluation, lambda turn: _resuming(evaluation, turn))
     while True:
@@ -121,9 +123,9 @@ async def model_turn(
         if reply.tool_calls:
             if evaluation.tracker is not None:  # max_tool_calls: none of them runs past the limit
                 evaluation.tracker.take_tool_calls(len(reply.tool_calls))
-            if evaluation.journal:
-                await evaluation.io(functools.partial(_journal, evaluation, reply))
-            await run_tools(evaluation, reply.tool_calls, turn)
+            # The journal is written before any call starts (with the first one, when it is a sync call).
+            journal = functools.partial(_journal, evaluation, reply) if evaluation.journal else None
+            await run_tools(evaluation, reply.tool_calls, turn, before=journal)
     except BaseException as exc:
         evaluation.head = before  # nothing of the unfinished turn is stored
         if entered:
@@ -138,9 +140,13 @@ async def model_turn(
         else None
     )
     opened: list[TurnRecord] = []
+    # A text answer ends the run: what its scope holds is closed in the trip that writes it.
+    closing = evaluation.closing if not reply.tool_calls and evaluation.rendered.output_type is None else None
     try:
         upcoming = await evaluation.store_work.settled(
-            functools.partial(_write_and_open_next, evaluation, staging, turn, following, opened)
+            functools.partial(
+                _write_and_open_next, evaluation, staging, turn, following, opened, closing=closing
+            )
         )
     except BaseException as exc:
         if following is not None and opened:
@@ -266,6 +272,35 @@ async def _decide_inline(evaluation: Evaluation[Any]) -> None:
     await pausing.decide_inline(evaluation)
 
 
+async def _start(evaluation: Evaluation[Any], input: str | None, choice: ToolChoice) -> _OpenTurn:
+    """Start the run (its system message and input, stored) and open its first turn: one trip.
+
+    A cancellation meanwhile waits for the trip, then closes the turn it opened unused.
+    """
+    staging = evaluation.transcript.turn(refresh=False)
+    entered: list[TurnRecord] = []
+    try:
+        request = await evaluation.store_work.settled(
+            functools.partial(_start_and_open, evaluation, input, staging, entered, choice)
+        )
+    except BaseException as exc:
+        if entered:
+            await drop_ahead(evaluation, staging, exc)
+        raise
+    return _OpenTurn(staging, entered[0], request)
+
+
+def _start_and_open(
+    evaluation: Evaluation[Any],
+    input: str | None,
+    staging: contextlib.AbstractContextManager[TurnRecord],
+    entered: list[TurnRecord],
+    choice: ToolChoice,
+) -> ModelRequest:
+    evaluation.start(input, choice)
+    return _open_turn(evaluation, staging, entered, choice)
+
+
 def _open_turn(
     evaluation: Evaluation[Any],
     staging: contextlib.AbstractContextManager[TurnRecord],
@@ -283,11 +318,18 @@ def _write_and_open_next(
     turn: TurnRecord,
     following: contextlib.AbstractContextManager[TurnRecord] | None,
     opened: list[TurnRecord],
+    *,
+    closing: Callable[[], None] | None,
 ) -> ModelRequest | None:
-    """Store the turn, then open the next one and compile its request, if there is one."""
+    """Store the turn, then open the next one and compile its request, if there is one.
+
+    ``closing``: the run ends with this turn; close its scope once the turn is stored.
+    """
     if following is None:  # the run may end with this turn: its conversation, compiled while staged
         evaluation.last_turn = (evaluation.transcript.compile(), turn)
     _write_turn(evaluation, staging, turn)
+    if closing is not None:
+        closing()
     if following is None:
         return None
     opened.append(following.__enter__())

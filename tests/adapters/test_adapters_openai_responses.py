@@ -226,6 +226,12 @@ def test_an_assistant_message_with_text_and_calls_keeps_both_in_order() -> None:
     ]
 
 
+def test_a_response_without_usage_counts_one_call() -> None:
+    body = {**response_body([message_item("ok")]), "usage": None}
+    turn = adapter_for(FakeServer().reply(200, body)).complete(make_request(FIRST_PROMPT))
+    assert (turn.usage, turn.metadata) == (Usage(model_calls=1), {})
+
+
 def test_a_refusal_is_the_text_with_finish_reason_content_filter() -> None:
     server = FakeServer().reply(200, response_body([message_item("I can't help with that.", refusal=True)]))
     turn = adapter_for(server).complete(make_request(FIRST_PROMPT))

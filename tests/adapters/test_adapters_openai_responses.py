@@ -61,7 +61,7 @@ def usage_body(
 ) -> dict[str, Any]:
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": cached},
+        "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": reasoning},
         "total_tokens": input_tokens + output_tokens,
@@ -123,6 +123,20 @@ def response_body(
         "store": False,
         "usage": usage or usage_body(),
     }
+
+
+def test_the_fake_replies_are_valid_responses() -> None:
+    """The shapes fed to the SDK below validate as its own Response model."""
+    from openai.types.responses import Response
+
+    bodies = [
+        response_body([REASONING_ITEM, message_item("hi")], usage=usage_body(reasoning=3, cached=1)),
+        response_body([call_item("c", "get_weather", "{}")]),
+        response_body([message_item("no", refusal=True)], status="incomplete", incomplete="content_filter"),
+        response_body([], status="failed", error={"code": "server_error", "message": "boom"}),
+    ]
+    for body in bodies:
+        Response.model_validate(body)
 
 
 def adapter_for(server: FakeServer, **options: Any) -> OpenAIResponsesAdapter:

@@ -358,7 +358,8 @@ def gemini_schema(schema: Mapping[str, JSONValue], *, where: str = "a schema") -
     """``schema`` with only the JSON Schema keywords Gemini reads.
 
     ``const`` becomes a one-value ``enum``; ``allOf`` with one member is that
-    member; other keywords (``default``, ``pattern``, ``minLength``...) are
+    member; ``null`` leaves an ``enum`` (Gemini's hold strings and numbers; a
+    nullable field says so in its ``type``); other keywords (``default``, ``pattern``, ``minLength``...) are
     dropped: they narrow what a valid value is, and the tool (or the output
     parser) still checks its arguments against the full schema. An
     ``allOf`` of several members cannot be written in Gemini's subset and is
@@ -381,6 +382,12 @@ def _schema_node(node: Mapping[str, JSONValue], where: str, path: str) -> JSONOb
             out.update(_schema_node(value[0], where, f"{path}.allOf[0]"))
         elif key not in _SCHEMA_KEYWORDS:
             continue
+        elif key == "enum" and isinstance(value, list) and None in value:
+            kept: list[JSONValue] = [
+                item for item in value if item is not None
+            ]  # Gemini's enums hold strings and numbers
+            if kept:
+                out[key] = kept
         elif key in _SCHEMA_MAPS and isinstance(value, dict):
             out[key] = {
                 name: _schema_node(child, where, f"{path}.{key}.{name}") if isinstance(child, dict) else child

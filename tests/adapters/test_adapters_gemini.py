@@ -371,7 +371,6 @@ def test_settings_map_onto_the_generation_config() -> None:
     [
         ModelSettings(reasoning_effort="low"),
         ModelSettings(parallel_tool_calls=False),
-        ModelSettings(service_tier="flex"),
     ],
 )
 def test_settings_gemini_has_no_field_for_are_refused_by_name(setting: ModelSettings) -> None:
@@ -384,6 +383,18 @@ def test_settings_gemini_has_no_field_for_are_refused_by_name(setting: ModelSett
     server = FakeServer()
     with pytest.raises(ConfigurationError, match=name):
         adapter_for(server).complete(make_request(FIRST_PROMPT, settings=setting))
+    assert server.requests == []
+
+
+def test_a_service_tier_is_one_of_geminis_or_refused_before_sending() -> None:
+    server = FakeServer().reply(200, reply([{"text": "ok"}]))
+    adapter_for(server, settings=ModelSettings(service_tier="Flex")).complete(make_request(FIRST_PROMPT))
+    assert server.bodies()[0]["serviceTier"] == "flex"
+    server = FakeServer()
+    with pytest.raises(
+        ConfigurationError, match=r"service_tier 'scale' is not one of Gemini's tiers \(unspecified, flex"
+    ):
+        adapter_for(server).complete(make_request(FIRST_PROMPT, settings=ModelSettings(service_tier="scale")))
     assert server.requests == []
 
 

@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 __all__ = ["GEMINI_SETTINGS", "GeminiAdapter", "gemini_schema", "turn_from_response"]
 
 GEMINI_SETTINGS = frozenset(
-    {"temperature", "top_p", "max_output_tokens", "stop", "seed", "thinking_budget", "extra"}
+    {"temperature", "top_p", "max_output_tokens", "stop", "seed", "thinking_budget", "service_tier", "extra"}
 )
 """The model settings mapped onto ``GenerateContentConfig`` (a thinking budget, not an effort level)."""
 
@@ -419,6 +419,14 @@ def _apply_settings(config: types.GenerateContentConfig, settings: ModelSettings
         config.seed = settings.seed
     if settings.thinking_budget is not None:
         config.thinking_config = types.ThinkingConfig(thinking_budget=settings.thinking_budget)
+    if settings.service_tier is not None:
+        tiers = [tier.value for tier in types.ServiceTier]
+        if settings.service_tier.lower() not in tiers:
+            raise ConfigurationError(
+                f"GeminiAdapter: service_tier {settings.service_tier!r} is not one of Gemini's tiers "
+                f"({', '.join(tiers)})"
+            )
+        config.service_tier = types.ServiceTier(settings.service_tier.lower())
     if settings.extra:  # the provider's own request fields, merged into the body as they are
         config.http_options = types.HttpOptions(extra_body=dict(settings.extra))
 

@@ -369,7 +369,6 @@ def test_settings_map_onto_the_generation_config() -> None:
 @pytest.mark.parametrize(
     "setting",
     [
-        ModelSettings(reasoning_effort="low"),
         ModelSettings(parallel_tool_calls=False),
     ],
 )
@@ -384,6 +383,17 @@ def test_settings_gemini_has_no_field_for_are_refused_by_name(setting: ModelSett
     with pytest.raises(ConfigurationError, match=name):
         adapter_for(server).complete(make_request(FIRST_PROMPT, settings=setting))
     assert server.requests == []
+
+
+def test_reasoning_effort_is_the_thinking_level_and_not_with_a_budget() -> None:
+    server = FakeServer().reply(200, reply([{"text": "ok"}]))
+    adapter_for(server, settings=ModelSettings(reasoning_effort="minimal")).complete(
+        make_request(FIRST_PROMPT)
+    )
+    assert list(server.bodies()[0]["generationConfig"]["thinkingConfig"].values()) == ["MINIMAL"]
+    both = ModelSettings(reasoning_effort="high", thinking_budget=100)
+    with pytest.raises(ConfigurationError, match="thinking_budget and reasoning_effort are both set"):
+        adapter_for(FakeServer()).complete(make_request(FIRST_PROMPT, settings=both))
 
 
 def test_a_service_tier_is_one_of_geminis_or_refused_before_sending() -> None:

@@ -77,9 +77,10 @@ if TYPE_CHECKING:
 __all__ = ["GEMINI_SETTINGS", "GeminiAdapter", "gemini_schema", "turn_from_response"]
 
 GEMINI_SETTINGS = frozenset(
-    {"temperature", "top_p", "max_output_tokens", "stop", "seed", "thinking_budget", "service_tier", "extra"}
+    {"temperature", "top_p", "max_output_tokens", "stop", "seed", "thinking_budget", "reasoning_effort"}
+    | {"service_tier", "extra"}
 )
-"""The model settings mapped onto ``GenerateContentConfig`` (a thinking budget, not an effort level)."""
+"""The model settings mapped onto ``GenerateContentConfig`` (thinking as a budget or as a level)."""
 
 OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "tool", "prompted")
 AUTO_ORDER: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "prompted")
@@ -417,8 +418,16 @@ def _apply_settings(config: types.GenerateContentConfig, settings: ModelSettings
         config.stop_sequences = list(settings.stop)
     if settings.seed is not None:
         config.seed = settings.seed
+    if settings.thinking_budget is not None and settings.reasoning_effort is not None:
+        raise ConfigurationError(
+            "GeminiAdapter: thinking_budget and reasoning_effort are both set; Gemini takes a thinking "
+            "budget or a thinking level, not both"
+        )
     if settings.thinking_budget is not None:
         config.thinking_config = types.ThinkingConfig(thinking_budget=settings.thinking_budget)
+    if settings.reasoning_effort is not None:
+        level = types.ThinkingLevel(settings.reasoning_effort.upper())
+        config.thinking_config = types.ThinkingConfig(thinking_level=level)
     if settings.service_tier is not None:
         tiers = [tier.value for tier in types.ServiceTier]
         if settings.service_tier.lower() not in tiers:

@@ -550,6 +550,18 @@ def test_a_call_that_is_only_announced_when_done_is_still_read() -> None:
     assert turn.tool_calls == (ToolCall(id="call_z", name="get_weather", arguments='{"city":"Rome"}'),)
 
 
+def test_a_call_still_open_at_the_end_is_closed_with_its_streamed_arguments() -> None:
+    opened = call_events(0, "call_o", "get_weather", ['{"city":', '"Lima"}'])[:-1]  # no output_item.done
+    server = StreamServer().stream(
+        stream_body(created(), *opened, completed([], usage=usage_body(reasoning=5)))
+    )
+    events = collect(stream_adapter(server), make_request(FIRST_PROMPT, tools=TOOLS))
+    turn = final_turn(events)
+    assert turn.tool_calls == (ToolCall(id="call_o", name="get_weather", arguments='{"city":"Lima"}'),)
+    assert turn.metadata == {"reasoning_tokens": 5}
+    assert [e.call.id for e in of_type(events, ToolCallReady)] == ["call_o"]
+
+
 def test_a_streamed_refusal_and_an_incomplete_end() -> None:
     refusal = {
         "type": "response.refusal.delta",

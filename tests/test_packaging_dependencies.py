@@ -19,7 +19,7 @@ SRC = ROOT / "src" / "weakprompt"
 
 # The extras a weakprompt package may import from, besides the core dependencies.
 EXTRAS_OF: dict[str, frozenset[str]] = {
-    "adapters": frozenset({"openai", "anthropic", "local"}),
+    "adapters": frozenset({"openai", "anthropic", "gemini", "local"}),
     "cli": frozenset({"inspector"}),  # weakprompt inspect serves the inspector with uvicorn
     "durable": frozenset({"dbos"}),
     "inspector": frozenset({"inspector"}),

@@ -6,13 +6,14 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("openai", "anthropic", "llama_cpp", "httpx2", "httpx")
+HEAVY = ("openai", "anthropic", "llama_cpp", "httpx2", "httpx", "google.genai")
 
 PROBE = f"""
 import json, sys
 import weakprompt
 import weakprompt.adapters
 import weakprompt.adapters.openai, weakprompt.adapters.anthropic, weakprompt.adapters.local
+import weakprompt.adapters.openai_responses, weakprompt.adapters.gemini
 import weakprompt.adapters.testing, weakprompt.adapters.error_mapping
 print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))
 """

@@ -2,7 +2,7 @@
 
 Importing this package loads no provider SDK and no llama.cpp: each adapter
 imports its SDK when it is constructed, so ``weakprompt[openai]``,
-``[anthropic]`` and ``[local]`` stay optional. Nor does it load the adapter
+``[anthropic]``, ``[gemini]`` and ``[local]`` stay optional. Nor does it load the adapter
 modules themselves: each name is resolved on first access, so importing
 ``weakprompt.adapters.testing`` for a first agent costs only that module.
 """
@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from .anthropic import AnthropicAdapter
     from .error_mapping import classify_status, from_anthropic_error, from_openai_error
     from .fallback import FallbackAdapter, default_fall_back_on
+    from .gemini import GeminiAdapter
     from .local import LocalAdapter, default_model_path
     from .openai import OpenAIAdapter
+    from .openai_responses import OpenAIResponsesAdapter
     from .output_modes import FINAL_ANSWER_TOOL, OutputModes, UnsupportedOutputModeError
     from .retries import Retrier, RetryPolicy
     from .testing import FunctionAdapter, ScriptedAdapter
@@ -28,6 +30,7 @@ _LAZY: dict[str, str] = {
     "AnthropicAdapter": ".anthropic",
     "FINAL_ANSWER_TOOL": ".output_modes",
     "FallbackAdapter": ".fallback",
+    "GeminiAdapter": ".gemini",
     "OutputModes": ".output_modes",
     "Retrier": ".retries",
     "RetryPolicy": ".retries",
@@ -36,6 +39,7 @@ _LAZY: dict[str, str] = {
     "FunctionAdapter": ".testing",
     "LocalAdapter": ".local",
     "OpenAIAdapter": ".openai",
+    "OpenAIResponsesAdapter": ".openai_responses",
     "ScriptedAdapter": ".testing",
     "classify_status": ".error_mapping",
     "default_model_path": ".local",
@@ -48,8 +52,10 @@ __all__ = [
     "AnthropicAdapter",
     "FallbackAdapter",
     "FunctionAdapter",
+    "GeminiAdapter",
     "LocalAdapter",
     "OpenAIAdapter",
+    "OpenAIResponsesAdapter",
     "OutputModes",
     "Retrier",
     "RetryPolicy",

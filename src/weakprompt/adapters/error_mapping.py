@@ -45,6 +45,7 @@ __all__ = [
     "classify_status",
     "cut_stream",
     "from_anthropic_error",
+    "from_error_body",
     "from_openai_error",
     "retry_after_seconds",
 ]
@@ -204,6 +205,17 @@ def _build(
         retry_after=retry_after,
         provider_error_type=named,
     )
+
+
+def from_error_body(
+    body: object, *, provider: str, status: int | None = None, retry_after: float | None = None
+) -> AdapterError:
+    """An error a provider described in a body of its own (a failed response event, an error chunk).
+
+    Without ``status`` it is classified by its type or code, as an error
+    sent inside a stream is.
+    """
+    return _build(provider, status, body, "the provider reported an error", retry_after=retry_after)
 
 
 def from_openai_error(exc: openai.OpenAIError, *, provider: str = "openai") -> AdapterError:

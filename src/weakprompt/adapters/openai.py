@@ -145,7 +145,7 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
             "OpenAIAdapter",
             client,
             async_client,
-            _build_clients,
+            build_openai_clients,
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
@@ -156,7 +156,7 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
             model=model,
             given=(client, async_client),
             ready=(self._client, built_async),
-            rebuild_async=lambda: _build_clients(
+            rebuild_async=lambda: build_openai_clients(
                 base_url=base_url, api_key=api_key, timeout=timeout, sync=False
             )[1],
             retries=retries,
@@ -368,10 +368,13 @@ def _usage(completion: ChatCompletion) -> Usage:
     )
 
 
-def _build_clients(
+def build_openai_clients(
     *, base_url: str | None, api_key: str | None, timeout: float | None, sync: bool = True
 ) -> tuple[openai.OpenAI | None, openai.AsyncOpenAI]:
-    """A sync and an async client with the same settings (the async one alone, for a new event loop)."""
+    """A sync and an async client with the same settings (the async one alone, for a new event loop).
+
+    Shared with the Responses adapter, which talks to the same SDK.
+    """
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - depends on the environment

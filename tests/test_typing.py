@@ -33,7 +33,7 @@ def _project(tmp_path: Path) -> Path:
         config.pop(key, None)
     (project / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    taste = readme[readme.index("## A taste") :]
+    taste = readme[readme.index("## A first agent") :]
     sample = re.search(r"```python\n(.*?)```", taste, flags=re.DOTALL)
     assert sample is not None
     (project / "readme_taste.py").write_text(sample.group(1), encoding="utf-8")

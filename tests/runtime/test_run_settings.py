@@ -13,7 +13,7 @@ from weakprompt.errors import ConfigurationError
 from weakprompt.runtime import evaluate, resume, resume_async, resume_sync, run, run_sync, stream, stream_sync
 from weakprompt.runtime.loop import run_with
 from weakprompt.runtime.resume import resume_with
-from weakprompt.runtime.run_settings import RunSettings
+from weakprompt.runtime.run_settings import RunOptions, RunSettings, StreamOptions
 from weakprompt.session import Session
 from weakprompt.tools import AnyTool, ToolResult, tool
 
@@ -45,9 +45,11 @@ def test_run_and_run_sync_take_the_same_keywords() -> None:
 def test_every_public_keyword_of_run_is_a_setting() -> None:
     """The public signature and the settings name the same things: nothing is lost on the way down."""
     fields = {field.name for field in RunSettings.__attrs_attrs__}
-    keywords = set(inspect.signature(run).parameters) - {"prompt"}
+    assert list(inspect.signature(run).parameters) == ["prompt", "adapter", "session", "options"]
+    keywords = {"adapter", "session"} | set(RunOptions.__optional_keys__)  # **options: Unpack[RunOptions]
     assert keywords <= fields
     assert fields - keywords == {"tool_wrapper"}
+    assert set(RunOptions.__optional_keys__) - set(StreamOptions.__optional_keys__) == {"on_event"}
 
 
 @pytest.mark.parametrize(
@@ -82,3 +84,17 @@ def test_resume_with_settings_that_name_no_store_is_refused() -> None:
     settings = RunSettings(adapter=ScriptedAdapter(["x"]), session=Session(session_id="s"))
     with pytest.raises(ConfigurationError, match="name no store"):
         asyncio.run(resume_with("s", (), prompt=tools_prompt([]), settings=settings))
+
+
+def test_the_run_keywords_are_written_once_and_checked_when_called() -> None:
+    """Regression: four entries spelled the same 25 keywords; now one TypedDict types them all."""
+    prompt = tools_prompt([])
+    adapter = ScriptedAdapter(["ok"])
+    misspelt = r"run_sync\(\) got an unexpected keyword argument 'max_turn' \(did you mean 'max_turns'\?\)"
+    with pytest.raises(TypeError, match=misspelt):
+        run_sync(prompt, adapter=adapter, session=Session(), max_turn=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'tool_wrapper'"):  # integrations only
+        run_sync(prompt, adapter=adapter, session=Session(), tool_wrapper=lambda tool: tool)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"stream_sync\(\) got an unexpected keyword argument 'zzz'$"):
+        stream_sync(prompt, adapter=adapter, session=Session(), zzz=1)  # type: ignore[call-arg]
+    assert run_sync(prompt, adapter=adapter, session=Session(), max_turns=2).text == "ok"

@@ -22,10 +22,10 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from ..budget import Budget, BudgetTracker
+from typing_extensions import Unpack
+
 from ..errors import ConfigurationError
 from ._store_work import StoreWork, claim_private_loop, on_private_loop
 from .blocking import block_on
@@ -33,24 +33,23 @@ from .evaluation import PROMPT_KEY
 from .recording import TRACE_KEY
 from .redaction import Redactor, default_redact
 from .response import PromptResponse
-from .run_settings import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, RunSettings, ToolWrapper
+from .run_settings import (
+    DEFAULT_MAX_EXPANSIONS,
+    DEFAULT_MAX_TURNS,
+    RunOptions,
+    RunSettings,
+    ToolWrapper,
+    settings_of,
+)
 from .tracing import Tracing, installed_tracing
 
 if TYPE_CHECKING:
     from ..deadlines import Deadline
-    from ..messages import Message
-    from ..model import ModelSettings, ProviderAdapter, ToolChoice
+    from ..model import ProviderAdapter
     from ..prompt import Prompt
-    from ..resources import ResourceRegistry
     from ..session import Session
-    from ..store import Store
-    from ..transcript.lazy import LoadToolResults
-    from ..transcript.transcript import Transcript
-    from .approval import InlineApprover
-    from .output_checks import OutputValidator
-    from .results import Retention, RunSubAgent, ToolOutputSettings
+    from .results import RunSubAgent, ToolOutputSettings
     from .resumption import Resumption
-    from .run_events import EventCallback
 
 __all__ = [
     "DEFAULT_MAX_EXPANSIONS",
@@ -80,28 +79,7 @@ def run_sync(
     *,
     adapter: ProviderAdapter,
     session: Session,
-    input: str | None = None,
-    message_history: Sequence[Message] | None = None,
-    store: Store | None = None,
-    transcript: Transcript | None = None,
-    deadline: Deadline | None = None,
-    budget: Budget | BudgetTracker | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    tool_choice: ToolChoice = "auto",
-    output_retries: int = 1,
-    output_validators: Sequence[OutputValidator[OutputT]] = (),
-    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
-    resources: ResourceRegistry | None = None,
-    max_output_tokens: int | None = None,
-    load_tool_results: LoadToolResults = False,
-    retention: Retention = "session",
-    tool_outputs: ToolOutputSettings | None = None,
-    redact: Redactor = default_redact,
-    concurrent_tools: bool = True,
-    on_event: EventCallback | None = None,
-    tracing: Tracing | None = None,
-    approve: InlineApprover | None = None,
-    model_settings: ModelSettings | None = None,
+    **options: Unpack[RunOptions[OutputT]],
 ) -> PromptResponse[OutputT]:
     """Run ``prompt`` on ``adapter`` until the model gives a final answer, blocking: :func:`run`'s twin.
 
@@ -178,32 +156,7 @@ def run_sync(
     ``evaluate`` is the same function under its older name (kept, not
     deprecated).
     """
-    settings = RunSettings(
-        adapter=adapter,
-        session=session,
-        input=input,
-        message_history=message_history,
-        store=store,
-        transcript=transcript,
-        deadline=deadline,
-        budget=budget,
-        max_turns=max_turns,
-        tool_choice=tool_choice,
-        output_retries=output_retries,
-        output_validators=output_validators,
-        max_expansions=max_expansions,
-        resources=resources,
-        max_output_tokens=max_output_tokens,
-        load_tool_results=load_tool_results,
-        retention=retention,
-        tool_outputs=tool_outputs,
-        redact=redact,
-        concurrent_tools=concurrent_tools,
-        on_event=on_event,
-        tracing=tracing,
-        approve=approve,
-        model_settings=model_settings,
-    )
+    settings = settings_of("run_sync", adapter, session, options)
     return run_with_sync(prompt, settings)
 
 
@@ -216,28 +169,7 @@ async def run(
     *,
     adapter: ProviderAdapter,
     session: Session,
-    input: str | None = None,
-    message_history: Sequence[Message] | None = None,
-    store: Store | None = None,
-    transcript: Transcript | None = None,
-    deadline: Deadline | None = None,
-    budget: Budget | BudgetTracker | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    tool_choice: ToolChoice = "auto",
-    output_retries: int = 1,
-    output_validators: Sequence[OutputValidator[OutputT]] = (),
-    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
-    resources: ResourceRegistry | None = None,
-    max_output_tokens: int | None = None,
-    load_tool_results: LoadToolResults = False,
-    retention: Retention = "session",
-    tool_outputs: ToolOutputSettings | None = None,
-    redact: Redactor = default_redact,
-    concurrent_tools: bool = True,
-    on_event: EventCallback | None = None,
-    tracing: Tracing | None = None,
-    approve: InlineApprover | None = None,
-    model_settings: ModelSettings | None = None,
+    **options: Unpack[RunOptions[OutputT]],
 ) -> PromptResponse[OutputT]:
     """The evaluation loop, a coroutine: see :func:`run_sync`, its blocking twin, for the parameters.
 
@@ -265,32 +197,7 @@ async def run(
     """
     return await run_with(
         prompt,
-        RunSettings(
-            adapter=adapter,
-            session=session,
-            input=input,
-            message_history=message_history,
-            store=store,
-            transcript=transcript,
-            deadline=deadline,
-            budget=budget,
-            max_turns=max_turns,
-            tool_choice=tool_choice,
-            output_retries=output_retries,
-            output_validators=output_validators,
-            max_expansions=max_expansions,
-            resources=resources,
-            max_output_tokens=max_output_tokens,
-            load_tool_results=load_tool_results,
-            retention=retention,
-            tool_outputs=tool_outputs,
-            redact=redact,
-            concurrent_tools=concurrent_tools,
-            on_event=on_event,
-            tracing=tracing,
-            approve=approve,
-            model_settings=model_settings,
-        ),
+        settings_of("run", adapter, session, options),
     )
 
 

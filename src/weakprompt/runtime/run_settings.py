@@ -11,10 +11,12 @@ themselves, with :attr:`RunSettings.tool_wrapper`, and call
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
+from typing_extensions import TypedDict
 
 from ..errors import ConfigurationError
 from ..messages import Message
@@ -33,11 +35,22 @@ if TYPE_CHECKING:
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .approval import InlineApprover
+    from .output_checks import OutputValidator
     from .results import Retention, ToolOutputSettings
     from .run_events import EventCallback
     from .tracing import Tracing
 
-__all__ = ["DEFAULT_MAX_EXPANSIONS", "DEFAULT_MAX_TURNS", "RunSettings", "ToolWrapper"]
+__all__ = [
+    "DEFAULT_MAX_EXPANSIONS",
+    "DEFAULT_MAX_TURNS",
+    "RunOptions",
+    "RunSettings",
+    "StreamOptions",
+    "ToolWrapper",
+    "settings_of",
+]
+
+OutputT = TypeVar("OutputT")
 
 DEFAULT_MAX_TURNS = 16
 DEFAULT_MAX_EXPANSIONS = 4
@@ -145,3 +158,68 @@ class RunSettings:
     approve: InlineApprover | None = None
     tool_wrapper: ToolWrapper | None = None
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)
+
+
+class StreamOptions(TypedDict, Generic[OutputT], total=False):
+    """The keywords of a streamed run besides ``adapter`` and ``session``: the :class:`RunSettings` fields.
+
+    Written once here and spelled ``**options: Unpack[StreamOptions[T]]``
+    by ``stream`` / ``stream_sync`` (and, with ``on_event``, by
+    :class:`RunOptions` for ``run`` / ``run_sync``), so a strict type checker
+    knows every keyword and its type; each default is the field's default.
+    """
+
+    input: str | None
+    message_history: Sequence[Message] | None
+    store: Store | None
+    transcript: Transcript | None
+    deadline: Deadline | None
+    budget: Budget | BudgetTracker | None
+    max_turns: int
+    tool_choice: ToolChoice
+    output_retries: int
+    output_validators: Sequence[OutputValidator[OutputT]]
+    max_expansions: int
+    resources: ResourceRegistry | None
+    max_output_tokens: int | None
+    load_tool_results: LoadToolResults
+    retention: Retention
+    tool_outputs: ToolOutputSettings | None
+    redact: Redactor
+    concurrent_tools: bool
+    tracing: Tracing | None
+    approve: InlineApprover | None
+    model_settings: ModelSettings | None
+
+
+class RunOptions(StreamOptions[OutputT], total=False):
+    """``run`` and ``run_sync`` keywords beside ``adapter``, ``session``: a stream's, and ``on_event``."""
+
+    on_event: EventCallback | None
+
+
+def settings_of(
+    where: str,
+    adapter: ProviderAdapter,
+    session: Session,
+    options: Mapping[str, object],
+    *,
+    stream: bool = False,
+) -> RunSettings:
+    """The run's settings from an entry's keywords, refusing a keyword the entry does not take by name.
+
+    A ``TypedDict`` types the keywords for a checker only: at run time an
+    unknown one (or one for integrations, ``tool_wrapper``; ``on_event``
+    for a stream, which feeds its own) must fail as a misspelt keyword does.
+    """
+    allowed = _STREAM_KEYS if stream else _RUN_KEYS
+    for name in options:
+        if name not in allowed:
+            close = difflib.get_close_matches(name, sorted(allowed), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}{hint}")
+    return RunSettings(adapter=adapter, session=session, **options)  # pyright: ignore[reportArgumentType]  # checked above
+
+
+_STREAM_KEYS = frozenset(StreamOptions.__optional_keys__)
+_RUN_KEYS = frozenset(RunOptions.__optional_keys__)

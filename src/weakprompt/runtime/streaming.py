@@ -19,32 +19,21 @@ import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 import attrs
+from typing_extensions import Unpack
 
-from ..budget import Budget, BudgetTracker
 from .loop import run_with
-from .redaction import Redactor, default_redact
 from .run_events import RunEvent
-from .run_settings import DEFAULT_MAX_EXPANSIONS, DEFAULT_MAX_TURNS, RunSettings
+from .run_settings import RunSettings, StreamOptions, settings_of
 
 if TYPE_CHECKING:
-    from ..deadlines import Deadline
-    from ..messages import Message
-    from ..model import ModelSettings, ProviderAdapter, ToolChoice
+    from ..model import ProviderAdapter
     from ..prompt import Prompt
-    from ..resources import ResourceRegistry
     from ..session import Session
-    from ..store import Store
-    from ..transcript.lazy import LoadToolResults
-    from ..transcript.transcript import Transcript
-    from .approval import InlineApprover
-    from .output_checks import OutputValidator
-    from .results import Retention, ToolOutputSettings
     from .run_events import EventCallback
-    from .tracing import Tracing
 
 __all__ = ["stream", "stream_sync", "stream_sync_with", "stream_with"]
 
@@ -58,27 +47,7 @@ def stream(
     *,
     adapter: ProviderAdapter,
     session: Session,
-    input: str | None = None,
-    message_history: Sequence[Message] | None = None,
-    store: Store | None = None,
-    transcript: Transcript | None = None,
-    deadline: Deadline | None = None,
-    budget: Budget | BudgetTracker | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    tool_choice: ToolChoice = "auto",
-    output_retries: int = 1,
-    output_validators: Sequence[OutputValidator[OutputT]] = (),
-    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
-    resources: ResourceRegistry | None = None,
-    max_output_tokens: int | None = None,
-    load_tool_results: LoadToolResults = False,
-    retention: Retention = "session",
-    tool_outputs: ToolOutputSettings | None = None,
-    redact: Redactor = default_redact,
-    concurrent_tools: bool = True,
-    tracing: Tracing | None = None,
-    approve: InlineApprover | None = None,
-    model_settings: ModelSettings | None = None,
+    **options: Unpack[StreamOptions[OutputT]],
 ) -> contextlib.AbstractAsyncContextManager[AsyncIterator[RunEvent[OutputT]]]:
     """``async with stream(prompt, adapter=..., session=...) as events: async for event in events: ...``
 
@@ -86,31 +55,7 @@ def stream(
     ``on_event``. The events end with ``RunFinished`` (holding the
     response) when the run succeeds.
     """
-    settings = RunSettings(
-        adapter=adapter,
-        session=session,
-        input=input,
-        message_history=message_history,
-        store=store,
-        transcript=transcript,
-        deadline=deadline,
-        budget=budget,
-        max_turns=max_turns,
-        tool_choice=tool_choice,
-        output_retries=output_retries,
-        output_validators=output_validators,
-        max_expansions=max_expansions,
-        resources=resources,
-        max_output_tokens=max_output_tokens,
-        load_tool_results=load_tool_results,
-        retention=retention,
-        tool_outputs=tool_outputs,
-        redact=redact,
-        concurrent_tools=concurrent_tools,
-        tracing=tracing,
-        approve=approve,
-        model_settings=model_settings,
-    )
+    settings = settings_of("stream", adapter, session, options, stream=True)
     return stream_with(prompt, settings)
 
 
@@ -119,57 +64,13 @@ def stream_sync(
     *,
     adapter: ProviderAdapter,
     session: Session,
-    input: str | None = None,
-    message_history: Sequence[Message] | None = None,
-    store: Store | None = None,
-    transcript: Transcript | None = None,
-    deadline: Deadline | None = None,
-    budget: Budget | BudgetTracker | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    tool_choice: ToolChoice = "auto",
-    output_retries: int = 1,
-    output_validators: Sequence[OutputValidator[OutputT]] = (),
-    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
-    resources: ResourceRegistry | None = None,
-    max_output_tokens: int | None = None,
-    load_tool_results: LoadToolResults = False,
-    retention: Retention = "session",
-    tool_outputs: ToolOutputSettings | None = None,
-    redact: Redactor = default_redact,
-    concurrent_tools: bool = True,
-    tracing: Tracing | None = None,
-    approve: InlineApprover | None = None,
-    model_settings: ModelSettings | None = None,
+    **options: Unpack[StreamOptions[OutputT]],
 ) -> contextlib.AbstractContextManager[Iterator[RunEvent[OutputT]]]:
     """``with stream_sync(...) as events: for event in events: ...``: the run goes on a worker thread.
 
     Takes the keywords of :func:`stream`.
     """
-    settings = RunSettings(
-        adapter=adapter,
-        session=session,
-        input=input,
-        message_history=message_history,
-        store=store,
-        transcript=transcript,
-        deadline=deadline,
-        budget=budget,
-        max_turns=max_turns,
-        tool_choice=tool_choice,
-        output_retries=output_retries,
-        output_validators=output_validators,
-        max_expansions=max_expansions,
-        resources=resources,
-        max_output_tokens=max_output_tokens,
-        load_tool_results=load_tool_results,
-        retention=retention,
-        tool_outputs=tool_outputs,
-        redact=redact,
-        concurrent_tools=concurrent_tools,
-        tracing=tracing,
-        approve=approve,
-        model_settings=model_settings,
-    )
+    settings = settings_of("stream_sync", adapter, session, options, stream=True)
     return stream_sync_with(prompt, settings)
 
 

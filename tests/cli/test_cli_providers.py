@@ -253,7 +253,10 @@ def test_the_new_built_in_adapters_get_their_options(monkeypatch: pytest.MonkeyP
     [
         (["--adapter", "gemini"], "--adapter gemini needs --model"),
         (["--adapter", "openai-responses"], "--adapter openai-responses needs --model"),
-        (["--adapter", "gemini", "--model", "g", "--no-strict-tools"], "does not apply to the gemini adapter"),
+        (
+            ["--adapter", "gemini", "--model", "g", "--no-strict-tools"],
+            "does not apply to the gemini adapter",
+        ),
         (
             ["--adapter", "openai-responses", "--model", "o", "--max-tokens-field", "max_tokens"],
             "--max-tokens-field does not apply to the openai-responses adapter",

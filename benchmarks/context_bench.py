@@ -278,7 +278,7 @@ def run_session(mode: str, logs: Logs, trimmer: Any | None = None) -> Run:
     prompt = build_prompt(logs)
     session = Session(session_id=f"bench-{mode}")
     events: list[ToolResultStored] = []
-    session.dispatcher.subscribe(ToolResultStored, events.append)
+    session.bus.subscribe(ToolResultStored, events.append)
     if mode == "inline":
         settings = ToolOutputSettings(policy=SizePolicy(max_bytes=10**12, use_token_budget=False))
         load: bool = True

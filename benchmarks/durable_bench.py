@@ -5,7 +5,7 @@ a remote provider keeps a request waiting; each run makes 5 tool round
 trips (6 model calls and 5 tool calls: 11 recorded calls).
 
 a. Per-call overhead, one run at a time in one process: the median wall
-   time of a run through ``DurableApp.evaluate_async`` minus that of plain
+   time of a run through ``await DurableApp.run(...)`` minus that of plain
    ``await run(...)`` on the same store, divided by the 11 calls; the two
    kinds take turns, so load from elsewhere on the machine falls on both
    alike. The same for CPU time. On a SQLite file, and on PostgreSQL when
@@ -110,7 +110,7 @@ async def _paired(db: str, runs: int) -> tuple[list[float], list[float], list[fl
             await run(prompt(), adapter=adapter(), session=Session(), input="go", store=store)
             plain = time.perf_counter() - started, time.process_time() - cpu
             cpu, started = time.process_time(), time.perf_counter()
-            await app.evaluate_async(
+            await app.run(
                 "durable_bench:prompt",
                 adapter="durable_bench:adapter",
                 session_id=uuid.uuid4().hex,
@@ -231,7 +231,7 @@ def throughput(db: str, workers: int, runs: int, concurrency: int) -> dict[str, 
         server_before, client_before = _postgres_cpu_seconds(), time.process_time()
         started = time.perf_counter()
         ids = [
-            client.submit(
+            client.submit_sync(
                 queue,
                 "durable_bench:prompt",
                 adapter="durable_bench:adapter",
@@ -241,7 +241,7 @@ def throughput(db: str, workers: int, runs: int, concurrency: int) -> dict[str, 
             for i in range(runs)
         ]
         for workflow_id in ids:
-            client.result(workflow_id, timeout=600)
+            client.result_sync(workflow_id, timeout=600)
         elapsed = time.perf_counter() - started
         worker_cpu = sum(_cpu_seconds(p.pid) for p in procs) - workers_before
         server_cpu = _postgres_cpu_seconds() - server_before

@@ -34,8 +34,9 @@ from weakprompt import (
 )
 from weakprompt.adapters.testing import text_turn, tool_call, tool_call_turn
 from weakprompt.errors import SessionBusyError
+from weakprompt.events import ToolResultStored
 from weakprompt.messages import AssistantTurn
-from weakprompt.runtime import RunEvent, RunFinished, ToolResultReady
+from weakprompt.runtime import RunEvent, RunFinished
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def test_stream_hands_over_the_events_and_ends_with_the_response() -> None:
             return [event async for event in events]
 
     events = asyncio.run(main())
-    assert any(isinstance(e, ToolResultReady) and e.call.name == "lookup_weather" for e in events)
+    assert any(isinstance(e, ToolResultStored) and e.call.name == "lookup_weather" for e in events)
     last = events[-1]
     assert isinstance(last, RunFinished) and last.response.output == Weather("Lisbon", 21.5)
 
@@ -159,7 +160,7 @@ def test_a_failed_sync_stream_raises_the_runs_error_after_its_events() -> None:
     seen: list[RunEvent[None]] = []
     with pytest.raises(MaxTurnsExceededError), agent.stream_sync("go") as events:
         seen.extend(events)
-    assert any(isinstance(event, ToolResultReady) for event in seen)
+    assert any(isinstance(event, ToolResultStored) for event in seen)
 
 
 def test_leaving_a_sync_stream_early_stops_the_run() -> None:
@@ -172,7 +173,7 @@ def test_leaving_a_sync_stream_early_stops_the_run() -> None:
     agent = Agent(FunctionAdapter(model), instructions="Loop.", tools=[lookup_weather], max_turns=50)
     with agent.stream_sync("go") as events:
         for event in events:
-            if isinstance(event, ToolResultReady):
+            if isinstance(event, ToolResultStored):
                 break
     assert len(calls) < 50
 

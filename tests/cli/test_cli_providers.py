@@ -208,3 +208,70 @@ def test_retries_and_fallbacks_are_printed_as_they_happen() -> None:
     text = out.getvalue()
     assert "retry openai attempt 1 failed (RateLimitError: slow down); trying again in 2.5s" in text
     assert "fallback openai/m failed (ProviderError); asking local/s" in text
+
+
+@pytest.mark.parametrize(
+    ("spec", "url", "endpoint"),
+    [
+        ("gemini", "http://127.0.0.1:9", "gemini error: the stream from http://127.0.0.1:9"),
+        ("openai-responses", "http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/responses"),
+    ],
+)
+def test_gemini_and_openai_responses_are_built_in_adapters(
+    module: Path, monkeypatch: pytest.MonkeyPatch, spec: str, url: str, endpoint: str
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    result = invoke(
+        "run", f"{module}:prompt", "--adapter", spec, "--model", "m", "--base-url", url, "--retries", "0"
+    )
+    assert result.exit_code == 1
+    assert "ProviderConnectionError" in result.output and endpoint in result.output
+
+
+def test_the_new_built_in_adapters_get_their_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    from weakprompt.adapters import GeminiAdapter, OpenAIResponsesAdapter
+    from weakprompt.cli.adapters import AdapterOptions, build_adapter
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    options = AdapterOptions(output_mode="tool", temperature=0.25, retries=2)
+    gemini = build_adapter("gemini", model="gemini-2.5-flash", options=options)
+    assert isinstance(gemini, GeminiAdapter) and gemini.model == "gemini-2.5-flash"
+    assert gemini.model_settings.temperature == 0.25 and gemini.output_modes.default == "tool"
+    responses = build_adapter(
+        "openai-responses", model="gpt-5-mini", options=AdapterOptions(strict_tools=False, temperature=0.5)
+    )
+    assert isinstance(responses, OpenAIResponsesAdapter) and responses.name == "openai"
+    assert responses.model_settings.temperature == 0.5
+    untouched = build_adapter("gemini", model="gemini-2.5-flash")
+    assert isinstance(untouched, GeminiAdapter) and untouched.model_settings.temperature is None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--adapter", "gemini"], "--adapter gemini needs --model"),
+        (["--adapter", "openai-responses"], "--adapter openai-responses needs --model"),
+        (
+            ["--adapter", "gemini", "--model", "g", "--no-strict-tools"],
+            "does not apply to the gemini adapter",
+        ),
+        (
+            ["--adapter", "openai-responses", "--model", "o", "--max-tokens-field", "max_tokens"],
+            "--max-tokens-field does not apply to the openai-responses adapter",
+        ),
+        (["--base-url", "http://127.0.0.1:9"], "gemini, openai-responses adapters, not local"),
+    ],
+)
+def test_the_new_built_in_adapters_refuse_what_cannot_apply(
+    module: Path, args: list[str], message: str
+) -> None:
+    result = invoke("run", f"{module}:prompt", *args)
+    assert result.exit_code == 1
+    assert message in result.output
+
+
+def test_the_help_names_every_built_in_adapter() -> None:
+    output = " ".join(invoke("run", "--help").output.split()).replace("- ", "-")  # undo the wrapping
+    assert "local | openai | anthropic | gemini | openai-responses" in output

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 from opentelemetry.trace import StatusCode
 
 from otel_support import Recorder
 from pipeline_support import Outputs, World, fetch_prompt, log_text
+from weakprompt.adapters import GeminiAdapter, OpenAIAdapter, OpenAIResponsesAdapter
 from weakprompt.adapters.testing import ScriptedAdapter, StreamScript, text_turn
 from weakprompt.errors import ProviderError
 from weakprompt.messages import AssistantTurn, Message, ToolCall, Usage
-from weakprompt.model import CompiledContext, ModelEvent, ModelRequest, ReplyCompleted, TextDelta
+from weakprompt.model import (
+    CompiledContext,
+    ModelEvent,
+    ModelRequest,
+    ProviderAdapter,
+    ReplyCompleted,
+    TextDelta,
+)
 from weakprompt.otel import PURPOSE, OTelTracing
 from weakprompt.otel.traced_adapter import TracedAdapter
 from weakprompt.otel.tracing import RunSpan, ToolSpan
@@ -263,3 +271,27 @@ def test_a_summary_call_reports_its_retries_on_its_own_span() -> None:
     wrapped.complete(REQUEST)
     (chat,) = recorder.named("chat")
     assert [e.name for e in chat.events] == [EVENT_RETRY]
+
+
+@pytest.mark.parametrize(
+    ("adapter", "provider"),
+    [
+        (lambda: GeminiAdapter("gemini-2.5-flash", api_key="test-key"), "gcp.gemini"),
+        (lambda: OpenAIResponsesAdapter("gpt-5-mini", api_key="test-key"), "openai"),
+        (lambda: OpenAIAdapter("gpt-5-mini", api_key="test-key"), "openai"),
+    ],
+)
+def test_gemini_and_the_responses_adapter_report_their_genai_provider(
+    adapter: Callable[[], ProviderAdapter], provider: str
+) -> None:
+    recorder = Recorder()
+    built = adapter()
+    run = OTelTracing(recorder.provider).start_run(
+        agent_name="unit", adapter=built, conversation_id="c", input=None, redact=default_redact
+    )
+    run.model_call(REQUEST).finish(AssistantTurn(text="x"), Usage(model_calls=1))
+    run.finish(text="x", usage=Usage(model_calls=1), turns=1, finish_reason="stop")
+    (chat,) = recorder.named("chat")
+    (agent,) = recorder.named("invoke_agent")
+    assert chat.attributes is not None and agent.attributes is not None
+    assert chat.attributes["gen_ai.provider.name"] == agent.attributes["gen_ai.provider.name"] == provider

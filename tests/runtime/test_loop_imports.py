@@ -169,7 +169,7 @@ def test_each_of_those_loads_when_its_feature_is_used() -> None:
     """The probe above can see them: using the features loads every one."""
     code = (
         "\n".join(f"import {m}" for m in AGENT_IMPORTS)
-        + "\nfrom weakprompt.runtime import Approve, RunPaused, TextDelta, stream, resume"
+        + "\nfrom weakprompt.runtime import Approve, RunPaused, TextDelta, stream, resume_sync"
         + "\nfrom weakprompt.runtime import pausing"
         + "\nfrom weakprompt.events import ModelCallRetried, ToolOutputExtracted"
         + "\nfrom weakprompt.session import persist_state"

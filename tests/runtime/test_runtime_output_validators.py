@@ -47,7 +47,7 @@ async def even(answer: Answer) -> None:
 
 def test_a_rejection_reaches_the_model_as_a_corrective_turn_with_its_reason() -> None:
     session = Session()
-    events = Recorder(session.dispatcher)
+    events = Recorder(session.bus)
     adapter = ScriptedAdapter([_answer(-1), _answer(4)])
     response = evaluate(
         arithmetic_prompt(output=True), adapter=adapter, session=session, output_validators=(positive,)

@@ -14,7 +14,8 @@ The conventions, also explained in docs/contributing.md:
       not run; the reason is required. ``agent-pending`` marks blocks that teach the ``Agent``
       before it lands (the integrator removes those markers when it does).
   ``<!-- run: scripted NAME -->``
-      the block builds a paid provider's adapter (``OpenAIAdapter``, ``AnthropicAdapter``):
+      the block builds a paid provider's adapter (``OpenAIAdapter``, ``AnthropicAdapter``,
+      ``GeminiAdapter``, ``OpenAIResponsesAdapter``):
       while it runs, those names build a ``FunctionAdapter`` over the model ``SCRIPTS[NAME]``
       below instead, so the rest of the block runs as written without a key or a network.
   ``<!-- run: real-model -->``
@@ -140,7 +141,7 @@ def _hello(request: Any) -> str:
 
 
 SCRIPTS: dict[str, Callable[[Any], Any]] = {"weather": _weather, "hello": _hello}
-_PROVIDERS = ("OpenAIAdapter", "AnthropicAdapter")
+_PROVIDERS = ("OpenAIAdapter", "AnthropicAdapter", "GeminiAdapter", "OpenAIResponsesAdapter")
 
 
 @contextlib.contextmanager

@@ -136,7 +136,7 @@ def resume_after_approval(store: Store) -> Weather | None:
     return finished.output
 
 
-async def resume_async(store: Store) -> Weather:
+async def resume_in_a_loop(store: Store) -> Weather:
     finished = await agent.resume("job-1", [], store=store, approve=decide)
     return finished.output
 

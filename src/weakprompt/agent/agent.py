@@ -298,7 +298,7 @@ class Agent(Generic[OutputT]):
         the ``Session`` to restore its state into; the store is the agent's
         or the call's. Pass the ``params`` the run had: the decisions are
         checked against the tools it offered. See
-        :func:`~weakprompt.runtime.resume.resume_async` for the checks and
+        :func:`~weakprompt.runtime.resume.resume_sync` for the checks and
         the rules (``specs/APPROVAL.md``).
         """
         prompt, settings, session_id = self._resume("resume", session, params, overrides)

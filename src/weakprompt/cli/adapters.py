@@ -1,6 +1,8 @@
 """Choosing the model provider for ``weakprompt run``.
 
-Three names are built in (``local``, ``openai``, ``anthropic``). Anything
+Five names are built in (``local``, ``openai``, ``anthropic``, ``gemini``,
+``openai-responses``); each provider SDK is imported only when its adapter is
+built, so a missing extra is named then, not at start-up. Anything
 else is a reference to an adapter object or to a factory returning one:
 ``./my_models.py:factory`` (a file) or ``my_models:factory`` (a module,
 found from the current directory first), which is also how tests plug in a
@@ -17,15 +19,19 @@ import inspect
 import attrs
 
 from ..adapters.anthropic import AnthropicAdapter
+from ..adapters.gemini import GeminiAdapter
 from ..adapters.local import LocalAdapter
 from ..adapters.openai import OpenAIAdapter
+from ..adapters.openai_responses import OpenAIResponsesAdapter
 from ..errors import ConfigurationError
-from ..model import OutputMode, ProviderAdapter
+from ..model import ModelSettings, OutputMode, ProviderAdapter
 from .loading import load_attribute
 
 __all__ = ["BUILTIN_ADAPTERS", "AdapterOptions", "build_adapter"]
 
-BUILTIN_ADAPTERS = ("local", "openai", "anthropic")
+BUILTIN_ADAPTERS = ("local", "openai", "anthropic", "gemini", "openai-responses")
+# The built-in adapters that call a provider by name: they need --model and take --base-url.
+_PROVIDER_ADAPTERS = ("openai", "anthropic", "gemini", "openai-responses")
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +61,8 @@ _BUILTIN_TAKES = {
     "local": ("output_mode", "temperature"),
     "openai": ("output_mode", "temperature", "retries", "strict_tools", "max_tokens_field"),
     "anthropic": ("output_mode", "retries", "strict_tools"),  # this Messages API has no temperature
+    "gemini": ("output_mode", "temperature", "retries"),
+    "openai-responses": ("output_mode", "temperature", "retries", "strict_tools"),
 }
 
 
@@ -71,14 +79,23 @@ def build_adapter(
         _refuse_unknown(spec, given, _BUILTIN_TAKES[spec])
     if spec == "local":
         if base_url is not None:
-            raise ConfigurationError("--base-url applies to the openai and anthropic adapters, not local")
+            raise ConfigurationError(
+                f"--base-url applies to the {', '.join(_PROVIDER_ADAPTERS)} adapters, not local"
+            )
         return LocalAdapter(model, **given)  # pyright: ignore[reportArgumentType] - checked above
-    if spec in ("openai", "anthropic"):
+    if spec in _PROVIDER_ADAPTERS:
         if not model:
             raise ConfigurationError(f"--adapter {spec} needs --model (the provider's model name)")
         if spec == "openai":
             return OpenAIAdapter(model, base_url=base_url, **given)  # pyright: ignore[reportArgumentType]
-        return AnthropicAdapter(model, base_url=base_url, **given)  # pyright: ignore[reportArgumentType]
+        if spec == "anthropic":
+            return AnthropicAdapter(model, base_url=base_url, **given)  # pyright: ignore[reportArgumentType]
+        # These two take the temperature as a model setting, like every setting beyond the basics.
+        temperature = given.pop("temperature", None)
+        settings = ModelSettings(temperature=temperature) if isinstance(temperature, float) else None
+        if spec == "gemini":
+            return GeminiAdapter(model, base_url=base_url, settings=settings, **given)  # pyright: ignore[reportArgumentType]
+        return OpenAIResponsesAdapter(model, base_url=base_url, settings=settings, **given)  # pyright: ignore[reportArgumentType]
     if ":" not in spec:
         raise ConfigurationError(
             f"unknown adapter {spec!r}: use one of {', '.join(BUILTIN_ADAPTERS)} "

@@ -88,8 +88,12 @@ def cli() -> None:
     "module:name (found from the current directory first). A factory gets --model and the adapter "
     "options below that it names as parameters.",
 )
-@click.option("--model", help="Model name (openai, anthropic) or GGUF path (local; default SmolLM2-135M).")
-@click.option("--base-url", help="Endpoint of an OpenAI- or Anthropic-compatible server.")
+@click.option(
+    "--model",
+    help="Model name (openai, anthropic, gemini, openai-responses) "
+    "or GGUF path (local; default SmolLM2-135M).",
+)
+@click.option("--base-url", help="Endpoint of the provider's server (or of one compatible with its API).")
 @click.option("--input", "input_text", help="The user message.")
 @click.option("--db", help="SQLite file (or database URL) that keeps the transcript; default: in memory.")
 @click.option("--session", "session_id", help="Session id for the transcript; default: a new one.")
@@ -546,7 +550,9 @@ def _decision_command(default: str) -> Callable[[Callable[..., None]], Callable[
                 help=f"{' | '.join(BUILTIN_ADAPTERS)}, or module:name.",
             ),
             click.option("--model", help="Model name or GGUF path."),
-            click.option("--base-url", help="Endpoint of an OpenAI- or Anthropic-compatible server."),
+            click.option(
+                "--base-url", help="Endpoint of the provider's server (or of one compatible with its API)."
+            ),
             click.option(
                 "--files",
                 "files_dir",

@@ -41,7 +41,9 @@ _IN_MODEL_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "weakprompt_otel_model_call", default=False
 )
 
-_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "local": "llama_cpp"}
+# Adapter name -> the GenAI semantic conventions' provider value (``gen_ai.provider.name``). Both
+# OpenAI adapters (Chat Completions and Responses) are named ``openai``: one provider, two APIs.
+_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemini", "local": "llama_cpp"}
 
 
 def _provider(adapter: ProviderAdapter) -> str:

@@ -42,6 +42,7 @@ _LAZY: dict[str, str] = {
     # running
     "ForceTool": "weakprompt.model",
     "ModelRequest": "weakprompt.model",
+    "ModelSettings": "weakprompt.model",
     "PromptResponse": "weakprompt.runtime",
     "evaluate": "weakprompt.runtime",
     "run": "weakprompt.runtime",
@@ -68,8 +69,10 @@ _LAZY: dict[str, str] = {
     # adapters (none imports its SDK before it is built)
     "AnthropicAdapter": "weakprompt.adapters",
     "FunctionAdapter": "weakprompt.adapters",
+    "GeminiAdapter": "weakprompt.adapters",
     "LocalAdapter": "weakprompt.adapters",
     "OpenAIAdapter": "weakprompt.adapters",
+    "OpenAIResponsesAdapter": "weakprompt.adapters",
     "ScriptedAdapter": "weakprompt.adapters",
     # errors
     "AdapterError": "weakprompt.errors",
@@ -103,13 +106,16 @@ __all__ = [
     "Deny",
     "ForceTool",
     "FunctionAdapter",
+    "GeminiAdapter",
     "LocalAdapter",
     "MarkdownSection",
     "MaxTurnsExceededError",
     "Meta",
     "ModelRequest",
+    "ModelSettings",
     "NoParams",
     "OpenAIAdapter",
+    "OpenAIResponsesAdapter",
     "OutputParseError",
     "OutputValidationError",
     "PausedRun",
@@ -148,7 +154,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .adapters import AnthropicAdapter, FunctionAdapter, LocalAdapter, OpenAIAdapter, ScriptedAdapter
+    from .adapters import (
+        AnthropicAdapter,
+        FunctionAdapter,
+        GeminiAdapter,
+        LocalAdapter,
+        OpenAIAdapter,
+        OpenAIResponsesAdapter,
+        ScriptedAdapter,
+    )
     from .agent import Agent
     from .budget import Budget
     from .deadlines import Deadline
@@ -169,7 +183,7 @@ if TYPE_CHECKING:
         WeakpromptError,
     )
     from .messages import AssistantTurn, ToolCall, Usage
-    from .model import ForceTool, ModelRequest
+    from .model import ForceTool, ModelRequest, ModelSettings
     from .prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt
     from .runtime import (
         Approve,

@@ -103,8 +103,8 @@ async def call_async(ready: Ready, *, drain: bool) -> tuple[object, BaseExceptio
         if is_async_handler(handler):
             outcome = await cast("Awaitable[object]", handler(ready.params, context=ready.context))
         else:
-            # A plain future, not a task: an interrupt the handler raises must reach _settle,
-            # not escape the event loop from a task of its own.
+            # A plain future, not a task: an interrupt the handler raises must reach the dispatcher
+            # (which settles the call), not escape the event loop from a task of its own.
             context = contextvars.copy_context()
             call = functools.partial(context.run, handler, ready.params, context=ready.context)
             worker: asyncio.Future[object] = asyncio.get_running_loop().run_in_executor(None, call)

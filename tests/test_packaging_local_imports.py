@@ -24,10 +24,10 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the one upward import the layer contracts allow (specs/LAYOUT.md, 'The one exception'): "
         "a compiled context converts itself to a provider's format without the core loading it"
     ),
-    ("weakprompt.runtime.resume", "weakprompt.store.pause_rows"): (
-        "the runtime root binds the function resume eagerly (it shares this module's name, so it "
-        "cannot resolve lazily); import weakprompt.runtime thus loads this module, and must not "
-        "load the store (SQLAlchemy)"
+    ("weakprompt.runtime.pause_reads", "weakprompt.store.pause_rows"): (
+        "the runtime root binds the function resume eagerly (it shares runtime.resume's name, so it "
+        "cannot resolve lazily); import weakprompt.runtime thus loads runtime.resume and this module it "
+        "re-exports from, and must not load the store (SQLAlchemy)"
     ),
     ("weakprompt.cli.app", "weakprompt.inspector.access"): (
         "weakprompt inspect needs the optional 'inspector' extra (starlette): refused with the "

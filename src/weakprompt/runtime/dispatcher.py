@@ -7,68 +7,55 @@ published per call, whatever the outcome. See ``specs/TOOLS.md``.
 
 from __future__ import annotations
 
-import contextvars
-import functools
-import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..call_arguments import ArgumentsProblem, BadSyntax, NotAnObject
 from ..clock import Clock
 from ..errors import (
-    BudgetExceededError,
     ConfigurationError,
-    DeadlineExceededError,
     PromptEvaluationError,
-    ToolValidationError,
     VisibilityExpansionRequired,
 )
 from ..events import HandlerFailure, ToolInvoked, publish
 from ..messages import ToolCall
 from ..safetext import plain_text
 from ..serde import SerdeError
-from ..tools import AnyTool, CallDeferred, ToolContext, ToolResult, is_async_handler
+from ..tools import AnyTool, CallDeferred, ToolContext, ToolResult
 from . import tool_messages
-from .blocking import block_on
+from .call_outcomes import (
+    as_result,
+    checked_rendering,
+    failure,
+    failure_text,
+    outcome_of,
+    rollback,
+)
+from .handler_calls import Ready, Settled, call_async, call_sync, traced
 from .pause_errors import ToolCallPending
 from .redaction import (
-    MAX_ERROR_TEXT,
     Redactor,
-    clip,
     default_redact,
     describe_exception,
-    lone_surrogate,
-    redacted,
     safe_repr,
-    type_name,
 )
-from .tool_failures import report_broken_tool
 
 if TYPE_CHECKING:
-    import asyncio
-
     from ..budget import BudgetTracker
     from ..deadlines import Deadline
     from ..model import ProviderAdapter
     from ..prompt import Prompt, RenderedPrompt
-    from ..resources import ResourceRegistry, ResourceSnapshot
-    from ..session import Session, SessionFork, SessionSnapshot
+    from ..resources import ResourceRegistry
+    from ..session import Session, SessionFork
     from .tracing import ToolSpan
 
 __all__ = ["ToolDispatcher", "ToolExecution"]
 
 logger = logging.getLogger(__name__)
-
-# Exceptions a handler may raise to hand control back to the evaluation loop:
-# they are re-raised (after rollback and the event), never turned into results.
-_PASS_THROUGH = (VisibilityExpansionRequired, PromptEvaluationError)
-# Limits of the whole evaluation: the loop must stop, so they become an
-# evaluation error rather than a result the model could argue with.
-_EVALUATION_LIMITS = (DeadlineExceededError, BudgetExceededError)
 
 
 @attrs.frozen
@@ -192,8 +179,8 @@ class ToolDispatcher:
         same id, is judged by the policy again.
         """
         step = self._prepare(call, self._session, approved=approved)
-        if isinstance(step, _Ready):
-            outcome, caught = _call_sync(step) if step.span is None else _traced(step.span, _call_sync, step)
+        if isinstance(step, Ready):
+            outcome, caught = call_sync(step) if step.span is None else traced(step.span, call_sync, step)
             step = self._settle(step, outcome, caught)
         return self._announce(step)
 
@@ -206,12 +193,12 @@ class ToolDispatcher:
         be stopped, so the cancellation waits for it to finish first.
         """
         step = self._prepare(call, self._session, approved=approved)
-        if isinstance(step, _Ready):
+        if isinstance(step, Ready):
             if step.span is None:
-                outcome, caught = await _call_async(step, drain=True)
+                outcome, caught = await call_async(step, drain=True)
             else:
                 with step.span.activated():
-                    outcome, caught = await _call_async(step, drain=True)
+                    outcome, caught = await call_async(step, drain=True)
             step = self._settle(step, outcome, caught)
         return self._announce(step)
 
@@ -265,15 +252,15 @@ class ToolDispatcher:
             raise escalation
         return outcomes
 
-    async def _run_on_fork(self, call: ToolCall, fork: SessionFork) -> _Settled:
+    async def _run_on_fork(self, call: ToolCall, fork: SessionFork) -> Settled:
         step = self._prepare(call, fork)
-        if isinstance(step, _Settled):
+        if isinstance(step, Settled):
             return step
         if step.span is None:
-            outcome, caught = await _call_async(step, drain=False)  # the fork is thrown away if cancelled
+            outcome, caught = await call_async(step, drain=False)  # the fork is thrown away if cancelled
         else:
             with step.span.activated():  # this task's own context: the other calls keep theirs
-                outcome, caught = await _call_async(step, drain=False)
+                outcome, caught = await call_async(step, drain=False)
         return self._settle(step, outcome, caught)
 
     # -- steps -------------------------------------------------------------------
@@ -290,7 +277,7 @@ class ToolDispatcher:
         properties = tool.parameters_schema().get("properties")
         return tuple(properties) if isinstance(properties, dict) else ()
 
-    def _prepare(self, call: ToolCall, session: Session, *, approved: bool = False) -> _Ready | _Settled:
+    def _prepare(self, call: ToolCall, session: Session, *, approved: bool = False) -> Ready | Settled:
         """Steps 1-7: everything before the handler; a call refused here is already settled."""
         started = self._clock.now()
         span = self._tool_spans(call) if self._tool_spans is not None else None
@@ -329,131 +316,62 @@ class ToolDispatcher:
             resource_snapshot = resources.snapshot() if resources is not None else None
         except Exception as exc:  # nothing has changed yet, but nothing could be rolled back either
             logger.error("snapshotting state before tool %r failed", tool.name, exc_info=exc)
-            text = self._failure_text(describe_exception(exc))
+            text = failure_text(describe_exception(exc), self._redact)
             refused = self._refuse(
                 call, f"Tool {tool.name!r} was not run: its state could not be saved ({text}).", started
             )
             error = PromptEvaluationError(f"tool {tool.name!r} was not run: saving state failed: {text}")
             error.__cause__ = exc
             return attrs.evolve(refused, escalate=error)
-        return _Ready(
+        return Ready(
             tool, call, params, started, context, resources, session_snapshot, resource_snapshot, span
         )
 
-    def _settle(self, ready: _Ready, outcome: object, caught: BaseException | None) -> _Settled:
+    def _settle(self, ready: Ready, outcome: object, caught: BaseException | None) -> Settled:
         """Steps 8-9: check the handler's outcome, roll back on failure, decide what to raise."""
         tool = ready.tool
         if caught is None and isinstance(outcome, CallDeferred):  # returned rather than raised: the same
             caught = outcome
         if isinstance(caught, CallDeferred):  # its result comes later; what it changed is undone
-            broken = self._rollback(ready)
+            broken = rollback(ready, redact=self._redact)
             if broken is not None:
                 return attrs.evolve(self._refuse(ready.call, broken.args[0], ready.started), escalate=broken)
             return self._hold(
                 ready.call, ready.params, ready.started, ToolCallPending(ready.call, "deferred", caught.note)
             )
         message = ""
-        result = _as_result(outcome) if caught is None else None
+        result = as_result(outcome) if caught is None else None
         if result is not None:
             try:
-                message = _checked_rendering(result)
+                message = checked_rendering(result)
             except BaseException as exc:  # sorted out below, once the state is restored
                 caught = exc
         failed = caught is not None or result is None or not result.success
         if caught is not None and ready.span is not None:
             ready.span.handler_raised(caught)
-        broken = self._rollback(ready) if failed else None
+        broken = rollback(ready, redact=self._redact) if failed else None
         # Only now is the failure put into words: describing it may run the tool's own code again.
-        result, message, escalate = self._outcome(tool, result, message, caught)
+        result, message, escalate = outcome_of(tool, result, message, caught, redact=self._redact)
         if broken is not None and (escalate is None or isinstance(escalate, Exception)):
             escalate = broken
-        return _Settled(ready.call, ready.params, result, message, ready.started, self._clock.now(), escalate)
+        return Settled(ready.call, ready.params, result, message, ready.started, self._clock.now(), escalate)
 
-    def _outcome(
-        self, tool: AnyTool, result: ToolResult[object] | None, rendered: str, caught: BaseException | None
-    ) -> tuple[ToolResult[object], str, BaseException | None]:
-        """The result, the model's text and what to raise, for what the handler did."""
-        if caught is None and result is not None:
-            if result.success:
-                return result, rendered, None
-            # the handler's own failure text is scrubbed too, but not cut: it is the tool's output
-            cleaned = attrs.evolve(result, message=redacted(result.message, self._redact))
-            return cleaned, redacted(rendered, self._redact), None
-        if isinstance(caught, _BadResult):
-            return *self._failure(tool_messages.bad_result(tool.name, caught.problem)), None
-        if isinstance(caught, _PASS_THROUGH):
-            return *self._failure(tool_messages.escalated(tool.name, describe_exception(caught))), caught
-        if isinstance(caught, _EVALUATION_LIMITS):
-            text = describe_exception(caught)
-            escalate = PromptEvaluationError(
-                f"tool {tool.name!r} hit a limit of the evaluation: {self._failure_text(text)}"
-            )
-            escalate.__cause__ = caught
-            return *self._failure(tool_messages.escalated(tool.name, text)), escalate
-        if isinstance(caught, Exception):
-            return *self._handler_failure(tool, caught), None
-        # KeyboardInterrupt, SystemExit: rolled back and reported, then on its way
-        return *self._failure(tool_messages.interrupted(tool.name, type_name(caught))), caught
-
-    def _handler_failure(self, tool: AnyTool, exc: Exception) -> tuple[ToolResult[object], str]:
-        mismatch = isinstance(exc, TypeError) and _raised_at_call_site(exc)
-        text = describe_exception(exc)
-        if isinstance(exc, ToolValidationError):  # an expected refusal, not a bug
-            logger.info("tool %r rejected its input: %s", tool.name, self._failure_text(text))
-        else:
-            report_broken_tool(tool.name, exc, redact=self._redact)  # once, visible by default
-        return self._failure(tool_messages.handler_failed(tool.name, text, signature_mismatch=mismatch))
-
-    def _failure_text(self, text: str) -> str:
-        """A failure text as it may leave the dispatcher: scrubbed by the hook, then cut."""
-        return clip(redacted(text, self._redact), MAX_ERROR_TEXT)
-
-    def _failure(self, text: str) -> tuple[ToolResult[object], str]:
-        result = ToolResult.error(self._failure_text(text))
-        return result, result.message
-
-    def _refuse(self, call: ToolCall, text: str, started: datetime, *, params: object = None) -> _Settled:
+    def _refuse(self, call: ToolCall, text: str, started: datetime, *, params: object = None) -> Settled:
         """A call that fails before its handler runs: nothing to roll back, one event."""
-        result, message = self._failure(text)
-        return _Settled(call, params, result, message, started, self._clock.now(), None)
+        result, message = failure(text, self._redact)
+        return Settled(call, params, result, message, started, self._clock.now(), None)
 
-    def _hold(self, call: ToolCall, params: object, started: datetime, pending: ToolCallPending) -> _Settled:
+    def _hold(self, call: ToolCall, params: object, started: datetime, pending: ToolCallPending) -> Settled:
         """A call that waits for a decision: settled without an event, raised to the loop as ``pending``."""
         result = ToolResult.error(str(pending))
-        return _Settled(call, params, result, result.message, started, self._clock.now(), pending)
+        return Settled(call, params, result, result.message, started, self._clock.now(), pending)
 
     def answer(self, call: ToolCall, result: ToolResult[object], *, params: object = None) -> ToolExecution:
         """Publish the one ``ToolInvoked`` of a call answered without running it (denied, result supplied)."""
         now = self._clock.now()
-        return self._announce(_Settled(call, params, result, result.message, now, now, None))
+        return self._announce(Settled(call, params, result, result.message, now, now, None))
 
-    def _rollback(self, ready: _Ready) -> PromptEvaluationError | None:
-        """Restore everything; a restore that fails means state can no longer be trusted."""
-        tool = ready.tool
-        failures: list[Exception] = []
-        try:
-            ready.context.session.restore(ready.session_snapshot)
-        except Exception as exc:
-            failures.append(exc)
-        if ready.resources is not None and ready.resource_snapshot is not None:
-            try:
-                ready.resources.restore(ready.resource_snapshot)
-            except Exception as exc:
-                failures.append(exc)
-        if ready.span is not None:
-            ready.span.rolled_back()
-        if not failures:
-            return None
-        for exc in failures:
-            logger.error("rolling back tool %r failed", tool.name, exc_info=exc)
-        error = PromptEvaluationError(
-            f"tool {tool.name!r} failed and its state changes could not be rolled back: "
-            + self._failure_text("; ".join(describe_exception(exc) for exc in failures))
-        )
-        error.__cause__ = failures[0]
-        return error
-
-    def _announce(self, step: _Settled) -> ToolExecution:
+    def _announce(self, step: Settled) -> ToolExecution:
         """Step 10-11: publish the call's one ``ToolInvoked``, then return the outcome or raise."""
         call = step.call
         if isinstance(step.escalate, ToolCallPending):  # not finished: its event comes when it is decided
@@ -478,142 +396,3 @@ class ToolDispatcher:
         return ToolExecution(
             result=step.result, message=step.message, event=event, subscriber_errors=dispatched.errors
         )
-
-
-@attrs.frozen
-class _Ready:
-    """A call that passed steps 1-7: what the handler gets and what restores its state."""
-
-    tool: AnyTool
-    call: ToolCall
-    params: object
-    started: datetime
-    context: ToolContext
-    resources: ResourceRegistry | None
-    session_snapshot: SessionSnapshot
-    resource_snapshot: ResourceSnapshot | None
-    span: ToolSpan | None = None
-
-
-@attrs.frozen
-class _Settled:
-    """A finished call whose event is not published yet (concurrent calls publish in call order)."""
-
-    call: ToolCall
-    params: object
-    result: ToolResult[object]
-    message: str
-    started: datetime
-    finished: datetime
-    escalate: BaseException | None
-
-
-def _traced(
-    span: ToolSpan, call: Callable[[_Ready], tuple[object, BaseException | None]], ready: _Ready
-) -> tuple[object, BaseException | None]:
-    with span.activated():
-        return call(ready)
-
-
-def _call_sync(ready: _Ready) -> tuple[object, BaseException | None]:
-    """Run the handler here; an awaitable it returns is run to completion."""
-    try:
-        outcome = ready.tool.handler(ready.params, context=ready.context)
-        if inspect.isawaitable(outcome):
-            awaitable: Awaitable[object] = outcome
-
-            async def finish() -> object:
-                return await awaitable
-
-            outcome = block_on(finish)
-    except BaseException as exc:  # sorted out by _settle, once the state is restored
-        return None, exc
-    return outcome, None
-
-
-async def _call_async(ready: _Ready, *, drain: bool) -> tuple[object, BaseException | None]:
-    """Run the handler without blocking the loop: awaited if async, on a worker thread if not.
-
-    With ``drain``, a cancellation waits for a sync handler's thread to end
-    before it is reported, so the rollback that follows sees the handler's
-    last write (the thread cannot be stopped, and it writes to the real session).
-    """
-    import asyncio  # on first use: keeps importing this module cheap
-
-    handler = cast("Callable[..., object]", ready.tool.handler)
-    try:
-        if is_async_handler(handler):
-            outcome = await cast("Awaitable[object]", handler(ready.params, context=ready.context))
-        else:
-            # A plain future, not a task: an interrupt the handler raises must reach _settle,
-            # not escape the event loop from a task of its own.
-            context = contextvars.copy_context()
-            call = functools.partial(context.run, handler, ready.params, context=ready.context)
-            worker: asyncio.Future[object] = asyncio.get_running_loop().run_in_executor(None, call)
-            try:
-                outcome = await asyncio.shield(worker)
-            except asyncio.CancelledError:
-                if drain:
-                    await _wait_out(worker)
-                raise
-        if inspect.isawaitable(outcome):  # a sync callable that handed back a coroutine
-            outcome = await cast("Awaitable[object]", outcome)
-    except BaseException as exc:  # sorted out by _settle, once the state is restored
-        return None, exc
-    return outcome, None
-
-
-async def _wait_out(worker: asyncio.Future[object]) -> None:
-    """Wait for ``worker`` to finish, whatever cancellations arrive meanwhile."""
-    import asyncio  # on first use: keeps importing this module cheap
-
-    while not worker.done():
-        try:
-            await asyncio.shield(worker)
-        except asyncio.CancelledError:
-            continue
-        except BaseException:
-            return
-
-
-def _as_result(outcome: object) -> ToolResult[object]:
-    """What the handler returned as a result: a plain value (``None`` too) is a success carrying it."""
-    if isinstance(outcome, ToolResult):
-        return cast("ToolResult[object]", outcome)
-    return ToolResult.ok(outcome)
-
-
-class _BadResult(Exception):
-    """A ``ToolResult`` the model cannot be shown: a defect of the tool."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
-
-
-def _checked_rendering(result: ToolResult[object]) -> str:
-    """``result.render()``, when it is text a transcript can store; else :class:`_BadResult`."""
-    if not isinstance(result.success, bool):  # pyright: ignore[reportUnnecessaryIsInstance]  # a tool's value
-        raise _BadResult(f"its result's success is {type_name(result.success)}, not a bool")
-    if not isinstance(result.message, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise _BadResult(f"its result's message is {type_name(result.message)}, not a str")
-    try:
-        text = result.render()
-    except Exception as exc:
-        raise _BadResult(f"its result could not be rendered: {describe_exception(exc)}") from exc
-    if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # a value's own render()
-        raise _BadResult(f"its result rendered as {type_name(text)}, not as text")
-    where = lone_surrogate(text)
-    if where is not None:
-        raise _BadResult(f"its result holds a lone surrogate {where}, which is not valid Unicode")
-    return str.__str__(text)
-
-
-def _raised_at_call_site(exc: BaseException) -> bool:
-    """True when the exception came from calling the handler, not from inside it.
-
-    The traceback starts at the frame that caught it; a next frame exists only
-    if the handler's own code started running.
-    """
-    traceback = exc.__traceback__
-    return traceback is not None and traceback.tb_next is None

@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from .. import events as event_types
 from ..errors import ConfigurationError, PromptRenderError, VisibilityExpansionRequired
-from ..events import PromptExecuted, PromptRendered, publish
+from ..events import PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
-from . import loop_messages
+from . import loop_messages, run_ending
 from .dispatcher import ToolDispatcher, ToolExecution
-from .history import HISTORY_KEY, Conversation, stored_history
-from .history import conversation as history_of
+from .history import HISTORY_KEY, stored_history
 from .loop_events import SectionsExpanded
 from .response import PromptResponse
 
@@ -376,67 +375,9 @@ class Evaluation(Generic[OutputT]):
         publish(self.session.bus, event, logger=logger, about=f"during evaluation of {self.name!r}")
 
     async def finish(self, reply: AssistantTurn, output: OutputT) -> PromptResponse[OutputT]:
-        last = self.last_turn
-        if last is not None and last[1].stored:  # compiled while the final turn was staged: no read
-            conversation = history_of(last[0], self.written, last[1].stored_hash)
-        else:
-            conversation = await self.io(lambda: history_of(self.transcript.compile(), self.written))
-        response = self._response(reply, output, conversation)
-        await self._run_finished(response)
-        return response
+        """End the run on its final answer (``runtime.run_ending``)."""
+        return await run_ending.finish(self, reply, output)
 
     async def finish_paused(self, reply: AssistantTurn | None) -> PromptResponse[OutputT]:
         """End the run on its pause: no output (``paused`` says why), no ``PromptExecuted``."""
-        conversation = await self.io(lambda: history_of(self.transcript.compile(), self.written))
-        response = self._response(
-            reply or AssistantTurn(), cast("OutputT", None), conversation, executed=False
-        )
-        await self._run_finished(response)
-        return response
-
-    async def _run_finished(self, response: PromptResponse[OutputT]) -> None:
-        if self.on_event is not None:
-            from . import run_events  # built only for a listener: loaded on first use
-
-            await self.emit(run_events.RunFinished(response))
-
-    def _response(
-        self,
-        reply: AssistantTurn,
-        output: OutputT,
-        conversation: Conversation,
-        *,
-        executed: bool = True,
-    ) -> PromptResponse[OutputT]:
-        self.usage = self.usage + self.outputs.side_usage
-        if executed:
-            self.publish(
-                PromptExecuted(
-                    prompt_name=self.name,
-                    adapter=self.adapter_name,
-                    text=reply.text,
-                    output=output if output is not None else reply.text,
-                    usage=self.usage,
-                    turns=self.turns,
-                    session_id=self.session.session_id,
-                    created_at=self.session.clock.now(),
-                )
-            )
-        return PromptResponse(
-            text=reply.text,
-            output=output,
-            usage=self.usage,
-            turns=self.turns,
-            head=self.head,
-            session_id=self.session.session_id,
-            transcript_id=self.transcript.session_id,
-            tool_executions=tuple(self.executions),
-            rendered=self.rendered,
-            finish_reason=reply.finish_reason,
-            expanded_sections=tuple(self.expanded),
-            output_retries_used=self.retries_used,
-            paused=None if executed else self.paused,
-            session=self.session,
-            messages=conversation[0],
-            new_messages=conversation[1],
-        )
+        return await run_ending.finish_paused(self, reply)

@@ -19,7 +19,6 @@ after it.
 
 from __future__ import annotations
 
-import functools
 import threading
 import weakref
 from typing import TYPE_CHECKING, TypeVar
@@ -31,7 +30,6 @@ from ._store_work import StoreWork, claim_private_loop, on_private_loop
 from .blocking import block_on
 from .evaluation import PROMPT_KEY
 from .recording import TRACE_KEY
-from .redaction import Redactor, default_redact
 from .response import PromptResponse
 from .run_settings import (
     DEFAULT_MAX_EXPANSIONS,
@@ -41,14 +39,13 @@ from .run_settings import (
     ToolWrapper,
     settings_of,
 )
-from .tracing import Tracing, installed_tracing
+from .sub_agents import sub_agent_runner
+from .tracing import installed_tracing
 
 if TYPE_CHECKING:
-    from ..deadlines import Deadline
     from ..model import ProviderAdapter
     from ..prompt import Prompt
     from ..session import Session
-    from .results import RunSubAgent, ToolOutputSettings
     from .resumption import Resumption
 
 __all__ = [
@@ -259,7 +256,7 @@ async def run_resumed(
             settings,
             trace=trace,
             resumption=resumption,
-            run_agent=_sub_agent_runner(settings.redact, tracing),
+            run_agent=sub_agent_runner(settings.redact, tracing),
         )
         return await (work if trace is None else traced(trace, work))
     finally:
@@ -275,58 +272,3 @@ def run_with_sync(prompt: Prompt[OutputT], settings: RunSettings) -> PromptRespo
     worker thread with its own loop, blocking the caller.
     """
     return block_on(lambda: on_private_loop(run_with(prompt, settings)))
-
-
-def _sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
-    """``run_sync`` for the read-grep sub-agent of ``tool_output``.
-
-    The sub-agent reads an output already stored (so already redacted, if
-    the evaluation redacts output), and its answer comes back through this
-    evaluation's pipeline: its own tool results are not redacted again.
-    Its failure texts are, with this evaluation's hook.
-    """
-    if redact is default_redact and tracing is None:
-        return _default_sub_agent_runner()  # the usual case: one runner for every run
-    return _make_sub_agent_runner(redact, tracing)
-
-
-@functools.cache
-def _default_sub_agent_runner() -> RunSubAgent:
-    return _make_sub_agent_runner(default_redact, None)
-
-
-@functools.cache
-def _sub_agent_settings() -> ToolOutputSettings:
-    """The sub-agent's output settings (its results are already redacted): immutable, so shared."""
-    from .results import ToolOutputSettings
-
-    return ToolOutputSettings(redact_output=False)
-
-
-def _make_sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAgent:
-    settings = _sub_agent_settings()
-
-    def run_sub_agent(
-        prompt: Prompt[None],
-        *,
-        adapter: ProviderAdapter,
-        session: Session,
-        input: str | None,
-        deadline: Deadline | None,
-        max_turns: int,
-        max_output_tokens: int | None,
-    ) -> PromptResponse[None]:
-        return run_sync(
-            prompt,
-            adapter=adapter,
-            session=session,
-            input=input,
-            deadline=deadline,
-            max_turns=max_turns,
-            max_output_tokens=max_output_tokens,
-            redact=redact,
-            tool_outputs=settings,
-            tracing=tracing,
-        )
-
-    return run_sub_agent

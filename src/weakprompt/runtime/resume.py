@@ -15,18 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-import attrs
-
-from .. import session as sessions  # its state persistence resolves on first use (the package root)
-from ..canonical import parse_canonical_json
 from ..errors import ConfigurationError
 from ..lazy import deprecated_alias
-from ..safetext import lone_surrogate, type_name
 from ..session import Session
 from .blocking import block_on
 from .loop import run_resumed
-from .pause_errors import ResumeError
+from .pause_reads import check_decided_by, check_decisions_for, paused_run, paused_runs
 from .redaction import Redactor, default_redact
+from .resume_plan import prepare
 from .run_settings import DEFAULT_MAX_TURNS, RunSettings
 
 if TYPE_CHECKING:
@@ -35,14 +31,11 @@ if TYPE_CHECKING:
     from ..model import ProviderAdapter
     from ..prompt import Prompt
     from ..resources import ResourceRegistry
-    from ..session import PersistedState
     from ..store import Store
-    from ..store.pause_rows import PauseRow
-    from .approval import Decision, InlineApprover, PausedRun
+    from .approval import Decision, InlineApprover
     from .output_checks import OutputValidator
     from .response import PromptResponse
     from .results import ToolOutputSettings
-    from .resumption import Resumption, RunContext
     from .run_events import EventCallback
 
 __all__ = [
@@ -57,87 +50,6 @@ __all__ = [
 ]
 
 OutputT = TypeVar("OutputT")
-
-
-def _pause_rows():
-    """The store's pause rows, loaded at first use.
-
-    The runtime package binds ``resume`` from this module, whose name it
-    shares, so this module loads with ``import weakprompt.runtime``; that
-    import loads no store (SQLAlchemy).
-    """
-    from ..store import pause_rows
-
-    return pause_rows
-
-
-@attrs.frozen
-class _Tokens:
-    """What a pause's tokens are checked with here: the store's id and this process's approval key."""
-
-    store_id: str
-    key: bytes | None
-
-
-def paused_run(store: Store, session_id: str) -> PausedRun | None:
-    """The pause session ``session_id`` waits in, or ``None`` when it waits for nothing."""
-    from .recovery import paused_from_row
-
-    pause_rows = _pause_rows()
-    with store.read() as conn:
-        rows = pause_rows.paused_rows(conn, session_id=session_id)
-    return paused_from_row(rows[-1]) if rows else None
-
-
-def paused_runs(store: Store) -> list[PausedRun]:
-    """Every run of the store waiting for decisions, oldest first."""
-    from .recovery import paused_from_row
-
-    pause_rows = _pause_rows()
-    with store.read() as conn:
-        return [paused_from_row(row) for row in pause_rows.paused_rows(conn)]
-
-
-def check_decisions_for(
-    store: Store,
-    session_id: str,
-    decisions: Sequence[Decision],
-    *,
-    seq: int | None = None,
-    decided_by: str | None = None,
-) -> PausedRun:
-    """Check ``decisions`` against the pause ``session_id`` waits in, writing nothing; that pause.
-
-    For deciding in one place and resuming in another (a queue): it refuses
-    (:class:`ResumeError`) what can be told from the store alone: no pause
-    waits, or not pause ``seq``, or it was decided already; a stored call was
-    altered; a pending call has no decision, two, or a wrong token. The
-    checks that need the prompt (a changed tool, edited arguments) and the
-    claim of the pause are :func:`resume_sync`'s. ``decided_by`` is
-    refused here too when the store could not keep it.
-    """
-    _check_decided_by(decided_by)
-    from .approval import approval_key
-    from .decision_checks import check_decisions
-    from .recovery import paused_from_row
-
-    pause_rows = _pause_rows()
-    with store.read() as conn:
-        pause = pause_rows.latest_pause(conn, session_id)
-        store_id = pause_rows.store_id(conn) if pause is not None else ""
-    if pause is None:
-        raise ResumeError(f"session {session_id!r} has no paused run: nothing is waiting for decisions")
-    if pause.status != "paused" or (seq is not None and pause.seq != seq):
-        asked = pause.seq if seq is None else seq
-        raise ResumeError(
-            f"pause {asked} of session {session_id!r} is not waiting for decisions (the session's last "
-            f"pause is {pause.seq}, {pause.status}"
-            + (f" by {pause.decided_by}" if pause.decided_by and pause.status != "paused" else "")
-            + ")"
-        )
-    paused = paused_from_row(pause)
-    check_decisions(paused, tuple(decisions), None, None, store_id=store_id, key=approval_key())
-    return paused
 
 
 def resume_sync(
@@ -245,21 +157,6 @@ def resume_sync(
     )
 
 
-def _check_decided_by(decided_by: object) -> None:
-    """Refuse a ``decided_by`` the store cannot keep, before anything is read or written.
-
-    It is stored with the decisions and in each decided call's metadata: a
-    lone surrogate would fail deep in the database driver, half-way through.
-    """
-    if decided_by is None:
-        return
-    if not isinstance(decided_by, str):
-        raise ResumeError(f"decided_by must be text or None, not {type_name(decided_by)}")
-    where = lone_surrogate(decided_by)
-    if where is not None:
-        raise ResumeError(f"decided_by holds a lone surrogate {where}, which is not valid Unicode")
-
-
 async def _resume(
     store: Store,
     session_id: str,
@@ -337,10 +234,10 @@ async def resume_with(
             f"resume: session= has id {settings.session.session_id!r}, but the run to resume is session "
             f"{session_id!r}; pass the Session of that id (or none, and read response.session)"
         )
-    _check_decided_by(decided_by)
+    check_decided_by(decided_by)
     used = settings.session
     resumption, seq = await asyncio.to_thread(
-        _prepare, store, session_id, tuple(decisions), prompt, used, session_given, decided_by
+        prepare, store, session_id, tuple(decisions), prompt, used, session_given, decided_by
     )
     used.dispatch(
         RunResumed(
@@ -378,111 +275,6 @@ def resume_with_sync(
             decided_by=decided_by,
         )
     )
-
-
-def _prepare(  # noqa: PLR0917 - one private call site, on a worker thread
-    store: Store,
-    session_id: str,
-    decisions: tuple[Decision, ...],
-    prompt: Prompt[OutputT],
-    session: Session,
-    given: bool,
-    decided_by: str | None,
-) -> tuple[Resumption, int]:
-    """Read what the run left, check decisions, claim the pause; the plan and the pause number (0: none)."""
-    from .approval import approval_key
-    from .recovery import recovery_plan
-
-    pause_rows = _pause_rows()
-    with store.read() as conn:
-        pause = pause_rows.latest_pause(conn, session_id)
-        journal = pause_rows.read_journal(conn, session_id)
-        store_id = pause_rows.store_id(conn) if pause is not None else ""
-    key = approval_key()
-    if pause is not None and pause.status == "paused":
-        tokens = _Tokens(store_id, key)
-        return _resume_pause(store, pause, decisions, prompt, session, given, decided_by, tokens), pause.seq
-    if decisions:
-        if pause is not None:
-            raise ResumeError(
-                f"pause {pause.seq} of session {session_id!r} was already decided"
-                + (f" by {pause.decided_by}" if pause.decided_by else "")
-                + "; nothing is waiting for decisions"
-            )
-        raise ResumeError(f"session {session_id!r} has no paused run: nothing is waiting for decisions")
-    resumption, state_of = recovery_plan(store, session_id, pause, journal, store_id=store_id, key=key)
-    if state_of is not None:  # the decided turn of this pause was not stored: its state still holds
-        _restore(state_of, session, given)
-    return resumption, 0
-
-
-def _resume_pause(  # noqa: PLR0917 - one private call site
-    store: Store,
-    pause: PauseRow,
-    decisions: tuple[Decision, ...],
-    prompt: Prompt[OutputT],
-    session: Session,
-    given: bool,
-    decided_by: str | None,
-    tokens: _Tokens,
-) -> Resumption:
-    from .approval import decisions_to_json
-    from .decision_checks import check_decisions, schema_hashes
-    from .recovery import paused_from_row
-    from .resumption import Resumption, plan_steps
-
-    pause_rows = _pause_rows()
-    paused = paused_from_row(pause)
-    context, persisted = _stored_state(pause, given)
-    rendered = (prompt.with_expanded(context.expanded) if context.expanded else prompt).render(session)
-    tools = {t.name: t for t in rendered.tools}
-    check_decisions(
-        paused,
-        decisions,
-        tools,
-        schema_hashes(rendered.tools, rendered.tool_names, rendered.tool_hashes),
-        store_id=tokens.store_id,
-        key=tokens.key,
-    )
-    with store.write(lock=f"paused_runs:{pause.session_id}") as conn:
-        claimed = pause_rows.claim_pause(
-            conn,
-            pause.session_id,
-            pause.seq,
-            decisions_json=decisions_to_json(decisions),
-            decided_by=decided_by,
-            now=store.clock.now().isoformat(),
-        )
-    if not claimed:
-        raise ResumeError(
-            f"pause {pause.seq} of session {pause.session_id!r} was already resumed by someone else"
-        )
-    try:
-        sessions.restore_state(session, persisted)
-    except sessions.SessionStateError as exc:
-        exc.add_note("the pause is claimed: resume again (without decisions) once the session types import")
-        raise
-    return Resumption(plan_steps(paused.pending, decisions, decided_by), context=context, pause=pause.seq)
-
-
-def _stored_state(pause: PauseRow, given: bool) -> tuple[RunContext, PersistedState]:
-    """The run context and session state stored with ``pause`` (refused: a slice missing and not given)."""
-    from .resumption import RunContext
-
-    state = parse_canonical_json(pause.state_json)
-    context = RunContext.from_json(state.get("run") if isinstance(state, dict) else None)
-    persisted = sessions.PersistedState.from_json(state.get("session") if isinstance(state, dict) else None)
-    if persisted.unpersisted and not given:
-        raise ResumeError(
-            f"pause {pause.seq} of session {pause.session_id!r}: session slices "
-            f"{', '.join(sorted(persisted.unpersisted))} could not be stored "
-            f"({'; '.join(persisted.unpersisted.values())}); pass session= holding them"
-        )
-    return context, persisted
-
-
-def _restore(pause: PauseRow, session: Session, given: bool) -> None:
-    sessions.restore_state(session, _stored_state(pause, given)[1])
 
 
 # The bare name becomes the coroutine next release (as ``run`` is); a name cannot change its meaning

@@ -10,7 +10,6 @@ it is asked for. Outputs stay until :meth:`ToolOutputStore.purge_session`
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -40,13 +39,12 @@ from ...store.output_rows import (
     write_state,
 )
 from ...tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
-from ...transcript.shaped import NEVER_STORED_TOOLS
 from .extraction import DocumentStats, ExtractionSource, document_stats
-from .handles import handle_for, payload_hash
 from .ledger import OutputLedger
-from .preview import make_preview
-from .records import PreparedOutput, StoredToolResult, ToolOutputStoreError
-from .summaries import DEFAULT_SUMMARIES, SummaryInput, SummaryRegistry
+from .preparing import MAX_ID_CHARS, OversizedDecision, check_id, payload_bytes, prepare_output
+from .records import PreparedOutput, StoredToolResult
+from .staged import StagedOutput
+from .summaries import DEFAULT_SUMMARIES, SummaryRegistry
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -58,54 +56,8 @@ __all__ = ["OversizedDecision", "StagedOutput", "ToolOutputStore"]
 
 logger = logging.getLogger(__name__)
 
-_MAX_ID_CHARS = 255
-_COMPRESS_WITHOUT_LOOKING = 65536
-"""Payloads up to this many bytes are compressed before storing without first checking for a copy."""
-
 _PLANNED = object()
 """The ledger's transaction token for rows decided ahead of a deferred store's transaction."""
-
-OversizedDecision = bool | Callable[[DocumentStats], bool]
-"""Whether a stored output was kept out of the context: a flag, or a function of its measured size."""
-
-
-def _check_id(what: str, value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ToolOutputStoreError(f"{what} must be a non-empty string, got {value!r}")
-    if len(value) > _MAX_ID_CHARS:
-        raise ToolOutputStoreError(f"{what} is longer than {_MAX_ID_CHARS} characters: {value[:40]!r}...")
-    if "\x00" in value:
-        # PostgreSQL text cannot hold NUL; refuse it on every backend alike.
-        raise ToolOutputStoreError(f"{what} contains a NUL character: {value!r}")
-    return value
-
-
-def _payload(result: object) -> bytes:
-    if isinstance(result, str):
-        return result.encode("utf-8", errors="surrogatepass")
-    if isinstance(result, bytes):
-        return result
-    if isinstance(result, bytearray):
-        return bytes(result)
-    raise ToolOutputStoreError(f"a tool result must be str or bytes, got {type(result).__name__}")
-
-
-def _arguments(args: object, tool_call_id: str) -> str:
-    if isinstance(args, str):
-        if "\x00" in args:
-            raise ToolOutputStoreError(f"the arguments of tool call {tool_call_id!r} contain a NUL character")
-        return args
-    if isinstance(args, Mapping):
-        try:
-            return json.dumps(args, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ToolOutputStoreError(
-                f"the arguments of tool call {tool_call_id!r} are not JSON-serialisable: {exc}"
-            ) from exc
-    raise ToolOutputStoreError(
-        f"the arguments of tool call {tool_call_id!r} must be a JSON string or a mapping, "
-        f"got {type(args).__name__}"
-    )
 
 
 class ToolOutputStore:
@@ -135,7 +87,7 @@ class ToolOutputStore:
         store an evaluation made): it keeps count itself instead of reading (see :mod:`.ledger`)."""
         self._ledger = OutputLedger() if sole_writer else None
         self._store = store
-        self._session_id = _check_id("session_id", session_id)
+        self._session_id = check_id("session_id", session_id)
         self._counter = token_counter or DEFAULT_TOKEN_COUNTER
         self._clock = clock or store.clock
         self._summaries = summaries or DEFAULT_SUMMARIES
@@ -160,7 +112,7 @@ class ToolOutputStore:
 
     def measure(self, result: str | bytes) -> DocumentStats:
         """Bytes, lines and tokens of ``result`` as this store counts them (str is UTF-8 encoded)."""
-        return document_stats(_payload(result), self._counter)
+        return document_stats(payload_bytes(result), self._counter)
 
     def store_result(
         self,
@@ -200,49 +152,17 @@ class ToolOutputStore:
         refuses. Store the result with :meth:`store_prepared`, or with a
         transcript turn through :meth:`stage`.
         """
-        call_id = _check_id("tool_call_id", tool_call_id)
-        name = _check_id("tool_name", tool_name)
-        if name in NEVER_STORED_TOOLS:
-            raise ToolOutputStoreError(
-                f"results of {name!r} are never stored: they already answer a request for a stored output"
-            )
-        data = _payload(result)
-        arguments = _arguments(args, call_id)
-        stats = document_stats(data, self._counter)
-        flag = bool(oversized(stats)) if callable(oversized) else bool(oversized)
-        digest = payload_hash(data)
-        handle = handle_for(self._session_id, digest)
-        summary = self._summaries.summarize(
-            SummaryInput(
-                tool_name=name,
-                arguments=arguments,
-                data=data,
-                size_bytes=stats.size_bytes,
-                lines=stats.lines,
-                tokens=stats.tokens,
-                is_error=is_error,
-            )
-        )
-        preview = make_preview(data, is_error=is_error)
-        now = self._clock.now()
-        small = len(data) <= _COMPRESS_WITHOUT_LOOKING
-        return PreparedOutput(
-            session_id=self._session_id,
-            tool_call_id=call_id,
-            tool_name=name,
-            arguments=arguments,
-            handle=handle,
-            stored_hash=digest,
-            size_bytes=stats.size_bytes,
-            lines=stats.lines,
-            tokens=stats.tokens,
+        return prepare_output(
+            self._session_id,
+            tool_call_id,
+            tool_name,
+            args,
+            result,
             is_error=is_error,
-            oversized=flag,
-            summary=summary,
-            preview=preview,
-            created_at=now,
-            data=data,
-            encoded=encode_payload(data) if small else None,  # cheaper than a read transaction to look first
+            oversized=oversized,
+            counter=self._counter,
+            summaries=self._summaries,
+            clock=self._clock,
         )
 
     def store_prepared(self, prepared: PreparedOutput) -> ToolResultMetadata:
@@ -387,7 +307,7 @@ class ToolOutputStore:
 
     def mark_oversized(self, tool_call_id: str) -> bool:
         """Record that the stored call was shown by handle after all; False when there is no such call."""
-        call_id = _check_id("tool_call_id", tool_call_id)
+        call_id = check_id("tool_call_id", tool_call_id)
         with self._store.write() as conn:
             row = find_by_call(conn, self._session_id, call_id)
             if row is None:
@@ -400,7 +320,7 @@ class ToolOutputStore:
 
     def get_result(self, tool_call_id: str) -> StoredToolResult | None:
         """The stored call with its full payload, or ``None`` when this session has no such call."""
-        call_id = _check_id("tool_call_id", tool_call_id)
+        call_id = check_id("tool_call_id", tool_call_id)
         with self._store.read() as conn:
             row = find_by_call(conn, self._session_id, call_id)
             if row is None:
@@ -409,7 +329,7 @@ class ToolOutputStore:
 
     def get_metadata(self, tool_call_id: str) -> ToolResultMetadata | None:
         """Everything about the stored call except its payload (which is not read)."""
-        call_id = _check_id("tool_call_id", tool_call_id)
+        call_id = check_id("tool_call_id", tool_call_id)
         with self._store.read() as conn:
             return find_by_call(conn, self._session_id, call_id)
 
@@ -420,7 +340,7 @@ class ToolOutputStore:
 
     def get_by_handle(self, handle: str) -> StoredToolResult | None:
         """The output behind ``handle`` (first call that stored it), or ``None`` for any other string."""
-        if not isinstance(handle, str) or not handle or len(handle) > _MAX_ID_CHARS:  # pyright: ignore[reportUnnecessaryIsInstance]
+        if not isinstance(handle, str) or not handle or len(handle) > MAX_ID_CHARS:  # pyright: ignore[reportUnnecessaryIsInstance]
             return None
         with self._store.read() as conn:
             row = find_by_handle(conn, self._session_id, handle)
@@ -455,7 +375,7 @@ class ToolOutputStore:
 
         Payloads that no other session still uses are deleted with them.
         """
-        target = self._session_id if session_id is None else _check_id("session_id", session_id)
+        target = self._session_id if session_id is None else check_id("session_id", session_id)
         return self._delete(target, None)
 
     def discard(self, results: Iterable[ToolResultMetadata]) -> int:
@@ -471,43 +391,3 @@ class ToolOutputStore:
             removed, hashes = delete_outputs(conn, session_id, seqs)
             delete_orphan_blobs(conn, hashes)
         return removed
-
-
-class StagedOutput:
-    """A prepared output waiting for a transcript turn to store it (a ``TurnWrite``).
-
-    ``reference`` is ``None`` until the turn's transaction has committed;
-    then it is the stored record (``deduplicated`` as :meth:`store_result`
-    would report it).
-    """
-
-    def __init__(
-        self,
-        outputs: ToolOutputStore,
-        prepared: PreparedOutput,
-        on_stored: Callable[[ToolResultMetadata], None] | None = None,
-    ) -> None:
-        self.prepared = prepared
-        self.reference: ToolResultMetadata | None = None
-        self._outputs = outputs
-        self._on_stored = on_stored
-        self._written: ToolResultMetadata | None = None
-
-    def write(self, conn: Connection) -> None:
-        self._written = self._outputs.write_staged(conn, self.prepared)
-
-    def plan(self) -> Callable[[Connection], None] | None:
-        planned = self._outputs.plan_staged(self.prepared)
-        if planned is None:
-            return None
-        self._written, write = planned
-        return write
-
-    def committed(self) -> None:
-        reference = self._written
-        if reference is None:  # pragma: no cover - the turn calls write before committed
-            return
-        self.reference = reference
-        self._outputs.staged_stored(reference)
-        if self._on_stored is not None:
-            self._on_stored(reference)

@@ -20,16 +20,23 @@ The conventions, also explained in docs/contributing.md:
       below instead, so the rest of the block runs as written without a key or a network.
   ``<!-- run: real-model -->``
       the block loads the embedded local model; the page's test is marked ``real_model``.
+  ``<!-- run: otlp-collector -->``
+      the block exports spans over OTLP/HTTP: the whole page then runs with a small local
+      receiver (:func:`otlp_collector`) standing in for a collector, named by
+      ``OTEL_EXPORTER_OTLP_ENDPOINT``; the page must have exported at least once by its end, and
+      whatever tracing it installed with ``instrument()`` is removed after it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.server
 import io
 import json
 import os
 import re
 import sys
+import threading
 import types
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -42,7 +49,7 @@ DOCS = ROOT / "docs"
 
 _FENCE = re.compile(r"^```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 _MARKER = re.compile(
-    r"<!--\s*run:\s*(?P<kind>skip|scripted|real-model)\b\s*(?P<arg>.*?)\s*-->\s*\Z", re.DOTALL
+    r"<!--\s*run:\s*(?P<kind>skip|scripted|real-model|otlp-collector)\b\s*(?P<arg>.*?)\s*-->\s*\Z", re.DOTALL
 )
 _OUTPUT_LINK = re.compile(r"\A\s*(?:prints|<!--\s*output\s*-->)\s*\Z")
 PYTHON_LANGS = frozenset({"python", "py"})
@@ -59,6 +66,7 @@ class Snippet:
     skip: str | None = None
     scripted: str | None = None
     real_model: bool = False
+    otlp_collector: bool = False
 
     @property
     def where(self) -> str:
@@ -90,7 +98,7 @@ def snippets(path: Path) -> list[Snippet]:
         line = text.count("\n", 0, fence.start()) + 1
         marker = _marker_before(text, fence.start())
         skip = scripted = None
-        real_model = False
+        real_model = otlp = False
         if marker is not None:
             kind, arg = marker.group("kind"), marker.group("arg")
             if kind == "skip":
@@ -101,6 +109,8 @@ def snippets(path: Path) -> list[Snippet]:
                 if arg not in SCRIPTS:
                     raise ValueError(f"{page}:{line}: no script {arg!r}; known: {sorted(SCRIPTS)}")
                 scripted = arg
+            elif kind == "otlp-collector":
+                otlp = True
             else:
                 real_model = True
         expected = None
@@ -111,7 +121,7 @@ def snippets(path: Path) -> list[Snippet]:
             and _OUTPUT_LINK.match(text[fence.end() : following.start()])
         ):
             expected = following.group("body")
-        found.append(Snippet(page, line, fence.group("body"), expected, skip, scripted, real_model))
+        found.append(Snippet(page, line, fence.group("body"), expected, skip, scripted, real_model, otlp))
     return found
 
 
@@ -169,6 +179,51 @@ def _scripted_providers(name: str) -> Generator[None]:
 
 
 @contextlib.contextmanager
+def otlp_collector() -> Generator[list[bytes]]:
+    """A local OTLP/HTTP receiver on a free loopback port, named by ``OTEL_EXPORTER_OTLP_ENDPOINT``.
+
+    Yields the list the protobuf bodies POSTed to ``/v1/traces`` are appended to. On the way out
+    the variable is put back, the server stops, and any tracing ``instrument()`` installed is
+    removed, so no later test is traced.
+    """
+    from weakprompt.otel import uninstrument
+
+    received: list[bytes] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path != "/v1/traces":
+                self.send_error(404)
+                return
+            received.append(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass  # keep the test output clean
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, name="otlp-collector", daemon=True)
+    thread.start()
+    saved = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield received
+    finally:
+        uninstrument()
+        if saved is None:
+            del os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"]
+        else:
+            os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = saved
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@contextlib.contextmanager
 def _in_folder(folder: Path) -> Generator[None]:
     previous = Path.cwd()
     os.chdir(folder)
@@ -178,18 +233,21 @@ def _in_folder(folder: Path) -> Generator[None]:
         os.chdir(previous)
 
 
-def run_page(path: Path, folder: Path) -> int:
+def run_page(path: Path, folder: Path, *, exports: list[bytes] | None = None) -> int:
     """Runs the page's blocks in order in one namespace; returns how many ran.
 
-    Raises AssertionError naming the page and line of a block whose output differs.
+    Raises AssertionError naming the page and line of a block whose output differs. ``exports``,
+    if given, receives the OTLP bodies the local collector got (an ``otlp-collector`` page).
     """
     name = re.sub(r"\W", "_", _name(path).removesuffix(".md"))
     module = types.ModuleType(f"docs_page_{name}")
     sys.modules[module.__name__] = module  # dataclasses and pickle look the module up
     ran = 0
+    found = snippets(path)
+    collector = otlp_collector() if any(s.otlp_collector for s in found) else contextlib.nullcontext(None)
     try:
-        with _in_folder(folder):
-            for snippet in snippets(path):
+        with _in_folder(folder), collector as received:
+            for snippet in found:
                 if snippet.skip is not None:
                     continue
                 out = io.StringIO()
@@ -203,6 +261,9 @@ def run_page(path: Path, folder: Path) -> int:
                     assert out.getvalue() == snippet.expected, (
                         f"{snippet.where} printed:\n{out.getvalue()}\nbut the page shows:\n{snippet.expected}"
                     )
+            assert received is None or received, f"{_name(path)} exported no spans to the local collector"
+            if exports is not None and received is not None:
+                exports.extend(received)
     finally:
         del sys.modules[module.__name__]
         _close_stores(module.__dict__)

@@ -74,7 +74,11 @@ def test_markers_skip_script_and_tie_output_only_when_introduced(tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("marker", "message"),
-    [("<!-- run: skip -->", "needs a reason"), ("<!-- run: scripted nope -->", "no script 'nope'")],
+    [
+        ("<!-- run: skip -->", "needs a reason"),
+        ("<!-- run: scripted nope -->", "no script 'nope'"),
+        ("<!-- run: durable-worker nope -->", "no script 'nope'"),
+    ],
 )
 def test_a_malformed_marker_is_refused_naming_the_page_and_line(
     tmp_path: Path, marker: str, message: str
@@ -129,6 +133,26 @@ def test_the_local_collector_answers_only_the_traces_path(tmp_path: Path) -> Non
         with pytest.raises(urllib.error.HTTPError, match="404"):
             urllib.request.urlopen(urllib.request.Request(f"{endpoint}/v1/metrics", data=b"x"))
     assert received == [b"spans"]
+
+
+@pytest.mark.parametrize(
+    ("blocks", "message"),
+    [
+        ("```python\nclient.submit_sync('q', 'm:p')\n```\n", "needs a `# package/module.py` block"),
+        (
+            "```python\n# pkg/mod.py\n```\n```python\nclient.submit_sync(queue)\n```\n",
+            "submit_sync with the queue",
+        ),
+    ],
+)
+def test_a_durable_worker_block_without_its_module_or_queue_is_refused_naming_it(
+    tmp_path: Path, blocks: str, message: str
+) -> None:
+    head, _, last = blocks.rpartition("```python")
+    page = _write(tmp_path, f"{head}<!-- run: durable-worker orders -->\n```python{last}")
+    assert snippets(page)[-1].durable_worker == "orders"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        run_page(page, tmp_path)
 
 
 # -- navigation ------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ script and the pages agree on the images.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import cast
 import pytest
 import yaml
 
-from docs_support import DOCS, ROOT, pages, run_page, snippets
+from docs_support import DOCS, ROOT, otlp_collector, pages, run_page, snippets
 
 PAGES = pages()
 
@@ -73,7 +74,11 @@ def test_markers_skip_script_and_tie_output_only_when_introduced(tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("marker", "message"),
-    [("<!-- run: skip -->", "needs a reason"), ("<!-- run: scripted nope -->", "no script 'nope'")],
+    [
+        ("<!-- run: skip -->", "needs a reason"),
+        ("<!-- run: scripted nope -->", "no script 'nope'"),
+        ("<!-- run: durable-worker nope -->", "no script 'nope'"),
+    ],
 )
 def test_a_malformed_marker_is_refused_naming_the_page_and_line(
     tmp_path: Path, marker: str, message: str
@@ -81,6 +86,73 @@ def test_a_malformed_marker_is_refused_naming_the_page_and_line(
     page = _write(tmp_path, f"{marker}\n```python\npass\n```\n")
     with pytest.raises(ValueError, match=rf"scratch.md:2: .*{message}"):
         snippets(page)
+
+
+def test_the_tracing_page_exports_its_traced_run_to_the_local_collector_and_uninstalls(
+    tmp_path: Path,
+) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from weakprompt.runtime.tracing import installed_tracing
+
+    exports: list[bytes] = []
+    run_page(DOCS / "how-to" / "tracing.md", tmp_path, exports=exports)
+    names: set[str] = set()
+    for body in exports:
+        request = ExportTraceServiceRequest.FromString(body)
+        names |= {s.name for r in request.resource_spans for ss in r.scope_spans for s in ss.spans}
+    assert {"invoke_agent greeter", "chat function"} <= names
+    assert installed_tracing() is None
+    assert "127.0.0.1" not in os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+
+
+def test_a_collector_page_that_exports_nothing_fails_and_still_uninstalls(tmp_path: Path) -> None:
+    from weakprompt.otel import OTelTracing
+    from weakprompt.runtime.tracing import install_tracing, installed_tracing
+
+    page = _write(
+        tmp_path,
+        "<!-- run: otlp-collector -->\n```python\nimport os\n"
+        "print(os.environ['OTEL_EXPORTER_OTLP_ENDPOINT'])\n```\n",
+    )
+    assert snippets(page)[0].otlp_collector
+    install_tracing(OTelTracing())  # as a page's instrument() would leave it
+    with pytest.raises(AssertionError, match=r"scratch\.md exported no spans to the local collector"):
+        run_page(page, tmp_path)
+    assert installed_tracing() is None
+
+
+def test_the_local_collector_answers_only_the_traces_path(tmp_path: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    with otlp_collector() as received:
+        endpoint = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"]
+        with urllib.request.urlopen(urllib.request.Request(f"{endpoint}/v1/traces", data=b"spans")) as reply:
+            assert reply.status == 200
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(urllib.request.Request(f"{endpoint}/v1/metrics", data=b"x"))
+    assert received == [b"spans"]
+
+
+@pytest.mark.parametrize(
+    ("blocks", "message"),
+    [
+        ("```python\nclient.submit_sync('q', 'm:p')\n```\n", "needs a `# package/module.py` block"),
+        (
+            "```python\n# pkg/mod.py\n```\n```python\nclient.submit_sync(queue)\n```\n",
+            "submit_sync with the queue",
+        ),
+    ],
+)
+def test_a_durable_worker_block_without_its_module_or_queue_is_refused_naming_it(
+    tmp_path: Path, blocks: str, message: str
+) -> None:
+    head, _, last = blocks.rpartition("```python")
+    page = _write(tmp_path, f"{head}<!-- run: durable-worker orders -->\n```python{last}")
+    assert snippets(page)[-1].durable_worker == "orders"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        run_page(page, tmp_path)
 
 
 # -- navigation ------------------------------------------------------------------------------------

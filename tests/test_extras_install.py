@@ -1,8 +1,9 @@
 """Each extra installs what the README's matching section uses, in a fresh virtualenv.
 
-The README's tracing block needs the OpenTelemetry SDK, and its testing
-section promises pytest fixtures: installing ``weakprompt[otel]`` or
-``weakprompt[testing]`` alone (no dev extras) must be enough to run them.
+The tracing guide's blocks need the OpenTelemetry SDK and the OTLP/HTTP
+exporter, and the README's testing section promises pytest fixtures:
+installing ``weakprompt[otel]`` or ``weakprompt[testing]`` alone (no dev
+extras) must be enough to run them.
 The wheel is built once from this checkout; each extra gets a venv of its
 own, so nothing the test suite's own environment has can hide a missing
 dependency.
@@ -58,10 +59,26 @@ def _run_sample(python: Path, code: str, cwd: Path) -> str:
     return done.stdout
 
 
-def test_the_otel_extra_runs_the_readme_tracing_block(wheel: Path, tmp_path: Path) -> None:
+# the page's `scripted hello` block builds an OpenAIAdapter; the otel extra alone has no openai SDK
+_SCRIPTED_HELLO = (
+    "import weakprompt\n"
+    "weakprompt.OpenAIAdapter = lambda *a, **k: weakprompt.FunctionAdapter(\n"
+    "    lambda request: 'Hello from the scripted model.'\n"
+    ")\n"
+)
+
+
+def test_the_otel_extra_runs_the_tracing_guide_and_exports_over_otlp(wheel: Path, tmp_path: Path) -> None:
+    from docs_support import DOCS, otlp_collector, snippets
+
     python = _venv_with(wheel, "otel", tmp_path / "venv")
-    sample = _readme_section_sample("Tracing")
-    assert _run_sample(python, sample.group("code"), tmp_path) == sample.group("output")
+    blocks = [s for s in snippets(DOCS / "how-to" / "tracing.md") if s.skip is None]
+    assert any(s.otlp_collector for s in blocks)
+    code = _SCRIPTED_HELLO + "\n".join(s.code for s in blocks)
+    with otlp_collector() as received:  # the subprocess inherits OTEL_EXPORTER_OTLP_ENDPOINT
+        printed = _run_sample(python, code, tmp_path)
+    assert printed == "".join(s.expected or "" for s in blocks)
+    assert received, "the OTLP exporter of the otel extra sent nothing"
 
 
 def test_the_testing_extra_runs_the_readme_block_and_brings_pytest_with_the_fixtures(

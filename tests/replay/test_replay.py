@@ -1,0 +1,242 @@
+"""Replay: a recorded session re-run offline, each request checked, the first divergence named."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay_support import RAN, Answer, NoProvider, make_prompt, record
+from weakprompt import Agent, Approve, Deny, Session, Store, ToolResult, Transcript, evaluate, tool
+from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
+from weakprompt.errors import ConfigurationError
+from weakprompt.messages import Message
+from weakprompt.replay import RecordedTurn, ReplayAdapter, ReplayDivergence, replay, replay_sync
+from weakprompt.runtime import resume_sync
+
+
+@pytest.fixture(autouse=True)
+def _fresh_log() -> None:
+    RAN.clear()
+
+
+def test_unchanged_replay_is_identical_and_calls_no_provider(tmp_path: Path) -> None:
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store:
+        before = [(c.hash, c.seq) for c in Transcript(store, "rec").log()]
+        agent = Agent(NoProvider(), template=make_prompt().template)
+        report = replay_sync(store, "rec", agent=agent)
+        assert report.identical and report.divergence is None
+        assert (report.turns, report.recorded_turns) == (2, 2)
+        assert RAN == []  # stored results answered every call
+        assert [(c.hash, c.seq) for c in Transcript(store, "rec").log()] == before  # the original untouched
+        replayed = Transcript(store, report.replay_session_id).compile().messages
+        recorded = Transcript(store, "rec").compile().messages
+        assert [(m.role, m.content, m.tool_calls) for m in replayed] == [
+            (m.role, m.content, m.tool_calls) for m in recorded
+        ]
+
+
+def test_replay_is_async_and_records_into_the_session_asked_for(tmp_path: Path) -> None:
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store:
+        report = asyncio.run(replay(store, "rec", prompt=make_prompt().template, into="again"))
+        assert report.identical and report.replay_session_id == "again"
+        with pytest.raises(ConfigurationError, match="already exists"):
+            asyncio.run(replay(store, "rec", prompt=make_prompt(), into="again"))
+
+
+def test_tools_run_executes_the_handlers_again(tmp_path: Path) -> None:
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store:
+        report = replay_sync(store, "rec", prompt=make_prompt(), tools="run")
+    assert report.identical
+    assert sorted(RAN) == ["cup", "mug"]
+
+
+def test_a_tool_that_now_answers_differently_is_a_message_divergence(tmp_path: Path) -> None:
+    db = record(tmp_path / "rec.db")
+
+    @tool(name="stock", description="Units in stock.")
+    def stock(sku: str) -> ToolResult[int]:
+        return ToolResult.ok(99)
+
+    from weakprompt import MarkdownSection, Prompt, PromptTemplate
+
+    sections = [
+        MarkdownSection(title="Shop", key="shop", template="Answer stock questions.", tools=[stock]),
+        MarkdownSection(title="Style", key="style", template="Be brief."),
+    ]
+    changed = Prompt(PromptTemplate(ns="tests", key="shop", sections=sections, output_type=Answer))
+    with Store.open(db) as store:
+        assert replay_sync(store, "rec", prompt=changed).identical  # stored results: the handler is not asked
+        divergence = replay_sync(store, "rec", prompt=changed, tools="run").divergence
+    assert divergence is not None
+    assert (divergence.kind, divergence.turn, divergence.role, divergence.message_index) == (
+        "message",
+        2,
+        "tool",
+        3,
+    )
+    assert "99" in divergence.diff
+
+
+MUTATIONS = ("section", "description", "schema", "output", "tool_added")
+
+
+@dataclass(frozen=True)
+class Schema2:
+    total: int
+    note: str
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kind=st.sampled_from(MUTATIONS),
+    word=st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12),
+)
+def test_each_mutation_is_named_by_the_report(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, word: str
+) -> None:
+    db = record(tmp_path_factory.mktemp("m") / "rec.db")
+
+    @tool(name=f"extra_{word}", description="Another tool.")
+    def extra(x: int) -> ToolResult[int]:
+        return ToolResult.ok(x)
+
+    @tool(name="stock", description="Units in stock.")
+    def stock_with_more(sku: str, warehouse: str = "main") -> ToolResult[int]:
+        return ToolResult.ok(0)
+
+    if kind == "section":
+        changed = make_prompt(style=f"Be brief, {word}.")
+    elif kind == "description":
+        changed = make_prompt(description=f"Units in stock ({word}).")
+    elif kind == "output":
+        changed = make_prompt(output_type=Schema2)
+    elif kind == "tool_added":
+        changed = make_prompt(extra_tool=extra)
+    else:
+        from weakprompt import MarkdownSection, Prompt, PromptTemplate
+
+        sections = [
+            MarkdownSection(
+                title="Shop", key="shop", template="Answer stock questions.", tools=[stock_with_more]
+            ),
+            MarkdownSection(title="Style", key="style", template="Be brief."),
+        ]
+        changed = Prompt(PromptTemplate(ns="tests", key="shop", sections=sections, output_type=Answer))
+    with Store.open(db) as store:
+        divergence = replay_sync(store, "rec", prompt=changed).divergence
+    assert divergence is not None
+    if kind == "section":
+        assert (divergence.kind, divergence.section_path, divergence.turn) == ("section", "style", 1)
+        assert divergence.section_hash == changed.render().descriptor.sections[1].content_hash
+    elif kind in ("description", "schema"):
+        assert (divergence.kind, divergence.tool_name, divergence.turn) == ("tool", "stock", 1)
+        assert divergence.recorded_hash != divergence.replayed_hash
+        assert ("description" if kind == "description" else "parameters") in divergence.diff
+    elif kind == "output":
+        assert (divergence.kind, divergence.turn) == ("output", 3)
+    else:
+        assert (divergence.kind, divergence.tool_name) == ("tools", f"extra_{word}")
+
+
+def test_raise_divergence_raises_the_typed_divergence(tmp_path: Path) -> None:
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store, pytest.raises(ReplayDivergence) as raised:
+        replay_sync(store, "rec", prompt=make_prompt(rules="Answer."), raise_divergence=True)
+    assert raised.value.section_path == "shop"
+    assert str(raised.value).startswith("turn 1: the text of section 'shop'")
+    assert "section_hash:" in raised.value.describe()
+
+
+def test_bad_calls_are_refused_with_what_was_wrong(tmp_path: Path) -> None:
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store:
+        with pytest.raises(ConfigurationError, match="exactly one of prompt= or agent="):
+            replay_sync(store, "rec")
+        with pytest.raises(ConfigurationError, match="tools must be"):
+            replay_sync(store, "rec", prompt=make_prompt(), tools="again")  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError, match="'nope' has no commits"):
+            replay_sync(store, "nope", prompt=make_prompt())
+
+
+def _approval_prompt(ran: list[str]):  # type: ignore[no-untyped-def]
+    from weakprompt import MarkdownSection, Prompt, PromptTemplate
+
+    @tool(name="delete_file", description="Delete a file.", requires_approval=True)
+    def delete_file(path: str) -> ToolResult[str]:
+        ran.append(path)
+        return ToolResult.ok(f"deleted {path}")
+
+    return Prompt(
+        PromptTemplate(
+            ns="tests",
+            key="files",
+            sections=[MarkdownSection(title="Files", key="files", template="Tidy up.", tools=[delete_file])],
+        )
+    )
+
+
+def test_a_paused_and_resumed_session_replays_without_asking_again(tmp_path: Path) -> None:
+    ran: list[str] = []
+    calls = tool_call_turn(
+        tool_call("delete_file", {"path": "/tmp/a"}, id="c1"),
+        tool_call("delete_file", {"path": "/etc"}, id="c2"),
+    )
+    with Store.open(tmp_path / "p.db") as store:
+        paused = evaluate(
+            _approval_prompt(ran),
+            adapter=ScriptedAdapter([calls]),
+            session=Session(session_id="p"),
+            store=store,
+            input="clean",
+        ).paused
+        assert paused is not None
+        tokens = {p.call_id: p.token for p in paused.pending}
+        resume_sync(
+            store,
+            "p",
+            [Approve("c1", tokens["c1"]), Deny("c2", tokens["c2"])],
+            prompt=_approval_prompt(ran),
+            adapter=ScriptedAdapter([text_turn("Done.")]),
+        )
+        assert ran == ["/tmp/a"]
+        ran.clear()
+        stored = replay_sync(store, "p", prompt=_approval_prompt(ran))
+        assert stored.identical and stored.turns == 2 and ran == []
+        again = replay_sync(store, "p", prompt=_approval_prompt(ran), tools="run")
+        assert again.identical and ran == ["/tmp/a"]  # the approved call ran again, the denied one never
+
+
+def test_the_adapter_reports_a_call_beyond_the_recording_and_a_missing_message() -> None:
+    from weakprompt.model import CompiledContext, ModelRequest
+
+    system = Message(role="system", content="S")
+    recorded = RecordedTurn(
+        (system, Message(role="user", content="hi")), (), Message(role="assistant", content="ok")
+    )
+    adapter = ReplayAdapter([recorded])
+    assert (adapter.name, adapter.model, adapter.context_window, adapter.token_counter) == (
+        "replay",
+        "replay",
+        None,
+        None,
+    )
+    with pytest.raises(ReplayDivergence) as short:
+        adapter.complete(ModelRequest(context=CompiledContext(messages=(system,))))
+    assert (short.value.kind, short.value.message_index, short.value.role) == ("message", 1, "user")
+    assert "lacks" in short.value.summary
+    with pytest.raises(ReplayDivergence) as longer:
+        adapter.complete(ModelRequest(context=CompiledContext(messages=(*recorded.messages, system))))
+    assert "has message 2" in longer.value.summary
+    turn = adapter.complete(ModelRequest(context=CompiledContext(messages=recorded.messages)))
+    assert turn.text == "ok" and adapter.served == 1
+    with pytest.raises(ReplayDivergence) as extra:
+        adapter.complete(ModelRequest(context=CompiledContext(messages=recorded.messages)))
+    assert (extra.value.kind, extra.value.turn) == ("turns", 2)

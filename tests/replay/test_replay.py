@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from replay_support import RAN, Answer, NoProvider, make_prompt, record
 from weakprompt import Agent, Approve, Deny, Session, Store, ToolResult, Transcript, evaluate, tool
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
-from weakprompt.errors import ConfigurationError
+from weakprompt.errors import ConfigurationError, OutputValidationError
 from weakprompt.messages import Message
 from weakprompt.replay import RecordedTurn, ReplayAdapter, ReplayDivergence, replay, replay_sync
 from weakprompt.runtime import resume_sync
@@ -240,3 +240,96 @@ def test_the_adapter_reports_a_call_beyond_the_recording_and_a_missing_message()
     with pytest.raises(ReplayDivergence) as extra:
         adapter.complete(ModelRequest(context=CompiledContext(messages=recorded.messages)))
     assert (extra.value.kind, extra.value.turn) == ("turns", 2)
+
+
+def _not_empty(answer: object) -> None:
+    if isinstance(answer, Answer) and answer.total == 0:
+        raise OutputValidationError("a total of 0 cannot be right")
+
+
+def test_a_rejected_answer_replays_with_its_validator_and_ends_early_without(tmp_path: Path) -> None:
+    replies = [
+        tool_call_turn(tool_call("stock", {"sku": "mug"}, id="c1")),
+        text_turn('{"total": 0}'),
+        text_turn('{"total": 12}'),
+    ]
+    with Store.open(tmp_path / "v.db") as store:
+        evaluate(
+            make_prompt(),
+            adapter=ScriptedAdapter(replies),
+            session=Session(session_id="v"),
+            store=store,
+            input="Mugs?",
+            output_validators=(_not_empty,),
+        )
+        agent = Agent(NoProvider(), template=make_prompt().template, output_validators=(_not_empty,))
+        assert replay_sync(store, "v", agent=agent).identical  # the correction is not a new input
+        early = replay_sync(store, "v", prompt=make_prompt()).divergence
+    assert early is not None
+    assert (early.kind, early.turn) == ("turns", 3)
+    assert "after 2 model call(s); the recording has 3" in early.summary
+
+
+def test_tools_run_awaits_an_async_handler(tmp_path: Path) -> None:
+    from weakprompt import MarkdownSection, Prompt, PromptTemplate
+
+    @tool(name="stock", description="Units in stock.")
+    async def stock(sku: str) -> ToolResult[int]:
+        RAN.append(f"async {sku}")
+        return ToolResult.ok({"mug": 12, "cup": 3}[sku])
+
+    sections = [
+        MarkdownSection(title="Shop", key="shop", template="Answer stock questions.", tools=[stock]),
+        MarkdownSection(title="Style", key="style", template="Be brief."),
+    ]
+    prompt = Prompt(PromptTemplate(ns="tests", key="shop", sections=sections, output_type=Answer))
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store:
+        assert replay_sync(store, "rec", prompt=prompt, tools="run").identical
+    assert sorted(RAN) == ["async cup", "async mug"]
+
+
+def test_the_adapter_streams_the_recorded_reply_and_names_fields_beyond_the_text() -> None:
+    from weakprompt.model import CompiledContext, ModelRequest, ReplyCompleted
+
+    tool_message = Message(role="tool", content="12", tool_call_id="c1", name="stock")
+    recorded = RecordedTurn((tool_message,), (), Message(role="assistant", content="ok"))
+    failed = Message(role="tool", content="12", tool_call_id="c1", name="stock", is_error=True)
+    with pytest.raises(ReplayDivergence) as flag:
+        ReplayAdapter([recorded]).complete(ModelRequest(context=CompiledContext(messages=(failed,))))
+    assert flag.value.kind == "message" and '"is_error":true' in flag.value.diff
+
+    async def events() -> list[object]:
+        stream = ReplayAdapter([recorded]).stream(
+            ModelRequest(context=CompiledContext(messages=(tool_message,)))
+        )
+        return [event async for event in stream]
+
+    last = asyncio.run(events())[-1]
+    assert isinstance(last, ReplyCompleted) and last.turn.text == "ok"
+
+
+def test_a_system_text_outside_every_section_and_long_diffs() -> None:
+    from weakprompt.replay._divergence import section_at, short_diff
+
+    rendered = make_prompt().render()
+    assert section_at(rendered, "Preamble\n## 1. Shop", "Other\n## 1. Shop") is None
+    assert section_at(rendered, "no headings at all", "no headings here") is None
+    many = short_diff("\n".join(str(i) for i in range(40)), "\n".join(str(i * 2) for i in range(40)))
+    assert many.splitlines()[-1].startswith("... (") and len(many.splitlines()) == 13
+    bare = ReplayDivergence(turn=2, kind="turns", summary="the run made model call 2; the recording has 1")
+    assert bare.describe() == "turn 2: the run made model call 2; the recording has 1"
+
+
+def test_a_system_message_differing_before_every_heading_is_named_as_a_message() -> None:
+    from weakprompt.model import CompiledContext, ModelRequest
+
+    recorded = RecordedTurn(
+        (Message(role="system", content="Old preamble"),), (), Message(role="assistant", content="")
+    )
+    adapter = ReplayAdapter([recorded], render=lambda: make_prompt().render())
+    with pytest.raises(ReplayDivergence) as raised:
+        adapter.complete(
+            ModelRequest(context=CompiledContext(messages=(Message(role="system", content="New"),)))
+        )
+    assert (raised.value.kind, raised.value.message_index, raised.value.section_path) == ("message", 0, None)

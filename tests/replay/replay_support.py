@@ -8,7 +8,7 @@ from pathlib import Path
 from weakprompt import MarkdownSection, Prompt, PromptTemplate, Session, Store, ToolResult, evaluate, tool
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.messages import AssistantTurn
-from weakprompt.model import ModelRequest
+from weakprompt.model import ModelRequest, ModelSettings
 from weakprompt.tools import AnyTool
 
 RAN: list[str] = []
@@ -36,13 +36,17 @@ def make_prompt(
     description: str = "Units in stock.",
     output_type: type[object] = Answer,
     extra_tool: AnyTool | None = None,
+    model_settings: ModelSettings | None = None,
 ) -> Prompt[object]:
     tools = [make_stock(description)] + ([] if extra_tool is None else [extra_tool])
     sections = [
         MarkdownSection(title="Shop", key="shop", template=rules, tools=tools),
         MarkdownSection(title="Style", key="style", template=style),
     ]
-    return Prompt(PromptTemplate(ns="tests", key="shop", sections=sections, output_type=output_type))
+    template = PromptTemplate(
+        ns="tests", key="shop", sections=sections, output_type=output_type, model_settings=model_settings
+    )
+    return Prompt(template)
 
 
 def script() -> list[AssistantTurn]:

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_support import RAN, Answer, NoProvider, make_prompt, record
+from replay_support import RAN, Answer, NoProvider, make_prompt, record, script
 from weakprompt import Agent, Approve, Deny, Session, Store, ToolResult, Transcript, evaluate, tool
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.errors import ConfigurationError, OutputValidationError
 from weakprompt.messages import Message
+from weakprompt.model import ModelSettings
 from weakprompt.replay import RecordedTurn, ReplayAdapter, ReplayDivergence, replay, replay_sync
 from weakprompt.runtime import resume_sync
 
@@ -85,7 +86,7 @@ def test_a_tool_that_now_answers_differently_is_a_message_divergence(tmp_path: P
     assert "99" in divergence.diff
 
 
-MUTATIONS = ("section", "description", "schema", "output", "tool_added")
+MUTATIONS = ("section", "description", "schema", "output", "tool_added", "settings")
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,8 @@ def test_each_mutation_is_named_by_the_report(
         changed = make_prompt(output_type=Schema2)
     elif kind == "tool_added":
         changed = make_prompt(extra_tool=extra)
+    elif kind == "settings":
+        changed = make_prompt(model_settings=ModelSettings(seed=len(word)))
     else:
         from weakprompt import MarkdownSection, Prompt, PromptTemplate
 
@@ -142,6 +145,9 @@ def test_each_mutation_is_named_by_the_report(
         assert ("description" if kind == "description" else "parameters") in divergence.diff
     elif kind == "output":
         assert (divergence.kind, divergence.turn) == ("output", 3)
+    elif kind == "settings":
+        assert (divergence.kind, divergence.setting, divergence.turn) == ("settings", "seed", 1)
+        assert divergence.summary == f"model setting 'seed' is {len(word)}; the recording used not set"
     else:
         assert (divergence.kind, divergence.tool_name) == ("tools", f"extra_{word}")
 
@@ -333,3 +339,29 @@ def test_a_system_message_differing_before_every_heading_is_named_as_a_message()
             ModelRequest(context=CompiledContext(messages=(Message(role="system", content="New"),)))
         )
     assert (raised.value.kind, raised.value.message_index, raised.value.section_path) == ("message", 0, None)
+
+
+def test_settings_recorded_are_compared_and_an_agents_settings_are_used(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "t.db") as store:
+        evaluate(
+            make_prompt(),
+            adapter=ScriptedAdapter(script()),
+            session=Session(session_id="t"),
+            store=store,
+            input="How many?",
+            model_settings=ModelSettings(temperature=0.5),
+        )
+        warm = Agent(
+            NoProvider(), template=make_prompt().template, model_settings=ModelSettings(temperature=0.5)
+        )
+        assert replay_sync(store, "t", agent=warm).identical
+        assert replay_sync(
+            store, "t", prompt=make_prompt()
+        ).identical  # set only in the recording: not known apart
+        cold = Agent(
+            NoProvider(), template=make_prompt().template, model_settings=ModelSettings(temperature=0.1)
+        )
+        divergence = replay_sync(store, "t", agent=cold).divergence
+    assert divergence is not None and divergence.setting == "temperature"
+    assert "is 0.1; the recording used 0.5" in divergence.summary
+    assert "setting: temperature" in divergence.describe()

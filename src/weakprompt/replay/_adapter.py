@@ -16,7 +16,7 @@ from ..transcript.records import message_payload
 from ._divergence import ReplayDivergence, section_at, short_diff
 
 if TYPE_CHECKING:
-    from ..jsontypes import JSONObject
+    from ..jsontypes import JSONObject, JSONValue
     from ..prompt import RenderedPrompt
     from ..tokens import TokenCounter
 
@@ -31,6 +31,8 @@ class RecordedTurn:
     tools: tuple[JSONObject, ...]
     reply: Message
     usage: Usage = attrs.field(factory=lambda: Usage(model_calls=1))
+    settings: JSONObject = attrs.field(factory=dict[str, "JSONValue"])
+    """The model settings the call was made with, as recorded on its commit (empty: none recorded)."""
 
 
 def _sent(message: Message) -> str:
@@ -151,6 +153,7 @@ class ReplayAdapter:
                 continue
             raise self._message_divergence(turn, index, before, after)
         self._check_tools(turn, recorded.tools, request)
+        _check_settings(turn, recorded.settings, request)
 
     def _message_divergence(
         self, turn: int, index: int, before: Message | None, after: Message | None
@@ -232,3 +235,21 @@ class ReplayAdapter:
                     replayed_hash=new_hash,
                     diff=_field_diff(before, after),
                 )
+
+
+def _check_settings(turn: int, recorded: JSONObject, request: ModelRequest) -> None:
+    """Each model setting the replayed request sets must have the recorded value.
+
+    The recording holds the settings used, the recorded adapter's defaults
+    merged in; those defaults are not known apart, so a setting only the
+    recording has is not a difference.
+    """
+    for key, value in request.settings.to_json().items():
+        if key not in recorded or recorded[key] != value:
+            was = canonical_json(recorded[key]) if key in recorded else "not set"
+            raise ReplayDivergence(
+                turn=turn,
+                kind="settings",
+                summary=f"model setting {key!r} is {canonical_json(value)}; the recording used {was}",
+                setting=key,
+            )

@@ -15,9 +15,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DivergenceKind", "ReplayDivergence", "section_at", "short_diff"]
 
-DivergenceKind: TypeAlias = Literal["section", "message", "tool", "tools", "output", "turns"]
+DivergenceKind: TypeAlias = Literal["section", "message", "tool", "tools", "settings", "output", "turns"]
 """What differs: a section of the system text, another message, one tool's schema, the set of tool
-names offered, the output type (the recorded final answer was refused), or the number of model calls."""
+names offered, a model setting, the output type (the recorded final answer was refused), or the
+number of model calls."""
 
 _DIFF_LINES = 12
 _EXCERPT = 80
@@ -44,6 +45,7 @@ class ReplayDivergence(WeakpromptError):
     replayed_hash: str | None = None
     message_index: int | None = None
     role: str | None = None
+    setting: str | None = None
 
     def __str__(self) -> str:
         return f"turn {self.turn}: {self.summary}"
@@ -59,6 +61,7 @@ class ReplayDivergence(WeakpromptError):
             "replayed_hash",
             "message_index",
             "role",
+            "setting",
         ):
             value = getattr(self, name)
             if value is not None:

@@ -17,6 +17,7 @@ from ..runtime.history import HISTORY_KEY
 from ..runtime.loop import run_with
 from ..runtime.output_checks import OUTPUT_CORRECTION
 from ..runtime.pause_records import decision_records
+from ..runtime.recording import SETTINGS_KEY
 from ..runtime.run_settings import RunSettings, ToolWrapper
 from ..session import Session
 from ..tools import ToolResult
@@ -26,6 +27,7 @@ from ._divergence import ReplayDivergence
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..jsontypes import JSONObject
     from ..messages import Message
     from ..store import Store
     from ..tools import AnyTool, ToolContext
@@ -81,12 +83,25 @@ def _recording(store: Store, session_id: str) -> _Recording:
         message = commit.content
         if message.role == "assistant":
             tools = tuple(dict(schema) for schema in transcript.get_commit_tools(commit.hash))
-            turns.append(RecordedTurn(messages[:index], tools, message, commit.usage or Usage(model_calls=1)))
+            turns.append(
+                RecordedTurn(
+                    messages[:index],
+                    tools,
+                    message,
+                    commit.usage or Usage(model_calls=1),
+                    _settings(commit.metadata),
+                )
+            )
         elif message.role == "user" and not ({OUTPUT_CORRECTION, HISTORY_KEY} & set(commit.metadata)):
             inputs.append(message.content)
         elif message.role == "tool" and message.tool_call_id is not None:
             results[message.tool_call_id] = message
     return _Recording(tuple(turns), tuple(inputs), results)
+
+
+def _settings(metadata: JSONObject) -> JSONObject:
+    recorded = metadata.get(SETTINGS_KEY)
+    return dict(recorded) if isinstance(recorded, dict) else {}
 
 
 def _wrapper(recording: _Recording, mode: ToolMode, run_again: frozenset[str]) -> ToolWrapper:
@@ -169,6 +184,7 @@ async def replay(
                 tool_wrapper=_wrapper(recording, tools, run_again),
                 output_retries=agent.output_retries if agent is not None else 1,
                 output_validators=agent.output_validators if agent is not None else (),
+                model_settings=agent.model_settings if agent is not None else None,
                 max_turns=max(len(recording.turns) + 1, 1),
             )
             await run_with(target, settings)

@@ -365,3 +365,20 @@ def test_settings_recorded_are_compared_and_an_agents_settings_are_used(tmp_path
     assert divergence is not None and divergence.setting == "temperature"
     assert "is 0.1; the recording used 0.5" in divergence.summary
     assert "setting: temperature" in divergence.describe()
+
+
+def test_a_session_of_two_runs_replays_each_input_in_order(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "two.db") as store:
+        session = Session(session_id="two")
+        for question in ("Mugs?", "And cups?"):
+            evaluate(
+                make_prompt(), adapter=ScriptedAdapter(script()), session=session, store=store, input=question
+            )
+        report = replay_sync(store, "two", prompt=make_prompt())
+        assert report.identical and (report.turns, report.recorded_turns) == (4, 4)
+        users = [
+            m.content
+            for m in Transcript(store, report.replay_session_id).compile().messages
+            if m.role == "user"
+        ]
+    assert users == ["Mugs?", "And cups?"]

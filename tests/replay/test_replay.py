@@ -382,3 +382,25 @@ def test_a_session_of_two_runs_replays_each_input_in_order(tmp_path: Path) -> No
             if m.role == "user"
         ]
     assert users == ["Mugs?", "And cups?"]
+
+
+def test_a_section_opened_during_the_run_replays_identically(tmp_path: Path) -> None:
+    from loop_support import disclosure_prompt
+
+    opened = tool_call("open_sections", {"section_keys": ["secrets"], "reason": "codes"}, id="open")
+    replies = [
+        tool_call_turn(opened),
+        tool_call_turn(tool_call("secret_lookup", {"name": "vault"}, id="look")),
+        text_turn("The code is 42."),
+    ]
+    with Store.open(tmp_path / "d.db") as store:
+        evaluate(
+            disclosure_prompt(),
+            adapter=ScriptedAdapter(replies),
+            session=Session(session_id="d"),
+            store=store,
+        )
+        assert any(c.edit_target is not None for c in Transcript(store, "d").log())  # the system was edited
+        report = replay_sync(store, "d", prompt=disclosure_prompt())
+    assert report.identical, report.divergence and report.divergence.describe()
+    assert report.turns == 3

@@ -11,7 +11,7 @@ import attrs
 
 from ..errors import ConfigurationError
 from ..messages import Usage
-from ..prompt import Prompt, PromptTemplate
+from ..prompt import OPEN_SECTIONS_TOOL, Prompt, PromptTemplate
 from ..runtime.blocking import block_on
 from ..runtime.history import HISTORY_KEY
 from ..runtime.loop import run_with
@@ -63,40 +63,43 @@ class ReplayReport:
 @attrs.frozen
 class _Recording:
     turns: tuple[RecordedTurn, ...]
-    inputs: tuple[str, ...]
+    inputs: tuple[str | None, ...]
     results: dict[str, Message]
 
 
 def _recording(store: Store, session_id: str) -> _Recording:
-    """A session's recorded model calls, the user inputs that started its runs, and each call's result."""
+    """A session's recorded model calls, the user inputs that started its runs, and each call's result.
+
+    Read from the log, not the compiled view: each call is given the
+    conversation as it was when the reply came, with the edits made before
+    it (a system message re-rendered when a section opened) and none after.
+    """
     transcript = Transcript(store, session_id)
-    view = transcript.compile_view()
-    commits = tuple(view.commits)
-    if not commits:
+    log = transcript.log()
+    if not log:
         known = ", ".join(store.session_ids()) or "none"
         raise ConfigurationError(f"replay: session {session_id!r} has no commits (sessions: {known})")
-    messages = tuple(commit.content for commit in commits)
+    shown: list[Message] = []
+    position: dict[str, int] = {}  # an appended commit's hash -> its place in the conversation
     turns: list[RecordedTurn] = []
-    inputs: list[str] = []
+    inputs: list[str | None] = []
     results: dict[str, Message] = {}
-    for index, commit in enumerate(commits):
+    for commit in log:
         message = commit.content
+        if commit.edit_target is not None and commit.edit_target in position:
+            shown[position[commit.edit_target]] = message
+            continue
         if message.role == "assistant":
             tools = tuple(dict(schema) for schema in transcript.get_commit_tools(commit.hash))
-            turns.append(
-                RecordedTurn(
-                    messages[:index],
-                    tools,
-                    message,
-                    commit.usage or Usage(model_calls=1),
-                    _settings(commit.metadata),
-                )
-            )
+            usage = commit.usage or Usage(model_calls=1)
+            turns.append(RecordedTurn(tuple(shown), tools, message, usage, _settings(commit.metadata)))
         elif message.role == "user" and not ({OUTPUT_CORRECTION, HISTORY_KEY} & set(commit.metadata)):
             inputs.append(message.content)
         elif message.role == "tool" and message.tool_call_id is not None:
             results[message.tool_call_id] = message
-    return _Recording(tuple(turns), tuple(inputs), results)
+        position[commit.hash] = len(shown)
+        shown.append(message)
+    return _Recording(tuple(turns), tuple(inputs) or (None,), results)
 
 
 def _settings(metadata: JSONObject) -> JSONObject:
@@ -107,12 +110,16 @@ def _settings(metadata: JSONObject) -> JSONObject:
 def _wrapper(recording: _Recording, mode: ToolMode, run_again: frozenset[str]) -> ToolWrapper:
     """The tool wrapper of the replay: a recorded result per call id, or the handler for calls run again.
 
-    Approvals are not asked again: a person decided each call when it was
-    recorded, and a call that was refused, edited or answered by hand is
-    answered with its recorded result even with ``tools="run"``.
+    ``open_sections`` always runs: opening a section re-renders the prompt,
+    which the replay must do to send what was sent. Approvals are not asked
+    again: a person decided each call when it was recorded, and a call that
+    was refused, edited or answered by hand is answered with its recorded
+    result even with ``tools="run"``.
     """
 
     def wrap(tool: AnyTool) -> AnyTool:
+        if tool.name == OPEN_SECTIONS_TOOL:  # it changes the prompt, not the world: it must run again
+            return tool
         inner = cast("Callable[..., object]", tool.handler)
 
         async def handler(params: Any, *, context: ToolContext) -> object:

@@ -404,3 +404,27 @@ def test_a_section_opened_during_the_run_replays_identically(tmp_path: Path) -> 
         report = replay_sync(store, "d", prompt=disclosure_prompt())
     assert report.identical, report.divergence and report.divergence.describe()
     assert report.turns == 3
+
+
+def test_long_results_of_an_earlier_run_are_compared_as_the_later_run_sent_them(tmp_path: Path) -> None:
+    from weakprompt import MarkdownSection, Prompt, PromptTemplate
+
+    @tool(name="manual", description="The manual.")
+    def manual(page: int) -> ToolResult[str]:
+        return ToolResult.ok(f"page {page}: " + "lorem ipsum " * 200)
+
+    def prompt() -> Prompt[str]:
+        section = MarkdownSection(title="Help", key="help", template="Read the manual.", tools=[manual])
+        return Prompt(PromptTemplate(ns="tests", key="manual", sections=[section]))
+
+    with Store.open(tmp_path / "long.db") as store:
+        session = Session(session_id="long")
+        for page, question in ((1, "Page one?"), (2, "Page two?")):
+            replies = [
+                tool_call_turn(tool_call("manual", {"page": page}, id=f"m{page}")),
+                text_turn("Read it."),
+            ]
+            evaluate(prompt(), adapter=ScriptedAdapter(replies), session=session, store=store, input=question)
+        report = replay_sync(store, "long", prompt=prompt())
+    assert report.identical, report.divergence and report.divergence.describe()
+    assert report.turns == 4

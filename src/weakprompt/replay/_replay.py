@@ -11,6 +11,7 @@ import attrs
 
 from ..errors import ConfigurationError
 from ..messages import Usage
+from ..model import CompiledContext
 from ..prompt import OPEN_SECTIONS_TOOL, Prompt, PromptTemplate
 from ..runtime.blocking import block_on
 from ..runtime.history import HISTORY_KEY
@@ -20,8 +21,10 @@ from ..runtime.pause_records import decision_records
 from ..runtime.recording import SETTINGS_KEY
 from ..runtime.run_settings import RunSettings, ToolWrapper
 from ..session import Session
+from ..tokens import DEFAULT_TOKEN_COUNTER
 from ..tools import ToolResult
-from ..transcript import Transcript
+from ..transcript import CompileView, Transcript
+from ..transcript.lazy import LazyToolResults
 from ._adapter import RecordedTurn, ReplayAdapter
 from ._divergence import ReplayDivergence
 
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from ..messages import Message
     from ..store import Store
     from ..tools import AnyTool, ToolContext
+    from ..transcript import CommitInfo
 
 __all__ = ["ReplayReport", "ToolMode", "replay", "replay_sync"]
 
@@ -80,6 +84,8 @@ def _recording(store: Store, session_id: str) -> _Recording:
         known = ", ".join(store.session_ids()) or "none"
         raise ConfigurationError(f"replay: session {session_id!r} has no commits (sessions: {known})")
     shown: list[Message] = []
+    behind: list[CommitInfo] = []  # the commit behind each shown message
+    run_start: str | None = None  # the input commit of the run under way
     position: dict[str, int] = {}  # an appended commit's hash -> its place in the conversation
     turns: list[RecordedTurn] = []
     inputs: list[str | None] = []
@@ -88,18 +94,34 @@ def _recording(store: Store, session_id: str) -> _Recording:
         message = commit.content
         if commit.edit_target is not None and commit.edit_target in position:
             shown[position[commit.edit_target]] = message
+            behind[position[commit.edit_target]] = commit
             continue
         if message.role == "assistant":
             tools = tuple(dict(schema) for schema in transcript.get_commit_tools(commit.hash))
             usage = commit.usage or Usage(model_calls=1)
-            turns.append(RecordedTurn(tuple(shown), tools, message, usage, _settings(commit.metadata)))
+            sent = _as_sent(shown, behind, run_start)
+            turns.append(RecordedTurn(sent, tools, message, usage, _settings(commit.metadata)))
         elif message.role == "user" and not ({OUTPUT_CORRECTION, HISTORY_KEY} & set(commit.metadata)):
             inputs.append(message.content)
+            run_start = commit.hash
         elif message.role == "tool" and message.tool_call_id is not None:
             results[message.tool_call_id] = message
         position[commit.hash] = len(shown)
         shown.append(message)
+        behind.append(commit)
     return _Recording(tuple(turns), tuple(inputs) or (None,), results)
+
+
+def _as_sent(shown: list[Message], behind: list[CommitInfo], run_start: str | None) -> tuple[Message, ...]:
+    """The conversation as the loop sent it: results of earlier runs slimmed, as its compile does.
+
+    The loop compiles with ``LazyToolResults`` (``load_tool_results=False``,
+    the default, which the replay uses too): a stored result of an earlier
+    run is sent as a short reference when that is shorter.
+    """
+    context = CompiledContext(messages=tuple(shown), commit_hashes=tuple(c.hash for c in behind))
+    view = CompileView(context=context, commits=tuple(behind), token_counter=DEFAULT_TOKEN_COUNTER)
+    return LazyToolResults(False, run_start)(view).context.messages
 
 
 def _settings(metadata: JSONObject) -> JSONObject:

@@ -35,6 +35,7 @@ from .live import LivePrinter
 from .loading import load_prompt, load_redactor
 from .mcp_commands import mcp, run_with_servers
 from .pauses import approvals, cli_decisions, default_decider, print_paused
+from .replay import replay_command
 from .terminal import markup_text
 from .views import print_commits, print_pauses, print_sessions, print_tools, tools_document
 from .worker import worker
@@ -618,6 +619,7 @@ def _run_decision(default: str, options: dict[str, object]) -> None:
 cli.add_command(approvals)
 cli.add_command(mcp)
 cli.add_command(worker)
+cli.add_command(replay_command)
 
 
 def main(argv: list[str] | None = None) -> None:

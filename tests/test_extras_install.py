@@ -1,7 +1,7 @@
-"""Each extra installs what the README's matching section uses, in a fresh virtualenv.
+"""Each extra installs what the guide's matching page uses, in a fresh virtualenv.
 
 The tracing guide's blocks need the OpenTelemetry SDK and the OTLP/HTTP
-exporter, and the README's testing section promises pytest fixtures:
+exporter, and the testing guide promises hypothesis strategies and pytest fixtures:
 installing ``weakprompt[otel]`` or ``weakprompt[testing]`` alone (no dev
 extras) must be enough to run them.
 The wheel is built once from this checkout; each extra gets a venv of its
@@ -20,18 +20,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 SAMPLE = re.compile(r"```python\n(?P<code>.*?)```(?:\s*prints\s*```text\n(?P<output>.*?)```)?", re.DOTALL)
 
 pytestmark = pytest.mark.timeout(600)
-
-
-def _readme_section_sample(heading: str) -> re.Match[str]:
-    section = README[README.index(f"\n## {heading}\n") :]
-    section = section[: section.index("\n## ", 1)]
-    sample = SAMPLE.search(section)
-    assert sample is not None, f"the README's {heading!r} section has no Python sample"
-    return sample
 
 
 @pytest.fixture(scope="module")
@@ -81,11 +72,13 @@ def test_the_otel_extra_runs_the_tracing_guide_and_exports_over_otlp(wheel: Path
     assert received, "the OTLP exporter of the otel extra sent nothing"
 
 
-def test_the_testing_extra_runs_the_readme_block_and_brings_pytest_with_the_fixtures(
+def test_the_testing_extra_runs_the_guides_block_and_brings_pytest_with_the_fixtures(
     wheel: Path, tmp_path: Path
 ) -> None:
     python = _venv_with(wheel, "testing", tmp_path / "venv")
-    sample = _readme_section_sample("Testing your tools")
+    page = (ROOT / "docs" / "how-to" / "testing.md").read_text(encoding="utf-8")
+    sample = SAMPLE.search(page)  # the guide's first block: check_tool and params_for
+    assert sample is not None
     _run_sample(python, sample.group("code"), tmp_path)
     (tmp_path / "test_uses_fixtures.py").write_text(
         "def test_fixtures(session, store, transcript, scripted_adapter):\n"

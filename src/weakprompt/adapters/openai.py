@@ -38,6 +38,7 @@ from ..model import (
 from ._support import (
     OPENAI_FINISH_REASONS,
     AdapterIdentity,
+    LoopBoundClient,
     check_tool_choice,
     clients_or_build,
     in_worker_threads,
@@ -55,7 +56,7 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
-from .retries import RetrySetting
+from .retries import Retrier, RetrySetting
 from .wire.openai import openai_params
 from .wire.openai_chunks import ChatChunkReader
 
@@ -141,24 +142,14 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         self.output_modes = OutputModes(
             "OpenAIAdapter", supported=OUTPUT_MODES, auto_order=AUTO_ORDER, default=output_mode
         )
-        self._client, built_async = clients_or_build(
-            "OpenAIAdapter",
-            client,
-            async_client,
-            build_openai_clients,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-        )
-        self.retrier, self._client, self._async_clients = sdk_retries_and_clients(
+        self.retrier, self._client, self._async_clients = openai_clients(
             "OpenAIAdapter",
             provider=name,
             model=model,
             given=(client, async_client),
-            ready=(self._client, built_async),
-            rebuild_async=lambda: build_openai_clients(
-                base_url=base_url, api_key=api_key, timeout=timeout, sync=False
-            )[1],
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
             retries=retries,
             max_retries=max_retries,
         )
@@ -365,6 +356,48 @@ def _usage(completion: ChatCompletion) -> Usage:
         output_tokens=usage.completion_tokens,
         cached_input_tokens=cached,
         model_calls=1,
+    )
+
+
+def openai_clients(
+    adapter: str,
+    *,
+    provider: str,
+    model: str,
+    given: tuple[openai.OpenAI | None, openai.AsyncOpenAI | None],
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float | None,
+    retries: RetrySetting,
+    max_retries: int | None,
+) -> tuple[Retrier, openai.OpenAI | None, LoopBoundClient[openai.AsyncOpenAI]]:
+    """An openai SDK adapter's retrier and clients: the given ones, or both built from the settings.
+
+    Shared by the Chat Completions and the Responses adapters, which talk to
+    the same SDK with the same rules (``clients_or_build``,
+    ``sdk_retries_and_clients``).
+    """
+    client, async_client = given
+    sync_ready, built_async = clients_or_build(
+        adapter,
+        client,
+        async_client,
+        build_openai_clients,
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout,
+    )
+    return sdk_retries_and_clients(
+        adapter,
+        provider=provider,
+        model=model,
+        given=given,
+        ready=(sync_ready, built_async),
+        rebuild_async=lambda: build_openai_clients(
+            base_url=base_url, api_key=api_key, timeout=timeout, sync=False
+        )[1],
+        retries=retries,
+        max_retries=max_retries,
     )
 
 

@@ -50,17 +50,15 @@ from ._support import (
     REASONING_TOKENS_KEY,
     AdapterIdentity,
     check_tool_choice,
-    clients_or_build,
     completed_with_metadata,
     in_worker_threads,
     is_strict_schema,
     missing_client,
     output_schema_name,
     parameters_schema,
-    sdk_retries_and_clients,
 )
 from .error_mapping import cut_stream, from_error_body, from_openai_error
-from .openai import build_openai_clients
+from .openai import openai_clients
 from .output_modes import (
     FINAL_ANSWER_DESCRIPTION,
     FINAL_ANSWER_TOOL,
@@ -148,24 +146,14 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         self.output_modes = OutputModes(
             "OpenAIResponsesAdapter", supported=OUTPUT_MODES, auto_order=AUTO_ORDER, default=output_mode
         )
-        self._client, built_async = clients_or_build(
-            "OpenAIResponsesAdapter",
-            client,
-            async_client,
-            build_openai_clients,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-        )
-        self.retrier, self._client, self._async_clients = sdk_retries_and_clients(
+        self.retrier, self._client, self._async_clients = openai_clients(
             "OpenAIResponsesAdapter",
             provider=name,
             model=model,
             given=(client, async_client),
-            ready=(self._client, built_async),
-            rebuild_async=lambda: build_openai_clients(
-                base_url=base_url, api_key=api_key, timeout=timeout, sync=False
-            )[1],
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
             retries=retries,
             max_retries=max_retries,
         )

@@ -22,17 +22,14 @@ The SDK is imported when an adapter is built, never when this module loads.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import json
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Mapping
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ..errors import AdapterError, ConfigurationError, ProviderConnectionError, ProviderError
-from ..jsontypes import JSONObject, JSONValue
-from ..messages import AssistantTurn, FinishReason, Message, Usage
+from ..jsontypes import JSONObject
+from ..messages import AssistantTurn
 from ..model import (
     ConcreteOutputMode,
     ForceTool,
@@ -40,22 +37,14 @@ from ..model import (
     ModelRequest,
     ModelSettings,
     OutputMode,
-    ReplyAssembler,
-    ReplyCompleted,
     SettingsAware,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallStarted,
     ToolChoice,
-    UsageReported,
     check_supported,
 )
 from ._support import (
-    REASONING_TOKENS_KEY,
     AdapterIdentity,
     LoopBoundClient,
     check_tool_choice,
-    completed_with_metadata,
 )
 from .error_mapping import cut_stream, from_error_body, retry_after_seconds
 from .output_modes import (
@@ -66,7 +55,8 @@ from .output_modes import (
     with_schema_instruction,
 )
 from .retries import RetrySetting, adapter_retrier
-from .wire.arguments import arguments_object
+from .wire.gemini import GeminiChunkReader, gemini_contents, turn_from_response
+from .wire.gemini_schema import gemini_schema
 
 if TYPE_CHECKING:
     from google import genai
@@ -84,34 +74,6 @@ GEMINI_SETTINGS = frozenset(
 
 OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "tool", "prompted")
 AUTO_ORDER: tuple[ConcreteOutputMode, ...] = ("native", "json_object", "prompted")
-
-METADATA_KEY = "gemini"
-"""Turn-metadata key of what Gemini needs back: ``{"thought_signatures": {call_id: base64}}``."""
-
-_GENERATED_ID = "gemini-call-"
-"""Prefix of the ids given to calls Gemini sent without one (never sent back to Gemini)."""
-
-# The JSON Schema keywords Gemini reads in parameters_json_schema / response_json_schema.
-_SCHEMA_KEYWORDS = frozenset(
-    {"$id", "$defs", "$ref", "$anchor", "type", "format", "title", "description", "enum", "items"}
-    | {"prefixItems", "minItems", "maxItems", "minimum", "maximum", "anyOf", "oneOf", "properties"}
-    | {"additionalProperties", "required", "propertyOrdering", "nullable"}
-)
-_SCHEMA_MAPS = frozenset({"properties", "$defs"})
-_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "prefixItems"})
-
-_FINISH: dict[str, FinishReason] = {
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content_filter",
-    "RECITATION": "content_filter",
-    "BLOCKLIST": "content_filter",
-    "PROHIBITED_CONTENT": "content_filter",
-    "SPII": "content_filter",
-    "IMAGE_SAFETY": "content_filter",
-    "IMAGE_PROHIBITED_CONTENT": "content_filter",
-    "MALFORMED_FUNCTION_CALL": "error",
-}
 
 
 class GeminiAdapter(SettingsAware, AdapterIdentity):
@@ -355,57 +317,6 @@ def _declaration(tool: AnyTool) -> types.FunctionDeclaration:
     )
 
 
-def gemini_schema(schema: Mapping[str, JSONValue], *, where: str = "a schema") -> JSONObject:
-    """``schema`` with only the JSON Schema keywords Gemini reads.
-
-    ``const`` becomes a one-value ``enum``; ``allOf`` with one member is that
-    member; ``null`` leaves an ``enum`` (Gemini's hold strings and numbers; a
-    nullable field says so in its ``type``); other keywords (``default``, ``pattern``, ``minLength``...) are
-    dropped: they narrow what a valid value is, and the tool (or the output
-    parser) still checks its arguments against the full schema. An
-    ``allOf`` of several members cannot be written in Gemini's subset and is
-    refused, naming where it is.
-    """
-    return _schema_node(schema, where, "$")
-
-
-def _schema_node(node: Mapping[str, JSONValue], where: str, path: str) -> JSONObject:
-    out: JSONObject = {}
-    for key, value in node.items():
-        if key == "const":
-            out["enum"] = [value]
-        elif key == "allOf" and isinstance(value, list):
-            if len(value) != 1 or not isinstance(value[0], dict):
-                raise ConfigurationError(
-                    f"GeminiAdapter: {where} uses allOf with {len(value)} members at {path}, "
-                    "which Gemini's schema subset cannot express; simplify that type"
-                )
-            out.update(_schema_node(value[0], where, f"{path}.allOf[0]"))
-        elif key not in _SCHEMA_KEYWORDS:
-            continue
-        elif key == "enum" and isinstance(value, list) and None in value:
-            kept: list[JSONValue] = [
-                item for item in value if item is not None
-            ]  # Gemini's enums hold strings and numbers
-            if kept:
-                out[key] = kept
-        elif key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {
-                name: _schema_node(child, where, f"{path}.{key}.{name}") if isinstance(child, dict) else child
-                for name, child in value.items()
-            }
-        elif key in _SCHEMA_LISTS and isinstance(value, list):
-            out[key] = [
-                _schema_node(child, where, f"{path}.{key}[{i}]") if isinstance(child, dict) else child
-                for i, child in enumerate(value)
-            ]
-        elif key in ("items", "additionalProperties") and isinstance(value, dict):
-            out[key] = _schema_node(value, where, f"{path}.{key}")
-        else:
-            out[key] = value
-    return out
-
-
 def _apply_settings(config: types.GenerateContentConfig, settings: ModelSettings) -> None:
     """Put the sampling, thinking and provider settings on a ``GenerateContentConfig``."""
     from google.genai import types
@@ -441,177 +352,6 @@ def _apply_settings(config: types.GenerateContentConfig, settings: ModelSettings
 
 
 # ---------------------------------------------------------------- conversation -> contents
-
-
-def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[types.Content]]:
-    """``(system_instruction, contents)``: system text joined, the rest as alternating turns.
-
-    Consecutive messages of one side merge into one turn (a user message
-    after tool results joins their turn). A tool result is matched to its
-    call's name through the calls seen before it when it names none.
-    """
-    from google.genai import types
-
-    system = [m.content for m in messages if m.role == "system" and m.content]
-    names: dict[str, str] = {}
-    contents: list[types.Content] = []
-    for message in messages:
-        if message.role == "system":
-            continue
-        role = "model" if message.role == "assistant" else "user"
-        parts = _parts(message, names)
-        if not parts:
-            continue
-        last = contents[-1] if contents else None
-        if last is not None and last.role == role and last.parts is not None:
-            last.parts.extend(parts)
-        else:
-            contents.append(types.Content(role=role, parts=parts))
-    return "\n\n".join(system), contents
-
-
-def _parts(message: Message, names: dict[str, str]) -> list[types.Part]:
-    from google.genai import types
-
-    if message.role == "tool":
-        call_id = message.tool_call_id or ""
-        response: dict[str, object] = {"error" if message.is_error else "output": message.content}
-        function_response = types.FunctionResponse(
-            name=message.name or names.get(call_id, ""), response=response
-        )
-        if call_id and not call_id.startswith(_GENERATED_ID):
-            function_response.id = call_id
-        return [types.Part(function_response=function_response)]
-    parts: list[types.Part] = []
-    if message.content:
-        parts.append(types.Part(text=message.content))
-    if message.role != "assistant":
-        return parts
-    signatures = _signatures(message.metadata)
-    for call in message.tool_calls:
-        names[call.id] = call.name
-        function_call = types.FunctionCall(name=call.name, args=dict[str, object](arguments_object(call)))
-        if not call.id.startswith(_GENERATED_ID):
-            function_call.id = call.id
-        part = types.Part(function_call=function_call)
-        signature = signatures.get(call.id)
-        if signature is not None:
-            part.thought_signature = signature
-        parts.append(part)
-    return parts
-
-
-def _signatures(metadata: Mapping[str, JSONValue]) -> dict[str, bytes]:
-    """The thought signatures a stored Gemini turn kept, by call id (unreadable entries skipped)."""
-    kept = metadata.get(METADATA_KEY)
-    by_call = kept.get("thought_signatures") if isinstance(kept, dict) else None
-    signatures: dict[str, bytes] = {}
-    for call_id, text in (by_call if isinstance(by_call, dict) else {}).items():
-        if isinstance(text, str):
-            with contextlib.suppress(binascii.Error, ValueError):
-                signatures[call_id] = base64.b64decode(text, validate=True)
-    return signatures
-
-
-# ---------------------------------------------------------------- replies -> neutral
-
-
-def turn_from_response(response: types.GenerateContentResponse, *, provider: str = "gemini") -> AssistantTurn:
-    """Read a whole reply (its first candidate) as a neutral turn.
-
-    Text parts are joined (thought summaries left out); each
-    ``function_call`` part is a call whose arguments are the object Gemini
-    sent, under Gemini's id or a generated one. A prompt blocked before any
-    candidate is an empty turn with finish reason ``content_filter``.
-    """
-    reader = GeminiChunkReader(provider)
-    for _event in reader.read(response):
-        pass
-    if reader.finish_reason is None:
-        reader.finish_reason = "content_filter" if _blocked(response) else "other"
-    completed = reader.finish()[-1]
-    assert isinstance(completed, ReplyCompleted)
-    return completed.turn
-
-
-def _blocked(response: types.GenerateContentResponse) -> bool:
-    feedback = response.prompt_feedback
-    return feedback is not None and feedback.block_reason is not None
-
-
-def _usage(meta: types.GenerateContentResponseUsageMetadata) -> Usage:
-    """Thinking tokens are billed as output: they count with the candidates' tokens."""
-    return Usage(
-        input_tokens=meta.prompt_token_count or 0,
-        output_tokens=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
-        cached_input_tokens=meta.cached_content_token_count or 0,
-        model_calls=1,
-    )
-
-
-class GeminiChunkReader:
-    """Gemini replies (a whole one, or stream chunks) -> neutral events.
-
-    A function call arrives whole in one part: it is started, given its
-    arguments and completed at once. Calls are numbered in order. Every
-    chunk's ``usage_metadata`` is the running total. The first candidate's
-    ``finish_reason`` ends the reply (``STOP`` with calls means tool calls).
-    Signed call parts leave their signature in the turn's metadata.
-    """
-
-    def __init__(self, provider: str) -> None:
-        self._provider = provider
-        self._assembler = ReplyAssembler(provider=provider)
-        self._calls = 0
-        self._signatures: dict[str, JSONValue] = {}
-        self._thinking = 0
-        self.finish_reason: FinishReason | None = None
-        """Set by the chunk that gives a finish reason; until then the reply is not complete."""
-
-    def read(self, chunk: types.GenerateContentResponse) -> list[ModelEvent]:
-        events: list[ModelEvent] = []
-        candidate = chunk.candidates[0] if chunk.candidates else None
-        content = candidate.content if candidate is not None else None
-        for part in (content.parts if content is not None else None) or ():
-            events.extend(self._part(part))
-        if chunk.usage_metadata is not None:
-            self._thinking = chunk.usage_metadata.thoughts_token_count or 0
-            events.append(self._assembler.add(UsageReported(_usage(chunk.usage_metadata))))
-        reason = candidate.finish_reason if candidate is not None else None
-        if reason is not None:
-            finish = _FINISH.get(str(reason.value), "other")
-            self.finish_reason = "tool_calls" if finish == "stop" and self._calls else finish
-        elif _blocked(chunk):
-            self.finish_reason = "content_filter"
-        return events
-
-    def _part(self, part: types.Part) -> list[ModelEvent]:
-        add = self._assembler.add
-        call = part.function_call
-        if call is not None:
-            index = self._calls
-            self._calls += 1
-            call_id = call.id or f"{_GENERATED_ID}{uuid.uuid4().hex}"
-            arguments = cast("dict[str, JSONValue]", dict(call.args or {}))
-            if part.thought_signature:
-                self._signatures[call_id] = base64.b64encode(part.thought_signature).decode("ascii")
-            return [
-                add(ToolCallStarted(index, call_id, call.name or "")),
-                add(ToolCallDelta(index, json.dumps(arguments))),
-                self._assembler.close_call(index, arguments=arguments),
-            ]
-        if part.text and not part.thought:
-            return [add(TextDelta(part.text))]
-        return []
-
-    def finish(self) -> list[ModelEvent]:
-        """The last events, ending with the completed reply (signatures, thinking tokens in its metadata)."""
-        metadata: JSONObject = {}
-        if self._signatures:
-            metadata[METADATA_KEY] = {"thought_signatures": dict(self._signatures)}
-        if self._thinking:
-            metadata[REASONING_TOKENS_KEY] = self._thinking
-        return completed_with_metadata(self._assembler.finish(self.finish_reason), metadata)
 
 
 def _build_client(*, api_key: str | None, base_url: str | None, timeout: float | None) -> genai.Client:

@@ -1,0 +1,232 @@
+"""Gemini's wire shapes: a neutral conversation as contents, and a reply (whole or streamed) as a turn.
+
+Gemini wants the system text apart and the turns alternating between
+``user`` and ``model``; a model turn's function calls carry back the thought
+signatures Gemini gave them (kept in the stored turn's metadata), which it
+requires for function calling with thinking models.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, cast
+
+from ...jsontypes import JSONObject, JSONValue
+from ...messages import AssistantTurn, FinishReason, Message, Usage
+from ...model import (
+    ModelEvent,
+    ReplyAssembler,
+    ReplyCompleted,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    UsageReported,
+)
+from .._support import REASONING_TOKENS_KEY, completed_with_metadata
+from .arguments import arguments_object
+
+if TYPE_CHECKING:
+    from google.genai import types
+
+__all__ = [
+    "GENERATED_ID",
+    "METADATA_KEY",
+    "GeminiChunkReader",
+    "gemini_contents",
+    "turn_from_response",
+]
+
+_FINISH: dict[str, FinishReason] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "MALFORMED_FUNCTION_CALL": "error",
+}
+
+METADATA_KEY = "gemini"
+"""Turn-metadata key of what Gemini needs back: ``{"thought_signatures": {call_id: base64}}``."""
+
+GENERATED_ID = "gemini-call-"
+"""Prefix of the ids given to calls Gemini sent without one (never sent back to Gemini)."""
+
+
+def gemini_contents(messages: Sequence[Message]) -> tuple[str, list[types.Content]]:
+    """``(system_instruction, contents)``: system text joined, the rest as alternating turns.
+
+    Consecutive messages of one side merge into one turn (a user message
+    after tool results joins their turn). A tool result is matched to its
+    call's name through the calls seen before it when it names none.
+    """
+    from google.genai import types
+
+    system = [m.content for m in messages if m.role == "system" and m.content]
+    names: dict[str, str] = {}
+    contents: list[types.Content] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role = "model" if message.role == "assistant" else "user"
+        parts = _parts(message, names)
+        if not parts:
+            continue
+        last = contents[-1] if contents else None
+        if last is not None and last.role == role and last.parts is not None:
+            last.parts.extend(parts)
+        else:
+            contents.append(types.Content(role=role, parts=parts))
+    return "\n\n".join(system), contents
+
+
+def _parts(message: Message, names: dict[str, str]) -> list[types.Part]:
+    from google.genai import types
+
+    if message.role == "tool":
+        call_id = message.tool_call_id or ""
+        response: dict[str, object] = {"error" if message.is_error else "output": message.content}
+        function_response = types.FunctionResponse(
+            name=message.name or names.get(call_id, ""), response=response
+        )
+        if call_id and not call_id.startswith(GENERATED_ID):
+            function_response.id = call_id
+        return [types.Part(function_response=function_response)]
+    parts: list[types.Part] = []
+    if message.content:
+        parts.append(types.Part(text=message.content))
+    if message.role != "assistant":
+        return parts
+    signatures = _signatures(message.metadata)
+    for call in message.tool_calls:
+        names[call.id] = call.name
+        function_call = types.FunctionCall(name=call.name, args=dict[str, object](arguments_object(call)))
+        if not call.id.startswith(GENERATED_ID):
+            function_call.id = call.id
+        part = types.Part(function_call=function_call)
+        signature = signatures.get(call.id)
+        if signature is not None:
+            part.thought_signature = signature
+        parts.append(part)
+    return parts
+
+
+def _signatures(metadata: Mapping[str, JSONValue]) -> dict[str, bytes]:
+    """The thought signatures a stored Gemini turn kept, by call id (unreadable entries skipped)."""
+    kept = metadata.get(METADATA_KEY)
+    by_call = kept.get("thought_signatures") if isinstance(kept, dict) else None
+    signatures: dict[str, bytes] = {}
+    for call_id, text in (by_call if isinstance(by_call, dict) else {}).items():
+        if isinstance(text, str):
+            with contextlib.suppress(binascii.Error, ValueError):
+                signatures[call_id] = base64.b64decode(text, validate=True)
+    return signatures
+
+
+# ---------------------------------------------------------------- replies -> neutral
+
+
+def turn_from_response(response: types.GenerateContentResponse, *, provider: str = "gemini") -> AssistantTurn:
+    """Read a whole reply (its first candidate) as a neutral turn.
+
+    Text parts are joined (thought summaries left out); each
+    ``function_call`` part is a call whose arguments are the object Gemini
+    sent, under Gemini's id or a generated one. A prompt blocked before any
+    candidate is an empty turn with finish reason ``content_filter``.
+    """
+    reader = GeminiChunkReader(provider)
+    for _event in reader.read(response):
+        pass
+    if reader.finish_reason is None:
+        reader.finish_reason = "content_filter" if _blocked(response) else "other"
+    completed = reader.finish()[-1]
+    assert isinstance(completed, ReplyCompleted)
+    return completed.turn
+
+
+def _blocked(response: types.GenerateContentResponse) -> bool:
+    feedback = response.prompt_feedback
+    return feedback is not None and feedback.block_reason is not None
+
+
+def _usage(meta: types.GenerateContentResponseUsageMetadata) -> Usage:
+    """Thinking tokens are billed as output: they count with the candidates' tokens."""
+    return Usage(
+        input_tokens=meta.prompt_token_count or 0,
+        output_tokens=(meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
+        cached_input_tokens=meta.cached_content_token_count or 0,
+        model_calls=1,
+    )
+
+
+class GeminiChunkReader:
+    """Gemini replies (a whole one, or stream chunks) -> neutral events.
+
+    A function call arrives whole in one part: it is started, given its
+    arguments and completed at once. Calls are numbered in order. Every
+    chunk's ``usage_metadata`` is the running total. The first candidate's
+    ``finish_reason`` ends the reply (``STOP`` with calls means tool calls).
+    Signed call parts leave their signature in the turn's metadata.
+    """
+
+    def __init__(self, provider: str) -> None:
+        self._provider = provider
+        self._assembler = ReplyAssembler(provider=provider)
+        self._calls = 0
+        self._signatures: dict[str, JSONValue] = {}
+        self._thinking = 0
+        self.finish_reason: FinishReason | None = None
+        """Set by the chunk that gives a finish reason; until then the reply is not complete."""
+
+    def read(self, chunk: types.GenerateContentResponse) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        candidate = chunk.candidates[0] if chunk.candidates else None
+        content = candidate.content if candidate is not None else None
+        for part in (content.parts if content is not None else None) or ():
+            events.extend(self._part(part))
+        if chunk.usage_metadata is not None:
+            self._thinking = chunk.usage_metadata.thoughts_token_count or 0
+            events.append(self._assembler.add(UsageReported(_usage(chunk.usage_metadata))))
+        reason = candidate.finish_reason if candidate is not None else None
+        if reason is not None:
+            finish = _FINISH.get(str(reason.value), "other")
+            self.finish_reason = "tool_calls" if finish == "stop" and self._calls else finish
+        elif _blocked(chunk):
+            self.finish_reason = "content_filter"
+        return events
+
+    def _part(self, part: types.Part) -> list[ModelEvent]:
+        add = self._assembler.add
+        call = part.function_call
+        if call is not None:
+            index = self._calls
+            self._calls += 1
+            call_id = call.id or f"{GENERATED_ID}{uuid.uuid4().hex}"
+            arguments = cast("dict[str, JSONValue]", dict(call.args or {}))
+            if part.thought_signature:
+                self._signatures[call_id] = base64.b64encode(part.thought_signature).decode("ascii")
+            return [
+                add(ToolCallStarted(index, call_id, call.name or "")),
+                add(ToolCallDelta(index, json.dumps(arguments))),
+                self._assembler.close_call(index, arguments=arguments),
+            ]
+        if part.text and not part.thought:
+            return [add(TextDelta(part.text))]
+        return []
+
+    def finish(self) -> list[ModelEvent]:
+        """The last events, ending with the completed reply (signatures, thinking tokens in its metadata)."""
+        metadata: JSONObject = {}
+        if self._signatures:
+            metadata[METADATA_KEY] = {"thought_signatures": dict(self._signatures)}
+        if self._thinking:
+            metadata[REASONING_TOKENS_KEY] = self._thinking
+        return completed_with_metadata(self._assembler.finish(self.finish_reason), metadata)

@@ -10,17 +10,16 @@ it to the loop (:func:`~weakprompt.runtime.loop.run_with`) or to
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import TYPE_CHECKING, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Generic, TypeVar, overload
 
 import attrs
 from typing_extensions import Unpack
 
 from .. import runtime
 from ..errors import ConfigurationError
-from ..prompt import MarkdownSection, Prompt, PromptTemplate
+from ..prompt import Prompt, PromptTemplate
 from ..runtime import (
     DEFAULT_MAX_EXPANSIONS,
     DEFAULT_MAX_TURNS,
@@ -33,6 +32,14 @@ from ..runtime import (
 )
 from ..safetext import type_name
 from ..session import Session
+from .building import (
+    check_adapter,
+    check_names,
+    instructions_template,
+    merged_settings,
+    prompt_of,
+    session_for,
+)
 from .options import AgentDefaults, RunOverrides
 
 if TYPE_CHECKING:
@@ -166,8 +173,8 @@ class Agent(Generic[OutputT]):
         **defaults: Unpack[AgentDefaults],
     ) -> None:
         """See the class: ``instructions=`` (with its keywords) or ``template=``, and the run defaults."""
-        _check_names("Agent", defaults, _DEFAULT_NAMES, "(the run defaults an Agent keeps)")
-        _check_adapter("Agent", adapter)
+        check_names("Agent", defaults, _DEFAULT_NAMES, "(the run defaults an Agent keeps)")
+        check_adapter("Agent", adapter)
         tools, toolsets = tuple(tools), tuple(toolsets)  # read once: an iterator is not read twice
         given = {
             "tools": bool(tools),
@@ -189,7 +196,7 @@ class Agent(Generic[OutputT]):
                     f"Agent: {', '.join(f'{k}=' for k in extra)} go with instructions=; with template= "
                     "they are part of the template (its sections' tools, its output_type)"
                 )
-            prompt = _prompt_of(template)
+            prompt = prompt_of(template)
         elif instructions is None:
             raise ConfigurationError(
                 "Agent: needs instructions= (text for a one-section prompt) or template= (a PromptTemplate "
@@ -197,7 +204,7 @@ class Agent(Generic[OutputT]):
             )
         else:
             prompt = Prompt(
-                _instructions_template(
+                instructions_template(
                     instructions, tools, toolsets, params_type, output_type, output_mode, name
                 )
             )
@@ -342,20 +349,20 @@ class Agent(Generic[OutputT]):
         overrides: RunOverrides,
     ) -> tuple[Prompt[OutputT], RunSettings]:
         where = f"Agent.{method}"
-        _check_names(where, overrides, _OVERRIDE_NAMES, "(the overrides a call takes)")
+        check_names(where, overrides, _OVERRIDE_NAMES, "(the overrides a call takes)")
         if input is not None and not isinstance(input, str):
             raise ConfigurationError(
                 f"{where}: input (the user's message) must be text or None, not {type_name(input)}"
             )
         prompt = self._bound(where, params)
         store = overrides.get("store", self.store)
-        return prompt, self._settings(where, _session_for(where, session, store), input, overrides)
+        return prompt, self._settings(where, session_for(where, session, store), input, overrides)
 
     def _resume(
         self, method: str, session: object, params: Sequence[object], overrides: RunOverrides
     ) -> tuple[Prompt[OutputT], RunSettings, str]:
         where = f"Agent.{method}"
-        _check_names(where, overrides, _OVERRIDE_NAMES, "(the overrides a call takes)")
+        check_names(where, overrides, _OVERRIDE_NAMES, "(the overrides a call takes)")
         prompt = self._bound(where, params)
         store = overrides.get("store", self.store)
         if store is None:
@@ -367,7 +374,7 @@ class Agent(Generic[OutputT]):
             raise ConfigurationError(
                 f"{where}: session= must name the paused run (its session id or Session)"
             )
-        used = _session_for(where, session, store)
+        used = session_for(where, session, store)
         # A resumed run continues a conversation: its first call is not forced by the agent's default.
         resumed: RunOverrides = {"tool_choice": "auto", **overrides}
         return prompt, self._settings(where, used, None, resumed), used.session_id
@@ -387,7 +394,7 @@ class Agent(Generic[OutputT]):
         """The run's settings: each override given for this call, else the agent's default."""
         adapter = overrides.get("adapter", self.adapter)
         if "adapter" in overrides:
-            _check_adapter(where, adapter)
+            check_adapter(where, adapter)
         return RunSettings(
             adapter=adapter,
             session=session,
@@ -409,99 +416,7 @@ class Agent(Generic[OutputT]):
             on_event=overrides.get("on_event", self.on_event),
             tracing=overrides.get("tracing", self.tracing),
             approve=overrides.get("approve", self.approve),
-            model_settings=_merged_settings(self.model_settings, overrides.get("model_settings")),
+            model_settings=merged_settings(self.model_settings, overrides.get("model_settings")),
             output_validators=self.output_validators,
             message_history=overrides.get("message_history"),
         )
-
-
-def _instructions_template(  # noqa: PLR0917 - the keywords of Agent(instructions=...)
-    instructions: str,
-    tools: Iterable[AnyTool],
-    toolsets: Iterable[Toolset],
-    params_type: type[object] | None,
-    output_type: type[OutputT] | None,
-    output_mode: OutputMode | None,
-    name: str | None,
-) -> PromptTemplate[OutputT]:
-    """The one-section template of ``Agent(instructions=...)``.
-
-    Without ``params_type`` the instructions are plain text (a ``$`` is a
-    dollar sign); with one they are a template over its fields, filled from
-    the call's ``params``.
-    """
-    if not isinstance(instructions, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
-        raise ConfigurationError(f"Agent: instructions= must be text, not {type_name(instructions)}")
-    section = MarkdownSection(
-        title="Instructions",
-        key="instructions",
-        template=instructions if params_type is not None else instructions.replace("$", "$$"),
-        params_type=params_type,
-        tools=tools,
-        toolsets=toolsets,
-    )
-    key = name if name is not None else "agent"
-    if output_type is None:
-        plain = PromptTemplate(ns="agent", key=key, name=name, sections=[section], output_mode=output_mode)
-        return cast("PromptTemplate[OutputT]", plain)  # the overloads made this agent an Agent[None]
-    return PromptTemplate(
-        ns="agent", key=key, name=name, sections=[section], output_type=output_type, output_mode=output_mode
-    )
-
-
-def _prompt_of(template: PromptTemplate[OutputT] | Prompt[OutputT]) -> Prompt[OutputT]:
-    if isinstance(template, Prompt):
-        return template
-    if not isinstance(template, PromptTemplate):  # pyright: ignore[reportUnnecessaryIsInstance]  # a caller's value
-        raise ConfigurationError(
-            f"Agent: template= takes a PromptTemplate or a Prompt, not {type_name(template)}"
-        )
-    return Prompt(template)
-
-
-def _check_adapter(where: str, adapter: object) -> None:
-    """Refuse what cannot be a model (a model name given as text, say) before any run."""
-    kind = type(adapter)
-    if not (callable(getattr(kind, "complete", None)) and callable(getattr(kind, "stream", None))):
-        raise ConfigurationError(
-            f"{where}: adapter must be a ProviderAdapter (FunctionAdapter, ScriptedAdapter, LocalAdapter, "
-            f"OpenAIAdapter, AnthropicAdapter, ...), not {type_name(adapter)}"
-        )
-
-
-def _check_names(where: str, given: Mapping[str, object], known: frozenset[str], what: str) -> None:
-    """Refuse an unknown keyword by name (``TypeError``, as Python does), with the closest known one."""
-    for name in given:
-        if name not in known:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
-            hint = (
-                f"; did you mean {close[0]!r}?" if close else f"; it takes: {', '.join(sorted(known))} {what}"
-            )
-            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}{hint}")
-
-
-def _session_for(where: str, session: object, store: object) -> Session:
-    """The call's session: the one given, one for a stored conversation's id, or a new one."""
-    if session is None:
-        return Session()
-    if isinstance(session, Session):
-        return session
-    if isinstance(session, str):
-        if not session.strip():
-            raise ConfigurationError(f"{where}: session= is an empty session id")
-        if store is None:
-            raise ConfigurationError(
-                f"{where}: session={session!r} names a conversation kept in a store, and this run has "
-                "none: give the Agent (or this call) store=..., or pass a Session"
-            )
-        return Session(session_id=session)
-    raise ConfigurationError(
-        f"{where}: session= takes a Session, a session id (str) or None, not {type_name(session)}"
-    )
-
-
-def _merged_settings(agent: ModelSettings | None, call: ModelSettings | None) -> ModelSettings | None:
-    """The call's model settings over the agent's, field by field (either may be absent)."""
-    if agent is None or call is None:
-        return call or agent
-    return agent.merged(call)

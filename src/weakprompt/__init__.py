@@ -64,6 +64,10 @@ _LAZY: dict[str, str] = {
     "AssistantTurn": "weakprompt.messages",
     "ToolCall": "weakprompt.messages",
     "Usage": "weakprompt.messages",
+    "DocumentPart": "weakprompt.parts",
+    "ImagePart": "weakprompt.parts",
+    "ReasoningPart": "weakprompt.parts",
+    "TextPart": "weakprompt.parts",
     "Store": "weakprompt.store",
     "Transcript": "weakprompt.transcript",
     # adapters (none imports its SDK before it is built)
@@ -104,9 +108,11 @@ __all__ = [
     "Deadline",
     "DeadlineExceededError",
     "Deny",
+    "DocumentPart",
     "ForceTool",
     "FunctionAdapter",
     "GeminiAdapter",
+    "ImagePart",
     "LocalAdapter",
     "MarkdownSection",
     "MaxTurnsExceededError",
@@ -125,6 +131,7 @@ __all__ = [
     "PromptResponse",
     "PromptTemplate",
     "PromptValidationError",
+    "ReasoningPart",
     "RenderedPrompt",
     "ResumeError",
     "ScriptedAdapter",
@@ -132,6 +139,7 @@ __all__ = [
     "Store",
     "StoreError",
     "Supply",
+    "TextPart",
     "Tool",
     "ToolArguments",
     "ToolCall",
@@ -184,6 +192,7 @@ if TYPE_CHECKING:
     )
     from .messages import AssistantTurn, ToolCall, Usage
     from .model import ForceTool, ModelRequest, ModelSettings
+    from .parts import DocumentPart, ImagePart, ReasoningPart, TextPart
     from .prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt
     from .runtime import (
         Approve,

@@ -7,12 +7,14 @@ adapter layer ever sees a provider's own message shape.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, TypedDict
 
 import attrs
+from typing_extensions import Unpack
 
 from .call_arguments import DecodedArguments, arguments_text, decode_arguments
 from .jsontypes import JSONObject, JSONValue
+from .parts import Content, Part, ReasoningPart, TextPart, as_parts, text_of
 from .safetext import escape_surrogates, plain_text, safe_repr
 from .usage import Usage
 
@@ -143,6 +145,26 @@ class AssistantTurn:
     metadata: JSONObject = attrs.field(factory=dict[str, JSONValue], eq=False, hash=False)
     """Facts about the reply for the record (which adapter answered, ...); the loop keeps
     them in the assistant commit's metadata. Not part of equality."""
+    parts: tuple[Part, ...] = attrs.field(default=(), kw_only=True)
+    """The reply's whole content in order when it holds more than text (reasoning, images);
+    empty for a text-only reply. ``text`` is always the text of these parts."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.parts and text_of(self.parts) != self.text:
+            raise ValueError("a reply's text must be the text of its parts")
+
+    @property
+    def reasoning(self) -> tuple[ReasoningPart, ...]:
+        """The reply's reasoning parts, in order."""
+        return tuple(part for part in self.parts if isinstance(part, ReasoningPart))
+
+
+class _MessageFields(TypedDict, total=False):
+    tool_calls: tuple[ToolCall, ...]
+    tool_call_id: str | None
+    name: str | None
+    is_error: bool
+    metadata: JSONObject
 
 
 @attrs.frozen
@@ -160,3 +182,19 @@ class Message:
     name: str | None = None
     is_error: bool = False
     metadata: JSONObject = attrs.field(factory=dict[str, JSONValue], eq=False, hash=False)
+    parts: tuple[Part, ...] = attrs.field(default=(), kw_only=True)
+    """The whole content in order when the message holds more than text (images,
+    documents, reasoning); empty for a text-only message. ``content`` is always
+    the text of these parts (:func:`weakprompt.parts.text_of`)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.parts and text_of(self.parts) != self.content:
+            raise ValueError("a message's content must be the text of its parts (use Message.of)")
+
+    @classmethod
+    def of(cls, role: Role, content: Content, **fields: Unpack[_MessageFields]) -> Message:
+        """A message from a string or from parts: ``content`` becomes their text."""
+        parts = as_parts(content)
+        if all(isinstance(part, TextPart) for part in parts):
+            return cls(role=role, content=text_of(parts), **fields)
+        return cls(role=role, content=text_of(parts), parts=parts, **fields)

@@ -19,6 +19,11 @@ class Usage:
     output_tokens: int = 0
     cached_input_tokens: int = 0
     model_calls: int = 0
+    cache_write_tokens: int = 0
+    """Input tokens the provider wrote to its prompt cache (Anthropic reports them; a part of
+    ``input_tokens``)."""
+    reasoning_tokens: int = 0
+    """Output tokens spent on reasoning (a part of ``output_tokens``)."""
 
     @property
     def total_tokens(self) -> int:
@@ -30,4 +35,6 @@ class Usage:
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             model_calls=self.model_calls + other.model_calls,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )

@@ -63,6 +63,7 @@ def record_reply(
         reply.text,
         tool_calls=reply.tool_calls,
         usage=usage,
+        parts=reply.parts,
         metadata=_metadata(reply.metadata, evaluation.model_settings_used, trace_ids, rejected),
     )
     evaluation.head = commit.hash

@@ -145,7 +145,14 @@ def reply_to_json(reply: AssistantTurn) -> str:
             "tool_calls": [
                 {"id": c.id, "name": c.name, "arguments": c.arguments_json()} for c in reply.tool_calls
             ],
-            "usage": [usage.input_tokens, usage.output_tokens, usage.cached_input_tokens, usage.model_calls],
+            "usage": [
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cached_input_tokens,
+                usage.model_calls,
+                usage.cache_write_tokens,
+                usage.reasoning_tokens,
+            ],
             "finish_reason": reply.finish_reason,
         }
     )

@@ -22,6 +22,7 @@ from ..errors import TranscriptError
 from ..jsontypes import JSONLike, JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
 from ..tokens import TokenCounter
+from .part_codec import parts_from_json, parts_to_json
 
 if TYPE_CHECKING:
     from ..store.commit_rows import CommitRow
@@ -95,7 +96,7 @@ class CommitInfo:
         raw = self.metadata.get("usage")
         if not isinstance(raw, dict):
             return None
-        fields = ("input_tokens", "output_tokens", "cached_input_tokens", "model_calls")
+        fields = attrs.fields_dict(Usage).keys()
         values = {k: v for k, v in raw.items() if k in fields and isinstance(v, int)}
         return Usage(**values)
 
@@ -131,6 +132,8 @@ def message_payload(message: Message) -> JSONObject:
         payload["name"] = message.name
     if message.is_error:
         payload["is_error"] = True
+    if message.parts:
+        payload["parts"] = parts_to_json(message.parts)
     return payload
 
 
@@ -167,9 +170,11 @@ def message_from_payload(
                     )
                 )
     content = payload.get("content", "")
+    raw_parts = payload.get("parts")
     return Message(
         role=role,
         content=content if isinstance(content, str) else "",
+        parts=() if raw_parts is None else parts_from_json(raw_parts, "stored message parts"),
         tool_calls=tuple(calls) if tool_calls is None else tool_calls,
         tool_call_id=_str_or_none(payload.get("tool_call_id")),
         name=_str_or_none(payload.get("name")),
@@ -236,12 +241,18 @@ def commit_hash(
 
 
 def usage_metadata(usage: Usage) -> JSONObject:
-    return {
+    """The usage as commit metadata; the counts most providers never report are written when set."""
+    recorded: JSONObject = {
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cached_input_tokens": usage.cached_input_tokens,
         "model_calls": usage.model_calls,
     }
+    if usage.cache_write_tokens:
+        recorded["cache_write_tokens"] = usage.cache_write_tokens
+    if usage.reasoning_tokens:
+        recorded["reasoning_tokens"] = usage.reasoning_tokens
+    return recorded
 
 
 def commit_info(row: CommitRow, *, tool_calls: tuple[ToolCall, ...] | None = None) -> CommitInfo:

@@ -21,8 +21,9 @@ from ..canonical import canonical_json, find_surrogate
 from ..clock import Clock
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
-from ..messages import Message, ToolCall, Usage
+from ..messages import Message, Role, ToolCall, Usage
 from ..model import CompiledContext
+from ..parts import Part
 from ..store.commit_rows import CommitRow, fetch_commit, fetch_commits, session_head
 from ..store.store import Store
 from ..store.tool_rows import (
@@ -176,6 +177,7 @@ class Transcript:
         *,
         tool_calls: Sequence[ToolCall] = (),
         usage: Usage | None = None,
+        parts: Sequence[Part] = (),
         edit: str | None = None,
         message: str | None = None,
         metadata: Mapping[str, JSONValue] | None = None,
@@ -185,13 +187,15 @@ class Transcript:
 
         ``tool_calls`` holds :class:`~weakprompt.messages.ToolCall` objects (one
         representation of a call everywhere); anything else is a ``TranscriptError``.
+        ``parts`` is the reply's whole content when it holds more than text
+        (reasoning, images): ``text`` must be their text.
         """
         calls = _checked_calls(tool_calls)
         meta: JSONObject = dict(metadata or {})
         if usage is not None:
             meta["usage"] = usage_metadata(usage)
         return self._write(
-            Message("assistant", text, tool_calls=calls),
+            _message("assistant", text, tool_calls=calls, parts=tuple(parts)),
             edit=edit,
             message=message,
             metadata=meta,
@@ -684,3 +688,10 @@ def _checked_calls(tool_calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
             )
         calls.append(call)
     return tuple(calls)
+
+
+def _message(role: Role, text: str, *, tool_calls: tuple[ToolCall, ...], parts: tuple[Part, ...]) -> Message:
+    try:
+        return Message(role, text, tool_calls=tool_calls, parts=parts)
+    except ValueError as exc:
+        raise TranscriptError(f"cannot record the {role} message: {exc}") from exc

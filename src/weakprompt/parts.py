@@ -12,13 +12,13 @@ once, addressed by :attr:`BinaryPart.digest`.
 
 from __future__ import annotations
 
-import hashlib
-import mimetypes
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "BinaryPart",
@@ -41,11 +41,16 @@ class TextPart:
     kind: Literal["text"] = attrs.field(default="text", init=False)
 
 
-def _guess_media_type(path: Path) -> str:
-    guessed, _ = mimetypes.guess_type(path.name)
+def _read(path: str | Path, media_type: str | None) -> tuple[str, bytes, str]:
+    """A file's media type (given or guessed from its name), bytes and name."""
+    import mimetypes  # only a part read from a file needs these: `import weakprompt` stays cheap
+    from pathlib import Path
+
+    file = Path(path)
+    guessed = media_type or mimetypes.guess_type(file.name)[0]
     if guessed is None:
-        raise ValueError(f"cannot tell the media type of {str(path)!r}: pass media_type=")
-    return guessed
+        raise ValueError(f"cannot tell the media type of {str(file)!r}: pass media_type=")
+    return guessed, file.read_bytes(), file.name
 
 
 def _check_source(instance: BinaryPart, _attribute: object, _value: object) -> None:
@@ -65,6 +70,8 @@ class BinaryPart:
     @property
     def digest(self) -> str:
         """``sha256:<hex>`` of the bytes (of the URL's text when there are no bytes): the store key."""
+        import hashlib  # the digest is needed when a part is stored, not when one is built
+
         payload = self.data if self.data is not None else (self.url or "").encode()
         return "sha256:" + hashlib.sha256(payload).hexdigest()
 
@@ -82,8 +89,8 @@ class ImagePart(BinaryPart):
 
     @classmethod
     def from_path(cls, path: str | Path, *, media_type: str | None = None) -> ImagePart:
-        file = Path(path)
-        return cls(media_type=media_type or _guess_media_type(file), data=file.read_bytes(), name=file.name)
+        kind, data, name = _read(path, media_type)
+        return cls(media_type=kind, data=data, name=name)
 
 
 @attrs.frozen
@@ -94,8 +101,8 @@ class DocumentPart(BinaryPart):
 
     @classmethod
     def from_path(cls, path: str | Path, *, media_type: str | None = None) -> DocumentPart:
-        file = Path(path)
-        return cls(media_type=media_type or _guess_media_type(file), data=file.read_bytes(), name=file.name)
+        kind, data, name = _read(path, media_type)
+        return cls(media_type=kind, data=data, name=name)
 
 
 @attrs.frozen

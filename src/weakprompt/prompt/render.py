@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..canonical import content_hash
 from ..errors import PromptRenderError, PromptValidationError
 from .descriptor import section_hash
 from .disclosure import OPEN_SECTIONS_TOOL, expansion_hint, open_sections_tool
@@ -211,17 +212,27 @@ class _Walk:
             heading = f"{hashes} {number}. {section.title}"
             values = self.values_for(params)
             collapsed = section.visibility is Visibility.SUMMARY and section.key not in self.expanded
-            self.rendered.append(
-                RenderedSection(path=path, number=number, title=section.title, summarized=collapsed)
-            )
             if collapsed:
                 self.summarized.append(section.key)
                 summary = section.render_summary(params, values)
-                self.blocks.append(f"{heading}\n\n{summary}\n\n{expansion_hint(section.key)}")
+                block = f"{heading}\n\n{summary}\n\n{expansion_hint(section.key)}"
+            else:
+                override = self.overrides.sections.get(path) if self.overrides.sections else None
+                body = section.render_body(params, override=override, values=values)
+                block = f"{heading}\n\n{body}" if body else heading
+            self.rendered.append(
+                RenderedSection(
+                    path=path,
+                    number=number,
+                    title=section.title,
+                    summarized=collapsed,
+                    volatility=section.volatility,
+                    text_hash=content_hash(block),
+                )
+            )
+            self.blocks.append(block)
+            if collapsed:
                 continue
-            override = self.overrides.sections.get(path) if self.overrides.sections else None
-            body = section.render_body(params, override=override, values=values)
-            self.blocks.append(f"{heading}\n\n{body}" if body else heading)
             policy = section.requires_approval if section.requires_approval is not None else inherited
             for tool in section.tools:
                 self.offer(tool, policy)

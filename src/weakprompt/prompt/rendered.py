@@ -9,6 +9,7 @@ import attrs
 from ..errors import OutputParseError
 from .keys import SectionPath, format_path
 from .output import OutputMode, OutputT, parse_output
+from .volatility import Volatility
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -28,6 +29,9 @@ class RenderedSection:
     number: str
     title: str
     summarized: bool = False
+    volatility: Volatility = "stable"
+    text_hash: str = ""
+    """Content hash of the section's own text (heading and body, not its children's)."""
 
     @property
     def key(self) -> str:

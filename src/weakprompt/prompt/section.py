@@ -20,6 +20,7 @@ from ..session import Session
 from .keys import normalize_key
 from .template import CompiledTemplate, check_placeholders, is_params_type
 from .toolsets import Toolset
+from .volatility import Volatility
 
 if TYPE_CHECKING:
     from ..tools import AnyTool, ApprovalPolicy
@@ -117,6 +118,9 @@ class Section(abc.ABC, Generic[P]):
     accepts_overrides: bool = True
     summary: str | None = None
     visibility: Visibility = Visibility.FULL
+    volatility: Volatility = "stable"
+    """How often the section's text changes: ``"stable"`` (only with the template),
+    ``"session"`` (once per session) or ``"turn"`` (every turn). See ``specs/CACHING.md``."""
     requires_approval: ApprovalPolicy | None = None
     """An approval policy for this section's tools and its children's (``specs/APPROVAL.md``).
 

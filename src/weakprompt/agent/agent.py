@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import TYPE_CHECKING, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Generic, TypeVar, cast, overload
 
 import attrs
 from typing_extensions import Unpack
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from ..runtime.run_events import EventCallback, RunEvent
     from ..runtime.tracing import Tracing
     from ..store import Store
-    from ..tools import AnyTool
+    from ..tools import AnyTool, Tool
     from ..transcript.lazy import LoadToolResults
 
 __all__ = ["Agent"]
@@ -336,6 +336,33 @@ class Agent(Generic[OutputT]):
             settings=settings,
             session_given=isinstance(session, Session),
             decided_by=decided_by,
+        )
+
+    # -- as a tool of another agent ------------------------------------------------------------------
+
+    @overload
+    def as_tool(
+        self: Agent[None], *, name: str, description: str, budget: Budget | None = None
+    ) -> Tool[object, str]: ...
+    @overload
+    def as_tool(
+        self, *, name: str, description: str, budget: Budget | None = None
+    ) -> Tool[object, OutputT]: ...
+    def as_tool(
+        self, *, name: str, description: str, budget: Budget | None = None
+    ) -> Tool[object, OutputT] | Tool[object, str]:
+        """This agent as a tool another agent can call: each call runs it as a child run.
+
+        The tool's arguments are the agent's params type (or ``{"input": "..."}``
+        for an agent without params); its result is the agent's output (its
+        text without an output type). The child runs in its own session of the
+        parent's store, its usage counted in the parent's; ``budget`` caps its
+        subtree (``specs/SUBAGENTS.md``).
+        """
+        from .as_tool import agent_tool
+
+        return cast(
+            "Tool[object, OutputT]", agent_tool(self, name=name, description=description, budget=budget)
         )
 
     # -- one call's settings -----------------------------------------------------------------------

@@ -36,6 +36,7 @@ from ._types import (
 )
 
 if TYPE_CHECKING:
+    from ._children import ChildEvent
     from ._output_events import ToolOutputExtracted, ToolResultSummarized
     from ._pause import DecisionKind, PendingCall, RunPaused, RunResumed, ToolCallDecided
     from ._provider import AdapterFellBack, ModelCallRetried
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 # a reply's stream (the model contract), a run's progress and its pauses (the loop).
 _LAZY: dict[str, str] = {
     "AdapterFellBack": "._provider",
+    "ChildEvent": "._children",
     "ModelCallRetried": "._provider",
     "ToolOutputExtracted": "._output_events",
     "ToolResultSummarized": "._output_events",
@@ -80,6 +82,7 @@ _RENAMED: dict[str, str] = {"Dispatcher": "EventBus"}
 
 __all__ = [
     "AdapterFellBack",
+    "ChildEvent",
     "DecisionKind",
     "DispatchResult",
     "EventBus",

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, bindparam, select, text
 
 from ..jsontypes import JSONObject, JSONValue
 from ..lazy import lazy_exports
+from ..runtime.child_runs import CHILD_SESSION_KEY
 from ..runtime.pause_records import ApprovalNote, CallDecision, PauseRecord, approval_note, read_pauses
 from ..runtime.results.extraction import EXTRACTION_KEY
 from ..store import Store, tables
@@ -148,6 +149,8 @@ class CommitView:
     input_tokens: int = 0
     output_tokens: int = 0
     decision: ApprovalNote | None = None
+    child_session: str | None = None
+    """The session of the agent this call ran as a tool (``specs/SUBAGENTS.md``)."""
 
 
 @attrs.frozen
@@ -548,6 +551,7 @@ class _Builder:
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             decision=approval_note(metadata),
+            child_session=as_str(metadata.get(CHILD_SESSION_KEY)),
         )
 
     def _with_outcome(

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeAlias, TypeVar, Union
 
 from ..events import (
+    ChildEvent,
     RunFinished,
     TextDelta,
     ToolCallDelta,
@@ -33,6 +34,7 @@ from ..lazy import lazy_exports
 from .response import PromptResponse
 
 __all__ = [
+    "ChildEvent",
     "EventCallback",
     "RunEvent",
     "RunFinished",
@@ -58,8 +60,11 @@ RunEvent: TypeAlias = Union[  # noqa: UP007 - a generic alias
     TurnCommitted,
     UsageReported,
     RunFinished[PromptResponse[OutputT]],
+    ChildEvent,
 ]
-"""Every event a run reports; ``RunFinished`` comes last, only when the run succeeded."""
+"""Every event a run reports; ``RunFinished`` comes last, only when the run succeeded.
+
+A ``ChildEvent`` carries an event of an agent this run called as a tool (``specs/SUBAGENTS.md``)."""
 
 EventCallback: TypeAlias = Callable[[RunEvent[Any]], object]
 """``on_event=`` of a run: called with every run event; an awaitable it returns is awaited."""

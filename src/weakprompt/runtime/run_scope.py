@@ -20,6 +20,7 @@ from ..errors import ConfigurationError, DeadlineExceededError
 from ..store import Store
 from ..store.run_leases import take_session_lease
 from ..transcript.transcript import Transcript
+from .child_runs import entered, frame_of
 from .evaluation import Evaluation
 from .results import EvaluationOutputs
 from .turns import drive
@@ -152,14 +153,23 @@ async def run_in_scope(
 
     try:
         evaluation = await io.settled(prepare)
+        # What the agents this run calls as tools need of it (runtime.child_runs, specs/SUBAGENTS.md).
+        frame = frame_of(
+            evaluation.transcript.store,
+            session.session_id,
+            evaluation.add_usage,
+            evaluation.on_event,
+            settings.approve,
+        )
         try:
-            async with _deadline_scope(deadline):
-                return await drive(
-                    evaluation,
-                    settings.input,
-                    max_turns=settings.max_turns,
-                    first_choice=settings.tool_choice,
-                )
+            with entered(frame):
+                async with _deadline_scope(deadline):
+                    return await drive(
+                        evaluation,
+                        settings.input,
+                        max_turns=settings.max_turns,
+                        first_choice=settings.tool_choice,
+                    )
         except BaseException as exc:
             evaluation.roll_back()
             if trace is not None:

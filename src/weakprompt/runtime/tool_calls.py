@@ -17,6 +17,7 @@ from ..errors import VisibilityExpansionRequired
 from ..events import ToolInvoked
 from ..tools import is_async_handler
 from ..transcript.lazy import STORED_OUTPUT_KEY
+from .child_runs import child_link
 from .dispatcher import ToolExecution
 from .pause_errors import ToolCallPending
 from .recording import TRACE_KEY, report_when_stored
@@ -196,6 +197,7 @@ def stage_plain(
     else:
         evaluation.executions.append(outcome)
         metadata.update(_extraction_metadata(outcome.result.value))
+        metadata.update(child_link(call))  # the session of the agent this call ran (specs/SUBAGENTS.md)
         if provenance is not None:  # how a person decided this call (specs/APPROVAL.md)
             from .pause_records import APPROVAL_KEY  # loaded with the first decided call
 

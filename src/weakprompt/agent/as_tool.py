@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Generic, TypeVar, cast
 
 import attrs
 
-from ..errors import BudgetExceededError, ConfigurationError, DeadlineExceededError, WeakpromptError
+from ..errors import ConfigurationError, DeadlineExceededError, WeakpromptError
 from ..runtime.child_runs import (
     SubtreeTracker,
     child_session_id,
@@ -96,16 +96,13 @@ class AgentCall(Generic[OutputT]):
         try:
             with starting_child((*frame.path, step)):
                 response = await self.agent.run(text, params=params_given, session=session_id, **overrides)
-        except BudgetExceededError as exc:
-            if not tracker.own_exceeded():
-                raise  # a budget above this subtree: the run that set it stops
-            return ToolResult.error(
-                f"Agent {self.name!r} stopped: its budget ran out ({'; '.join(tracker.own_exceeded())}). "
-                f"{describe_exception(exc)}"
-            )
-        except DeadlineExceededError:
-            raise  # the parent's deadline too: the parent stops
         except WeakpromptError as exc:
+            own = tracker.own_exceeded()
+            if own:  # this subtree's budget: the call fails, the parent's model reads why
+                spent = "; ".join(own)
+                return ToolResult.error(f"Agent {self.name!r} stopped: its budget ran out ({spent}).")
+            if isinstance(exc, DeadlineExceededError) or tracker.exceeded():
+                raise  # a deadline or a budget above this subtree: the run that set it stops
             return ToolResult.error(f"Agent {self.name!r} failed: {describe_exception(exc)}")
         finally:
             frame.add_usage(tracker.usage)  # spent whatever came of it: the parent's usage counts it

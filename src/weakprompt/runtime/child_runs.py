@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
@@ -201,9 +201,3 @@ def forward_event(frame: RunFrame, step: str) -> EventCallback | None:
         return listener(cast("Any", tagged))
 
     return forward
-
-
-async def awaited(value: object) -> None:
-    """Await ``value`` when a listener handed back an awaitable."""
-    if isinstance(value, Awaitable):
-        await cast("Awaitable[object]", value)

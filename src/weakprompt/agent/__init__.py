@@ -8,7 +8,19 @@ See ``specs/AGENT.md``. A first agent::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 from .agent import Agent
 from .options import AgentDefaults, RunOverrides
 
-__all__ = ["Agent", "AgentDefaults", "RunOverrides"]
+if TYPE_CHECKING:
+    from .as_tool import AgentInput
+    from .nested import WaitingCall, waiting_calls
+
+# What agents used as tools add (specs/SUBAGENTS.md): loaded on first use, with the store.
+_LAZY = {"AgentInput": ".as_tool", "WaitingCall": ".nested", "waiting_calls": ".nested"}
+
+__all__ = ["Agent", "AgentDefaults", "AgentInput", "RunOverrides", "WaitingCall", "waiting_calls"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

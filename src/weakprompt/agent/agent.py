@@ -25,11 +25,10 @@ from ..runtime import (
     DEFAULT_MAX_TURNS,
     RunSettings,
     default_redact,
-    resume_with,
-    resume_with_sync,
     run_with,
     run_with_sync,
 )
+from ..runtime.blocking import block_on
 from ..safetext import type_name
 from ..session import Session
 from .building import (
@@ -309,11 +308,15 @@ class Agent(Generic[OutputT]):
         the rules (``specs/APPROVAL.md``).
         """
         prompt, settings, session_id = self._resume("resume", session, params, overrides)
-        return await resume_with(
+        from .nested import (
+            resume_tree,
+        )  # waiting agents called as tools are resumed first, where they stopped
+
+        return await resume_tree(
+            prompt,
+            settings,
             session_id,
             decisions,
-            prompt=prompt,
-            settings=settings,
             session_given=isinstance(session, Session),
             decided_by=decided_by,
         )
@@ -329,13 +332,13 @@ class Agent(Generic[OutputT]):
     ) -> PromptResponse[OutputT]:
         """:meth:`resume`, blocking."""
         prompt, settings, session_id = self._resume("resume_sync", session, params, overrides)
-        return resume_with_sync(
-            session_id,
-            decisions,
-            prompt=prompt,
-            settings=settings,
-            session_given=isinstance(session, Session),
-            decided_by=decided_by,
+        given = isinstance(session, Session)
+        from .nested import resume_tree  # as resume's
+
+        return block_on(
+            lambda: resume_tree(
+                prompt, settings, session_id, decisions, session_given=given, decided_by=decided_by
+            )
         )
 
     # -- as a tool of another agent ------------------------------------------------------------------

@@ -41,6 +41,7 @@ __all__ = [
     "forward_event",
     "frame_of",
     "latest_child_session",
+    "prelinked",
     "starting_child",
 ]
 
@@ -50,6 +51,10 @@ CHILD_SESSION_KEY = "child_session"
 _FRAME: contextvars.ContextVar[RunFrame | None] = contextvars.ContextVar("weakprompt_run_frame", default=None)
 # The path of the run about to start: set by the handler that starts a child, read by its run's scope.
 _PATH: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("weakprompt_run_path", default=())
+# Child sessions a resumed run's supplied calls ran, by call id: set by the resume, read by its scope.
+_PRELINKED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "weakprompt_prelinked", default=None
+)
 
 
 @attrs.frozen(eq=False)
@@ -85,7 +90,8 @@ def frame_of(
     approve: InlineApprover | None,
 ) -> RunFrame:
     """The frame of a run starting here: a root, or the child whose handler set its path."""
-    return RunFrame(store, session_id, _PATH.get(), add_usage, on_event, approve)
+    links = dict(_PRELINKED.get() or {})
+    return RunFrame(store, session_id, _PATH.get(), add_usage, on_event, approve, links)
 
 
 @contextlib.contextmanager
@@ -96,6 +102,16 @@ def starting_child(path: tuple[str, ...]) -> Generator[None]:
         yield
     finally:
         _PATH.reset(token)
+
+
+@contextlib.contextmanager
+def prelinked(links: dict[str, str]) -> Generator[None]:
+    """The run resumed inside links these calls' results to their child sessions (supplied on resume)."""
+    token = _PRELINKED.set(links)
+    try:
+        yield
+    finally:
+        _PRELINKED.reset(token)
 
 
 def current_frame() -> RunFrame | None:

@@ -28,6 +28,7 @@ from ..runtime.child_runs import (
 )
 from ..safetext import describe_exception
 from ..serde import Meta
+from ..store.commit_rows import session_head
 from ..tools import CallDeferred, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -51,8 +52,6 @@ class AgentInput:
 
 def session_taken(store: Store) -> Callable[[str], bool]:
     """Whether a session id already holds commits in ``store``."""
-
-    from ..store.commit_rows import session_head  # the store is open: SQLAlchemy is loaded already
 
     def taken(session_id: str) -> bool:
         with store.read() as conn:

@@ -21,7 +21,7 @@ import attrs
 
 from ..errors import ConfigurationError, DeadlineExceededError, WeakpromptError
 from ..events import ChildEvent, PendingCall
-from ..runtime import ResumeError, resume_with
+from ..runtime import PromptResponse, ResumeError, resume_with
 from ..runtime.approval import Decision, PausedRun, Supply
 from ..runtime.child_runs import latest_child_session, prelinked
 from ..runtime.pause_reads import paused_run
@@ -32,7 +32,7 @@ from .as_tool import AgentCall, result_text, session_taken
 
 if TYPE_CHECKING:
     from ..prompt import Prompt
-    from ..runtime import PromptResponse, RunSettings
+    from ..runtime import RunSettings
     from ..runtime.run_events import EventCallback
     from ..store import Store
     from .agent import Agent
@@ -248,8 +248,6 @@ def _tagged(listener: EventCallback, step: str) -> EventCallback:
 
 def _waiting(prompt: Prompt[OutputT], paused: PausedRun, spent: Usage) -> PromptResponse[OutputT]:
     """The parent's response while a child still waits: the same pause, what the resumed children spent."""
-    from ..runtime import PromptResponse
-
     return PromptResponse(
         text="",
         output=cast("OutputT", None),

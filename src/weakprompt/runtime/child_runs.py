@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from ..budget import Budget, BudgetTracker
+from ..events import ChildEvent
 from ..jsontypes import JSONObject
 from ..usage import Usage
 
@@ -208,8 +209,6 @@ def forward_event(frame: RunFrame, step: str) -> EventCallback | None:
     listener = frame.on_event
     if listener is None:
         return None
-    from ..events import ChildEvent
-
     path = (*frame.path, step)
 
     def forward(event: object) -> object:

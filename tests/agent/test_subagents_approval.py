@@ -208,3 +208,48 @@ def test_a_child_that_waits_again_keeps_its_parent_paused_and_a_finished_sibling
         "handler:file_report:r2-0": 1,
         "handler:file_report:r2-1": 1,
     }
+
+
+def test_a_grandchilds_approval_resumes_through_its_parent_and_streams_with_its_whole_path(
+    tmp_path: Path,
+) -> None:
+    """Root -> mid -> clerk: the clerk waits; the resume continues the clerk, then mid, then the root."""
+    log = tmp_path / "calls.log"
+
+    @tool(requires_approval=True)
+    def file_report(title: str) -> str:
+        """File a report (a person approves it first)."""
+        note(log, "handler:file_report")
+        return f"filed {title}"
+
+    def relay(name: str, call: str, target: str) -> FunctionAdapter:
+        def model(request: ModelRequest) -> AssistantTurn:
+            read = [m.content for m in request.context.messages if m.role == "tool"]
+            if read:
+                return AssistantTurn(text=f"{name}: {read[-1]}")
+            arguments = {"title": "Q3"} if target == "file_report" else {"input": "go"}
+            return tool_call_turn(tool_call(target, arguments, id=call))
+
+        return FunctionAdapter(model)
+
+    clerk = Agent(relay("clerk", "k1", "file_report"), instructions="Clerk.", tools=[file_report])
+    mid = Agent(
+        relay("mid", "m1", "clerk"),
+        instructions="Mid.",
+        tools=[clerk.as_tool(name="clerk", description="C.")],
+    )
+    root = Agent(
+        relay("root", "r1", "mid"), instructions="Root.", tools=[mid.as_tool(name="mid", description="M.")]
+    )
+    store = Store.open(f"sqlite:///{tmp_path / 'runs.db'}")
+    assert root.run_sync("go", store=store, session="root").paused is not None
+    (waiting,) = waiting_calls(root, "root", store=store)
+    assert (waiting.session_id, waiting.path) == ("root/mid:r1/clerk:m1", ("mid:r1", "clerk:m1"))
+    heard: list[object] = []
+    decision = Approve(waiting.call.call_id, waiting.call.token)
+    done = root.resume_sync("root", [decision], store=store, on_event=heard.append)
+    assert done.text == 'root: mid: clerk: "filed Q3"'
+    paths = {e.path for e in heard if isinstance(e, ChildEvent)}
+    assert paths == {("mid:r1",), ("mid:r1", "clerk:m1")}
+    assert counts(log) == {"handler:file_report": 1}
+    assert done.usage.model_calls == 3  # the clerk's, mid's and the root's answers after the approval

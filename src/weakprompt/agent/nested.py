@@ -23,7 +23,7 @@ from ..errors import ConfigurationError, DeadlineExceededError, WeakpromptError
 from ..events import ChildEvent, PendingCall
 from ..runtime import PromptResponse, ResumeError, resume_with
 from ..runtime.approval import Decision, PausedRun, Supply
-from ..runtime.child_runs import latest_child_session, prelinked
+from ..runtime.child_runs import current_path, latest_child_session, prelinked, starting_child
 from ..runtime.pause_reads import paused_run
 from ..safetext import describe_exception
 from ..transcript.transcript import Transcript
@@ -221,11 +221,13 @@ async def _resume_child(
         return Supply(pending.call_id, pending.token, context.messages[-1].content), Usage()
     mine = _waiting_calls(agent.prompt, store, child.session_id, decisions=decisions)
     own = [d for d in decisions if any(_decides(d, w.call) for w in mine)]
+    path = (*current_path(), f"{child.handler.name}:{pending.call_id}")
     overrides: RunOverrides = {"store": store}
     if on_event is not None:
-        overrides["on_event"] = _tagged(on_event, f"{child.handler.name}:{pending.call_id}")
+        overrides["on_event"] = _tagged(on_event, path)
     try:
-        response = await agent.resume(child.session_id, own, decided_by=decided_by, **overrides)
+        with starting_child(path):  # the resumed child's own children stream with their whole path
+            response = await agent.resume(child.session_id, own, decided_by=decided_by, **overrides)
     except (ResumeError, DeadlineExceededError):
         raise  # a decision that does not fit (refused before anything is stored), or the deadline
     except WeakpromptError as exc:
@@ -236,11 +238,11 @@ async def _resume_child(
     return Supply(pending.call_id, pending.token, result_text(response)), response.usage
 
 
-def _tagged(listener: EventCallback, step: str) -> EventCallback:
+def _tagged(listener: EventCallback, path: tuple[str, ...]) -> EventCallback:
     """A resumed child's events, to the listener of the resume that resumed it, tagged with their path."""
 
     def tagged(event: object) -> object:
-        wrapped = event if isinstance(event, ChildEvent) else ChildEvent(path=(step,), event=event)
+        wrapped = event if isinstance(event, ChildEvent) else ChildEvent(path=path, event=event)
         return listener(cast("Any", wrapped))
 
     return tagged

@@ -38,6 +38,7 @@ __all__ = [
     "child_link",
     "child_session_id",
     "current_frame",
+    "current_path",
     "entered",
     "forward_event",
     "frame_of",
@@ -113,6 +114,11 @@ def prelinked(links: dict[str, str]) -> Generator[None]:
         yield
     finally:
         _PRELINKED.reset(token)
+
+
+def current_path() -> tuple[str, ...]:
+    """The path of a run started here (empty for a root run)."""
+    return _PATH.get()
 
 
 def current_frame() -> RunFrame | None:

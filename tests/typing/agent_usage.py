@@ -100,6 +100,13 @@ assert_type(chat, Agent[None])
 assert_type(chat.run_sync("hi").output, None)
 assert_type(chat.run_sync("hi").text, str)
 
+# -- an agent as a tool of another: its result type is the agent's output ---------------------
+
+assert_type(agent.as_tool(name="weather", description="Answers weather questions."), Tool[object, Weather])
+assert_type(chat.as_tool(name="chat", description="Chats."), Tool[object, str])
+lead = Agent(adapter, instructions="Lead.", tools=[agent.as_tool(name="weather", description="Weather.")])
+assert_type(lead, Agent[None])
+
 # -- a whole prompt tree, and params for its sections -----------------------------------------
 
 template: PromptTemplate[Weather] = PromptTemplate(

@@ -152,3 +152,12 @@ def test_a_subtree_tracker_counts_tool_calls_and_headroom_up_the_tree() -> None:
     unlimited.record(Usage(output_tokens=10))
     assert middle.own_exceeded() and not unlimited.own_exceeded()
     assert unlimited.exceeded()  # a budget above is exceeded: check() refuses here too
+
+
+def test_a_child_agents_own_budget_default_caps_its_subtree_when_as_tool_gives_none() -> None:
+    looping = _looping(5)
+    capped = Agent(looping.adapter, template=looping.prompt, budget=Budget(max_model_calls=2))
+    response = _calling(capped.as_tool(name="kid", description="Ask the child.")).run_sync("go")
+    assert (
+        "Agent 'kid' stopped: its budget ran out (model calls 2 reached max_model_calls=2)" in response.text
+    )

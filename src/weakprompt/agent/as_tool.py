@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Generic, TypeVar, cast
 
 import attrs
 
+from ..budget import Budget
 from ..errors import ConfigurationError, DeadlineExceededError, WeakpromptError
 from ..runtime.child_runs import (
     SubtreeTracker,
@@ -32,7 +33,6 @@ from ..store.commit_rows import session_head
 from ..tools import CallDeferred, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from ..budget import Budget
     from ..runtime import PromptResponse
     from ..store import Store
     from .agent import Agent
@@ -82,7 +82,10 @@ class AgentCall(Generic[OutputT]):
         store = frame.store
         session_id = child_session_id(frame.session_id, self.name, call_id, session_taken(store))
         frame.link(call_id, session_id)
-        tracker = SubtreeTracker(self.budget, context.budget_tracker)
+        # The subtree's own budget: as_tool's, else the agent's own default (a Budget; a shared tracker
+        # of the agent's is not the subtree's).
+        own_default = self.agent.budget if isinstance(self.agent.budget, Budget) else None
+        tracker = SubtreeTracker(self.budget or own_default, context.budget_tracker)
         step = f"{self.name}:{call_id}"
         overrides: RunOverrides = {"store": store, "budget": tracker}
         if context.deadline is not None:

@@ -308,9 +308,8 @@ class Agent(Generic[OutputT]):
         the rules (``specs/APPROVAL.md``).
         """
         prompt, settings, session_id = self._resume("resume", session, params, overrides)
-        from .nested import (
-            resume_tree,
-        )  # waiting agents called as tools are resumed first, where they stopped
+        # Agents this run called as tools that wait are resumed first, where they stopped.
+        from .nested import resume_tree
 
         return await resume_tree(
             prompt,
@@ -333,7 +332,7 @@ class Agent(Generic[OutputT]):
         """:meth:`resume`, blocking."""
         prompt, settings, session_id = self._resume("resume_sync", session, params, overrides)
         given = isinstance(session, Session)
-        from .nested import resume_tree  # as resume's
+        from .nested import resume_tree
 
         return block_on(
             lambda: resume_tree(

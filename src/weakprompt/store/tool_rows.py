@@ -12,6 +12,7 @@ from sqlalchemy import Connection, Select, bindparam, select
 from ..canonical import parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
+from .fork_rows import chain_sessions
 from .prepared import PreparedInsertIgnore, PreparedStatement
 
 __all__ = [
@@ -151,13 +152,24 @@ def fetch_links(conn: Connection, commit_hash: str) -> tuple[str, ...]:
 def fetch_session_links(
     conn: Connection, session_id: str, *, after_seq: int = -1
 ) -> dict[str, tuple[str, ...]]:
-    """Tool hashes per linked commit of a session with ``seq > after_seq``, oldest commit first."""
+    """Tool hashes per linked commit of a session's chain with ``seq > after_seq``, oldest commit first.
+
+    A fork's chain includes its parent's commits up to the fork commit (``fork_rows``).
+    """
     links_c = tables.commit_tools.c
     commits_c = tables.commits.c
-    query = (
-        select(links_c.commit_hash, links_c.tool_set_hash)
-        .join(tables.commits, commits_c.hash == links_c.commit_hash)
-        .where(commits_c.session_id == session_id, commits_c.seq > after_seq)
-        .order_by(commits_c.seq)
-    )
-    return _links(conn, query)
+    found: dict[str, tuple[str, ...]] = {}
+    for session, last in reversed(chain_sessions(conn, session_id).items()):  # oldest first
+        if last is not None and last <= after_seq:
+            continue
+        where = [commits_c.session_id == session, commits_c.seq > after_seq]
+        if last is not None:
+            where.append(commits_c.seq <= last)
+        query = (
+            select(links_c.commit_hash, links_c.tool_set_hash)
+            .join(tables.commits, commits_c.hash == links_c.commit_hash)
+            .where(*where)
+            .order_by(commits_c.seq)
+        )
+        found.update(_links(conn, query))
+    return found

@@ -9,6 +9,9 @@ the parent is never written: each side's later commits are its own.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+
+from sqlalchemy import Connection
 
 from ..canonical import find_surrogate
 from ..errors import TranscriptError
@@ -31,13 +34,22 @@ def _check_id(session_id: object, what: str) -> str:
     return session_id
 
 
-def fork_session(store: Store, session_id: str, *, at: str, new_session: str | None = None) -> str:
+def fork_session(
+    store: Store,
+    session_id: str,
+    *,
+    at: str,
+    new_session: str | None = None,
+    also: Callable[[Connection, ForkRow], None] | None = None,
+) -> str:
     """Start session ``new_session`` (default: a new id) from commit ``at`` of ``session_id``; returns its id.
 
     The new session's history up to ``at`` is the parent's, read in place.
     Refused with :class:`TranscriptError`, the store unchanged: an unknown
     session, a commit not in that session's chain, a target session that
-    already exists (has commits, or is a fork already).
+    already exists (has commits, or is a fork already). ``also`` writes
+    more rows for the fork in the same transaction (a layer above carries a
+    pause over); what it raises leaves the store unchanged too.
     """
     parent = _check_id(session_id, "the session")
     if not isinstance(at, str) or not at or find_surrogate(at) is not None:
@@ -53,14 +65,14 @@ def fork_session(store: Store, session_id: str, *, at: str, new_session: str | N
             raise TranscriptError(f"fork: commit {at!r} is not in the chain of session {parent!r}")
         if target == parent or session_head(conn, target) is not None or fetch_fork(conn, target) is not None:
             raise TranscriptError(f"fork: session {target!r} already exists; fork into a new session id")
-        insert_fork(
-            conn,
-            ForkRow(
-                session_id=target,
-                parent_session=parent,
-                fork_commit=row.hash,
-                fork_seq=row.seq,
-                created_at=store.clock.now(),
-            ),
+        made = ForkRow(
+            session_id=target,
+            parent_session=parent,
+            fork_commit=row.hash,
+            fork_seq=row.seq,
+            created_at=store.clock.now(),
         )
+        insert_fork(conn, made)
+        if also is not None:
+            also(conn, made)
     return target

@@ -22,6 +22,7 @@ from ..runtime.pause_records import decision_records
 from ..runtime.recording import OUTPUT_SCHEMA_KEY, SECTIONS_KEY, SETTINGS_KEY
 from ..runtime.run_settings import RunSettings, ToolWrapper
 from ..session import Session
+from ..store.tool_rows import fetch_definitions, fetch_session_links
 from ..tokens import DEFAULT_TOKEN_COUNTER
 from ..tools import ToolResult
 from ..transcript import CompileView, Transcript
@@ -81,6 +82,9 @@ def _recording(store: Store, session_id: str) -> _Recording:
     """
     transcript = Transcript(store, session_id)
     log = transcript.log()
+    with store.read() as conn:  # every linked tool set at once, not one read per call
+        links = fetch_session_links(conn, session_id)
+        definitions = fetch_definitions(conn, {h for hashes in links.values() for h in hashes})
     if not log:
         known = ", ".join(store.session_ids()) or "none"
         raise ConfigurationError(f"replay: session {session_id!r} has no commits (sessions: {known})")
@@ -98,7 +102,7 @@ def _recording(store: Store, session_id: str) -> _Recording:
             behind[position[commit.edit_target]] = commit
             continue
         if message.role == "assistant":
-            tools = tuple(dict(schema) for schema in transcript.get_commit_tools(commit.hash))
+            tools = tuple(dict(definitions[h].schema) for h in links.get(commit.hash, ()))
             usage = commit.usage or Usage(model_calls=1)
             sent = _as_sent(shown, behind, run_start)
             sections = _sections(shown, behind)
@@ -219,7 +223,7 @@ async def replay(
             call for call in recording.results if decided.get(call, "approved") in _RUN_AGAIN
         )
     replay_id = into if into is not None else f"{session_id}.replay-{uuid.uuid4().hex[:12]}"
-    if replay_id in store.session_ids():
+    if Transcript(store, replay_id).head is not None:  # commits of its own, or a fork's shared ones
         raise ConfigurationError(f"replay: session {replay_id!r} already exists; replay into a fresh one")
     session = Session(session_id=replay_id)
     rendered_now: list[tuple[tuple[str, str], ...]] = [()]

@@ -192,11 +192,17 @@ class ReplayAdapter:
             changed = _changed_section(recorded_sections, self._sections())
             if changed is not None:
                 path, old, new = changed
-                what = "is new" if old is None else "is gone" if new is None else "differs"
+                what = (
+                    "is new: it is not in"
+                    if old is None
+                    else "is gone from"
+                    if new is None
+                    else "differs from its text in"
+                )
                 return ReplayDivergence(
                     turn=turn,
                     kind="section",
-                    summary=f"the text of section {path!r} {what} (recorded system message)",
+                    summary=f"the text of section {path!r} {what} the recorded system message",
                     section_path=path,
                     section_hash=new,
                     recorded_hash=old,

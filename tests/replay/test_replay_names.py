@@ -117,3 +117,12 @@ def test_an_output_schema_added_removed_or_changed_is_an_output_divergence() -> 
         ReplayAdapter([with_schema]).complete(ModelRequest(context=context, output_schema=schema)).text
         == "ok"
     )
+
+
+def test_a_hand_written_session_without_a_system_message_replays_with_a_message_divergence() -> None:
+    with Store.open() as store:
+        hand = Transcript(store, "hand")
+        hand.user("How many mugs?")
+        hand.assistant('{"total": 12}')
+        found = replay_sync(store, "hand", prompt=make_prompt()).divergence
+    assert found is not None and (found.kind, found.message_index, found.role) == ("message", 0, "system")

@@ -55,6 +55,11 @@ def test_a_fork_shares_the_history_up_to_its_commit_without_copying_it() -> None
         assert [m.content for m in parent.compile().messages][-1] == "second"  # the parent is unchanged
         with pytest.raises(TranscriptError, match="no commit"):
             forked.get(hashes[4])  # after the fork point: not in the fork's chain
+        reader = Transcript(store, "f")
+        assert len(reader.compile().messages) == 4
+        forked.assistant("another first")  # read on from past the shared part: only the fork's own
+        assert [m.content for m in reader.compile().messages][-2:] == ["another two", "another first"]
+        assert reader.compile().tools == parent.compile().tools
 
 
 def test_a_fork_may_edit_a_shared_commit_in_its_own_chain_only() -> None:

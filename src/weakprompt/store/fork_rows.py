@@ -18,7 +18,7 @@ from sqlalchemy import Connection, bindparam, select
 from . import tables
 from .prepared import PreparedStatement, Row
 
-__all__ = ["ForkRow", "chain_sessions", "fetch_fork", "fetch_forks", "in_chain", "insert_fork"]
+__all__ = ["ForkRow", "chain_sessions", "fetch_fork", "in_chain", "insert_fork"]
 
 
 @attrs.frozen
@@ -57,12 +57,6 @@ def fetch_fork(conn: Connection, session_id: str) -> ForkRow | None:
     """The fork row of ``session_id``, or None when it is not a fork."""
     row = _FORK.first(conn, {"session_id": session_id})
     return None if row is None else _to_row(row)
-
-
-def fetch_forks(conn: Connection) -> list[ForkRow]:
-    """Every fork of the store, oldest first."""
-    query = select(*_COLUMNS).order_by(tables.forks.c.created_at)
-    return [_to_row(tuple(row)) for row in conn.execute(query)]
 
 
 def insert_fork(conn: Connection, row: ForkRow) -> None:

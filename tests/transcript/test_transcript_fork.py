@@ -138,6 +138,28 @@ def test_an_older_store_gains_the_forks_table(tmp_path: Path) -> None:
         assert Transcript(store, "p").fork(hashes[1], new_session="f").head == hashes[1]
 
 
+def test_forks_read_and_write_alike_on_sqlite_and_postgresql(backend_url: str) -> None:
+    with Store.open(backend_url) as store:
+        parent = Transcript(store, "p")
+        hashes = _history(parent)
+        forked = fork_session(store, "p", at=hashes[2], new_session="f")
+        Transcript(store, forked).user("another two", edit=None)
+        deeper = Transcript(store, forked).fork(new_session="g")
+        deeper.assistant("deeper")
+        assert [m.content for m in deeper.compile().messages] == [
+            "You help.",
+            "one",
+            "first",
+            "another two",
+            "deeper",
+        ]
+        assert deeper.compile().tools == parent.compile().tools
+        assert len(parent.compile().messages) == 5
+        with pytest.raises(TranscriptError, match="already exists"):
+            fork_session(store, "p", at=hashes[0], new_session="g")
+        assert {"p", "f", "g"} <= set(store.session_ids())
+
+
 # -- the property: a fork's history is the parent's at the fork commit, and the two never touch ------
 
 _WORDS = st.text(alphabet="abcxyz", min_size=1, max_size=4)

@@ -85,6 +85,9 @@ class ReplayAdapter:
         self._model = model
         self._served = 0
         self._lock = threading.Lock()
+        # Each message's sent bytes and each schema's hash, worked out once: a call's messages are
+        # the last call's and a few more, and the same tools are offered call after call.
+        self._sent: dict[int, tuple[object, str]] = {}
 
     @property
     def name(self) -> str:
@@ -159,12 +162,28 @@ class ReplayAdapter:
         for index in range(max(len(sent), len(recorded.messages))):
             before = recorded.messages[index] if index < len(recorded.messages) else None
             after = sent[index] if index < len(sent) else None
-            if before is not None and after is not None and _sent(before) == _sent(after):
+            if before is not None and after is not None and self._bytes(before) == self._bytes(after):
                 continue
             raise self._message_divergence(turn, index, before, after, recorded.sections)
         self._check_tools(turn, recorded.tools, request)
         _check_output(turn, recorded, request)
         _check_settings(turn, recorded.settings, request)
+
+    def _bytes(self, message: Message) -> str:
+        kept = self._sent.get(id(message))
+        if kept is not None and kept[0] is message:
+            return kept[1]
+        text = _sent(message)
+        self._sent[id(message)] = (message, text)  # the message is kept, so its id is not reused
+        return text
+
+    def _hash(self, schema: JSONObject) -> str:
+        kept = self._sent.get(id(schema))
+        if kept is not None and kept[0] is schema:
+            return kept[1]
+        digest = hash_tool_schema(schema)
+        self._sent[id(schema)] = (schema, digest)
+        return digest
 
     def _message_divergence(
         self,
@@ -262,7 +281,7 @@ class ReplayAdapter:
                 diff=short_diff(", ".join(before_names), ", ".join(after_names)),
             )
         for before, after in zip(recorded, offered, strict=True):
-            old, new_hash = hash_tool_schema(before), hash_tool_schema(after)
+            old, new_hash = self._hash(before), self._hash(after)
             if old != new_hash:
                 name = str(after.get("name"))
                 raise ReplayDivergence(

@@ -138,13 +138,16 @@ def test_each_mutation_is_named_by_the_report(
     assert divergence is not None
     if kind == "section":
         assert (divergence.kind, divergence.section_path, divergence.turn) == ("section", "style", 1)
-        assert divergence.section_hash == changed.render().descriptor.sections[1].content_hash
+        assert divergence.section_hash == changed.render().sections[1].text_hash
+        assert divergence.replayed_hash == divergence.section_hash
+        assert divergence.recorded_hash == make_prompt().render().sections[1].text_hash
     elif kind in ("description", "schema"):
         assert (divergence.kind, divergence.tool_name, divergence.turn) == ("tool", "stock", 1)
         assert divergence.recorded_hash != divergence.replayed_hash
         assert ("description" if kind == "description" else "parameters") in divergence.diff
     elif kind == "output":
-        assert (divergence.kind, divergence.turn) == ("output", 3)
+        assert (divergence.kind, divergence.turn) == ("output", 1)
+        assert None is not divergence.recorded_hash != divergence.replayed_hash is not None
     elif kind == "settings":
         assert (divergence.kind, divergence.setting, divergence.turn) == ("settings", "seed", 1)
         assert divergence.summary == f"model setting 'seed' is {len(word)}; the recording used not set"

@@ -31,6 +31,7 @@ from ..store import Store
 from ..transcript import Transcript
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
 from .files import mount_files
+from .fork import fork_command
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
 from .mcp_commands import mcp, run_with_servers
@@ -620,6 +621,7 @@ cli.add_command(approvals)
 cli.add_command(mcp)
 cli.add_command(worker)
 cli.add_command(replay_command)
+cli.add_command(fork_command)
 
 
 def main(argv: list[str] | None = None) -> None:

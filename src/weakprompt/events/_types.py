@@ -81,7 +81,9 @@ class PromptRendered:
     """A prompt was rendered into the text and tool set a model will see.
 
     ``tool_names`` and ``tool_hashes`` run in parallel: the content hash of
-    each tool's schema, in declaration order.
+    each tool's schema, in declaration order. ``section_hashes`` names each
+    section in the text, in order, with the hash of its own text (what a
+    replay compares).
     """
 
     prompt_ns: str
@@ -92,6 +94,7 @@ class PromptRendered:
     tool_hashes: tuple[str, ...]
     session_id: str | None
     created_at: datetime
+    section_hashes: tuple[tuple[str, str], ...] = ()
     event_id: str = attrs.field(factory=new_event_id)
 
     def __attrs_post_init__(self) -> None:

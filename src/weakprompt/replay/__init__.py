@@ -2,13 +2,15 @@
 
 ``replay`` / ``replay_sync`` run a prompt again over a session of a store
 with a :class:`ReplayAdapter` serving the recorded model replies, and
-report the first :class:`ReplayDivergence` (``specs/REPLAY.md``).
+report the first :class:`ReplayDivergence` (``specs/REPLAY.md``); ``fork``
+branches a session at a commit without copying its history.
 """
 
 from __future__ import annotations
 
 from ._adapter import RecordedTurn, ReplayAdapter
 from ._divergence import DivergenceKind, ReplayDivergence
+from ._fork import fork
 from ._replay import ReplayReport, ToolMode, replay, replay_sync
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "ReplayDivergence",
     "ReplayReport",
     "ToolMode",
+    "fork",
     "replay",
     "replay_sync",
 ]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ..canonical import canonical_json
+from ..canonical import canonical_json, content_hash
 from ..messages import AssistantTurn, Message, Usage
 from ..model import ModelEvent, ModelRequest, turn_events
 from ..transcript import hash_tool_schema
@@ -33,6 +33,11 @@ class RecordedTurn:
     usage: Usage = attrs.field(factory=lambda: Usage(model_calls=1))
     settings: JSONObject = attrs.field(factory=dict[str, "JSONValue"])
     """The model settings the call was made with, as recorded on its commit (empty: none recorded)."""
+    sections: JSONObject | None = None
+    """``{section path: text hash}`` of the system message sent (None: a session recorded before
+    sections were kept; then the output schema is not known either)."""
+    output_schema: str | None = None
+    """The content hash of the output schema the call was made with (None: none, or not recorded)."""
 
 
 def _sent(message: Message) -> str:
@@ -55,10 +60,13 @@ class ReplayAdapter:
 
     Before answering it compares the request with the recorded one: the
     messages (each message's sent fields, as canonical JSON), then the tools
-    offered (names, then each schema's hash). The first difference raises
-    :class:`ReplayDivergence`; the run stops there. ``render`` gives the
-    prompt as rendered now, to name the section a system-text difference
-    falls in. It never calls a provider.
+    offered (names, then each schema's hash), the output schema's hash and
+    the model settings. The first difference raises
+    :class:`ReplayDivergence`; the run stops there. ``sections`` gives the
+    ``(path, text hash)`` of each section as rendered now, to name the
+    section a system-text difference is in against the recorded hashes;
+    ``render`` gives the prompt as rendered now, for a recording without
+    them (the section is then found by its heading). It never calls a provider.
     """
 
     def __init__(
@@ -66,15 +74,20 @@ class ReplayAdapter:
         turns: Sequence[RecordedTurn],
         *,
         render: Callable[[], RenderedPrompt[object]] | None = None,
+        sections: Callable[[], Sequence[tuple[str, str]]] | None = None,
         name: str = "replay",
         model: str = "replay",
     ) -> None:
         self._turns = tuple(turns)
         self._render = render
+        self._sections = sections
         self._name = name
         self._model = model
         self._served = 0
         self._lock = threading.Lock()
+        # Each message's sent bytes and each schema's hash, worked out once: a call's messages are
+        # the last call's and a few more, and the same tools are offered call after call.
+        self._sent: dict[int, tuple[object, str]] = {}
 
     @property
     def name(self) -> str:
@@ -149,14 +162,36 @@ class ReplayAdapter:
         for index in range(max(len(sent), len(recorded.messages))):
             before = recorded.messages[index] if index < len(recorded.messages) else None
             after = sent[index] if index < len(sent) else None
-            if before is not None and after is not None and _sent(before) == _sent(after):
+            if before is not None and after is not None and self._bytes(before) == self._bytes(after):
                 continue
-            raise self._message_divergence(turn, index, before, after)
+            raise self._message_divergence(turn, index, before, after, recorded.sections)
         self._check_tools(turn, recorded.tools, request)
+        _check_output(turn, recorded, request)
         _check_settings(turn, recorded.settings, request)
 
+    def _bytes(self, message: Message) -> str:
+        kept = self._sent.get(id(message))
+        if kept is not None and kept[0] is message:
+            return kept[1]
+        text = _sent(message)
+        self._sent[id(message)] = (message, text)  # the message is kept, so its id is not reused
+        return text
+
+    def _hash(self, schema: JSONObject) -> str:
+        kept = self._sent.get(id(schema))
+        if kept is not None and kept[0] is schema:
+            return kept[1]
+        digest = hash_tool_schema(schema)
+        self._sent[id(schema)] = (schema, digest)
+        return digest
+
     def _message_divergence(
-        self, turn: int, index: int, before: Message | None, after: Message | None
+        self,
+        turn: int,
+        index: int,
+        before: Message | None,
+        after: Message | None,
+        recorded_sections: JSONObject | None,
     ) -> ReplayDivergence:
         if before is None or after is None:
             present = after if before is None else before
@@ -172,6 +207,29 @@ class ReplayAdapter:
                 if before is not None
                 else short_diff("", present.content),
             )
+        if before.role == after.role == "system" and recorded_sections is not None and self._sections:
+            changed = _changed_section(recorded_sections, self._sections())
+            if changed is not None:
+                path, old, new = changed
+                what = (
+                    "is new: it is not in"
+                    if old is None
+                    else "is gone from"
+                    if new is None
+                    else "differs from its text in"
+                )
+                return ReplayDivergence(
+                    turn=turn,
+                    kind="section",
+                    summary=f"the text of section {path!r} {what} the recorded system message",
+                    section_path=path,
+                    section_hash=new,
+                    recorded_hash=old,
+                    replayed_hash=new,
+                    message_index=index,
+                    role="system",
+                    diff=short_diff(before.content, after.content),
+                )
         if before.role == after.role == "system" and self._render is not None:
             found = section_at(self._render(), before.content, after.content)
             if found is not None:
@@ -223,7 +281,7 @@ class ReplayAdapter:
                 diff=short_diff(", ".join(before_names), ", ".join(after_names)),
             )
         for before, after in zip(recorded, offered, strict=True):
-            old, new_hash = hash_tool_schema(before), hash_tool_schema(after)
+            old, new_hash = self._hash(before), self._hash(after)
             if old != new_hash:
                 name = str(after.get("name"))
                 raise ReplayDivergence(
@@ -235,6 +293,46 @@ class ReplayAdapter:
                     replayed_hash=new_hash,
                     diff=_field_diff(before, after),
                 )
+
+
+def _changed_section(
+    recorded: JSONObject, now: Sequence[tuple[str, str]]
+) -> tuple[str, str | None, str | None] | None:
+    """The first section whose text hash differs: ``(path, recorded hash, hash now)`` (None: not there).
+
+    Sections rendered now are taken in their order, then the recorded ones no longer rendered.
+    """
+    for path, digest in now:
+        old = recorded.get(path)
+        if old != digest:
+            return path, old if isinstance(old, str) else None, digest
+    present = {path for path, _ in now}
+    for path, old in recorded.items():
+        if path not in present:
+            return path, old if isinstance(old, str) else None, None
+    return None
+
+
+def _check_output(turn: int, recorded: RecordedTurn, request: ModelRequest) -> None:
+    """The output schema's hash must be the recorded one (when the recording kept it)."""
+    if recorded.sections is None:  # recorded before the output schema's hash was kept
+        return
+    schema = request.output_schema
+    now = None if schema is None else content_hash(schema)
+    if now != recorded.output_schema:
+        name = request.output_name or "of the prompt"
+        raise ReplayDivergence(
+            turn=turn,
+            kind="output",
+            summary=(
+                f"the output schema {name} differs from the recorded one"
+                if now is not None and recorded.output_schema is not None
+                else f"the recorded call {'had no' if now is not None else 'had an'} output schema; "
+                f"the replayed one {'has' if now is not None else 'has none'}"
+            ),
+            recorded_hash=recorded.output_schema,
+            replayed_hash=now,
+        )
 
 
 def _check_settings(turn: int, recorded: JSONObject, request: ModelRequest) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 import attrs
 
 from ..errors import ConfigurationError
+from ..events import PromptRendered
 from ..messages import Usage
 from ..model import CompiledContext
 from ..prompt import OPEN_SECTIONS_TOOL, Prompt, PromptTemplate
@@ -18,9 +19,10 @@ from ..runtime.history import HISTORY_KEY
 from ..runtime.loop import run_with
 from ..runtime.output_checks import OUTPUT_CORRECTION
 from ..runtime.pause_records import decision_records
-from ..runtime.recording import SETTINGS_KEY
+from ..runtime.recording import OUTPUT_SCHEMA_KEY, SECTIONS_KEY, SETTINGS_KEY
 from ..runtime.run_settings import RunSettings, ToolWrapper
 from ..session import Session
+from ..store.tool_rows import fetch_definitions, fetch_session_links
 from ..tokens import DEFAULT_TOKEN_COUNTER
 from ..tools import ToolResult
 from ..transcript import CompileView, Transcript
@@ -80,6 +82,9 @@ def _recording(store: Store, session_id: str) -> _Recording:
     """
     transcript = Transcript(store, session_id)
     log = transcript.log()
+    with store.read() as conn:  # every linked tool set at once, not one read per call
+        links = fetch_session_links(conn, session_id)
+        definitions = fetch_definitions(conn, {h for hashes in links.values() for h in hashes})
     if not log:
         known = ", ".join(store.session_ids()) or "none"
         raise ConfigurationError(f"replay: session {session_id!r} has no commits (sessions: {known})")
@@ -97,10 +102,22 @@ def _recording(store: Store, session_id: str) -> _Recording:
             behind[position[commit.edit_target]] = commit
             continue
         if message.role == "assistant":
-            tools = tuple(dict(schema) for schema in transcript.get_commit_tools(commit.hash))
+            tools = tuple(dict(definitions[h].schema) for h in links.get(commit.hash, ()))
             usage = commit.usage or Usage(model_calls=1)
             sent = _as_sent(shown, behind, run_start)
-            turns.append(RecordedTurn(sent, tools, message, usage, _settings(commit.metadata)))
+            sections = _sections(shown, behind)
+            schema = commit.metadata.get(OUTPUT_SCHEMA_KEY)
+            turns.append(
+                RecordedTurn(
+                    sent,
+                    tools,
+                    message,
+                    usage,
+                    _settings(commit.metadata),
+                    sections=sections,
+                    output_schema=schema if isinstance(schema, str) else None,
+                )
+            )
         elif message.role == "user" and not ({OUTPUT_CORRECTION, HISTORY_KEY} & set(commit.metadata)):
             inputs.append(message.content)
             run_start = commit.hash
@@ -122,6 +139,14 @@ def _as_sent(shown: list[Message], behind: list[CommitInfo], run_start: str | No
     context = CompiledContext(messages=tuple(shown), commit_hashes=tuple(c.hash for c in behind))
     view = CompileView(context=context, commits=tuple(behind), token_counter=DEFAULT_TOKEN_COUNTER)
     return LazyToolResults(False, run_start)(view).context.messages
+
+
+def _sections(shown: list[Message], behind: list[CommitInfo]) -> JSONObject | None:
+    """The section hashes kept on the system commit a call was sent with (None: none kept)."""
+    if not shown or shown[0].role != "system":
+        return None
+    kept = behind[0].metadata.get(SECTIONS_KEY)
+    return dict(kept) if isinstance(kept, dict) else None
 
 
 def _settings(metadata: JSONObject) -> JSONObject:
@@ -198,10 +223,18 @@ async def replay(
             call for call in recording.results if decided.get(call, "approved") in _RUN_AGAIN
         )
     replay_id = into if into is not None else f"{session_id}.replay-{uuid.uuid4().hex[:12]}"
-    if replay_id in store.session_ids():
+    if Transcript(store, replay_id).head is not None:  # commits of its own, or a fork's shared ones
         raise ConfigurationError(f"replay: session {replay_id!r} already exists; replay into a fresh one")
     session = Session(session_id=replay_id)
-    adapter = ReplayAdapter(recording.turns, render=lambda: target.render(session))
+    rendered_now: list[tuple[tuple[str, str], ...]] = [()]
+
+    def note(event: PromptRendered) -> None:
+        rendered_now[0] = event.section_hashes
+
+    session.bus.subscribe(PromptRendered, note)
+    adapter = ReplayAdapter(
+        recording.turns, render=lambda: target.render(session), sections=lambda: rendered_now[0]
+    )
     divergence: ReplayDivergence | None = None
     try:
         for text in recording.inputs:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from .. import events as event_types
+from ..canonical import content_hash
 from ..errors import ConfigurationError, PromptRenderError, VisibilityExpansionRequired
 from ..events import PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
@@ -24,11 +25,13 @@ from . import loop_messages, run_ending
 from .dispatcher import ToolDispatcher, ToolExecution
 from .history import HISTORY_KEY, stored_history
 from .loop_events import SectionsExpanded
+from .recording import SECTIONS_KEY, section_hashes
 from .response import PromptResponse
 
 if TYPE_CHECKING:
     from ..budget import BudgetTracker
     from ..events import ToolResultStored
+    from ..jsontypes import JSONObject
     from ..model import ToolChoice
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceSnapshot
@@ -110,6 +113,8 @@ class Evaluation(Generic[OutputT]):
         self.name = prompt.template.display_name
         self.adapter = adapter
         self.model_settings_used = ModelSettings()
+        self.output_schema_hash: str | None = None  # of the current render's output schema, for each reply
+        self.sections: tuple[tuple[str, str], ...] = ()  # the current render's (path, text hash) pairs
         """What the last request asked of the model: the adapter's defaults, the prompt's, the run's."""
         self.adapter_name = adapter.name
         self.session = session
@@ -331,6 +336,9 @@ class Evaluation(Generic[OutputT]):
         )
         self.offered = rendered.tool_names
         self.transcript.set_tools(rendered.tool_schemas)
+        schema = rendered.output_schema
+        self.output_schema_hash = None if schema is None else content_hash(schema)
+        self.sections = section_hashes(rendered)
         self.publish(
             PromptRendered(
                 prompt_ns=rendered.ns,
@@ -341,6 +349,7 @@ class Evaluation(Generic[OutputT]):
                 tool_hashes=rendered.tool_hashes,
                 session_id=self.session.session_id,
                 created_at=self.session.clock.now(),
+                section_hashes=self.sections,
             )
         )
 
@@ -362,7 +371,9 @@ class Evaluation(Generic[OutputT]):
                 if context.messages[0].content == text:
                     self.system_commit = target
                     return
-        commit = self.transcript.system(text, edit=target, metadata={PROMPT_KEY: self.name})
+        sections: JSONObject = dict(self.sections)
+        metadata: JSONObject = {PROMPT_KEY: self.name, SECTIONS_KEY: sections}
+        commit = self.transcript.system(text, edit=target, metadata=metadata)
         self.empty_transcript = False
         self.system_commit = commit.edit_target or commit.hash
         self.head = commit.hash

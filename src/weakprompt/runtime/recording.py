@@ -22,16 +22,32 @@ if TYPE_CHECKING:
 
     from ..jsontypes import JSONObject
     from ..model import ModelSettings
+    from ..prompt import RenderedPrompt
     from ..transcript.turns import TurnRecord
     from .evaluation import Evaluation
     from .results.pipeline import ProcessedResult
 
-__all__ = ["SETTINGS_KEY", "TRACE_KEY", "publish_when_stored", "record_reply", "report_when_stored"]
+__all__ = [
+    "OUTPUT_SCHEMA_KEY",
+    "SECTIONS_KEY",
+    "SETTINGS_KEY",
+    "TRACE_KEY",
+    "publish_when_stored",
+    "record_reply",
+    "report_when_stored",
+    "section_hashes",
+]
 
 TRACE_KEY = "trace"
 """The commit metadata key of a traced turn's step: ``{"trace_id": ..., "span_id": ...}``."""
 SETTINGS_KEY = "model_settings"
 """Assistant-commit metadata key of the model settings a reply was asked with (when any was set)."""
+SECTIONS_KEY = "sections"
+"""System-commit metadata key: ``{section path: hash of its own text}`` of the render it holds.
+
+With it a replay names the section whose text changed, by path and both hashes."""
+OUTPUT_SCHEMA_KEY = "output_schema"
+"""Assistant-commit metadata key: the content hash of the output schema the reply was asked with (if any)."""
 
 _ONE_CALL = Usage(model_calls=1)
 
@@ -64,7 +80,9 @@ def record_reply(
         tool_calls=reply.tool_calls,
         usage=usage,
         parts=reply.parts,
-        metadata=_metadata(reply.metadata, evaluation.model_settings_used, trace_ids, rejected),
+        metadata=_metadata(
+            reply.metadata, evaluation.model_settings_used, trace_ids, rejected, evaluation.output_schema_hash
+        ),
     )
     evaluation.head = commit.hash
     if not evaluation.session.bus.wants(ModelTurnCompleted):
@@ -84,6 +102,11 @@ def record_reply(
     )
     publish_when_stored(evaluation, turn, event, commit.hash)
     return reply, usage
+
+
+def section_hashes(rendered: RenderedPrompt[Any]) -> tuple[tuple[str, str], ...]:
+    """Each section of a render, in order: its path and the hash of its own text."""
+    return tuple((section.path_text, section.text_hash) for section in rendered.sections)
 
 
 def publish_when_stored(
@@ -130,12 +153,18 @@ class _PublishWhenStored:
 
 
 def _metadata(
-    reply: JSONObject, settings: ModelSettings, trace_ids: JSONObject | None, rejected: JSONObject | None
+    reply: JSONObject,
+    settings: ModelSettings,
+    trace_ids: JSONObject | None,
+    rejected: JSONObject | None,
+    output_schema: str | None,
 ) -> JSONObject | None:
-    """The assistant commit's metadata: the reply's, the model settings used, the trace ids, a rejection."""
+    """The assistant commit's metadata: the reply's, the model settings used, the output schema's hash,
+    the trace ids, a rejection."""
     used = settings.to_json()
     extra: JSONObject = {
         **({SETTINGS_KEY: used} if used else {}),
+        **({} if output_schema is None else {OUTPUT_SCHEMA_KEY: output_schema}),
         **({} if trace_ids is None else {TRACE_KEY: trace_ids}),
         **(rejected or {}),
     }

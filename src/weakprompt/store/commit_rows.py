@@ -15,6 +15,7 @@ from sqlalchemy import Connection, bindparam, select
 from ..canonical import canonical_json, parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
+from .fork_rows import fetch_fork
 from .prepared import PreparedInsertIgnore, PreparedStatement, Row
 
 __all__ = [
@@ -129,9 +130,15 @@ _HEAD = PreparedStatement(
 
 
 def session_head(conn: Connection, session_id: str) -> tuple[str, int] | None:
-    """``(hash, seq)`` of the newest commit of the session, or None if it has none."""
+    """``(hash, seq)`` of the newest commit of the session, or None if it has none.
+
+    A fork with no commit of its own yet has its fork commit as head.
+    """
     row = _HEAD.first(conn, {"session_id": session_id})
-    return None if row is None else (str(row[0]), int(row[1]))
+    if row is not None:
+        return str(row[0]), int(row[1])
+    fork = fetch_fork(conn, session_id)
+    return None if fork is None else (fork.fork_commit, fork.fork_seq)
 
 
 _COMMIT_COLUMNS = (
@@ -204,6 +211,18 @@ def fetch_commit(conn: Connection, commit_hash: str) -> CommitRow | None:
 
 
 def fetch_commits(conn: Connection, session_id: str, *, after_seq: int = -1) -> list[CommitRow]:
-    """The session's commits with ``seq > after_seq``, oldest first (uses the (session, seq) index)."""
-    rows = _COMMITS_AFTER.all(conn, {"session_id": session_id, "after_seq": after_seq})
-    return [_to_row(r) for r in rows]
+    """The session's chain with ``seq > after_seq``, oldest first (uses the (session, seq) index).
+
+    A fork's chain holds its parent's commits up to the fork commit, then its own.
+    Its own commits start after that ``seq``; so, since a session's ``seq`` has no
+    gaps, only a chain whose own commits do not start right after ``after_seq``
+    can be a fork, and only then is the fork row asked for.
+    """
+    own = [_to_row(r) for r in _COMMITS_AFTER.all(conn, {"session_id": session_id, "after_seq": after_seq})]
+    if own and own[0].seq == after_seq + 1:
+        return own
+    fork = fetch_fork(conn, session_id)
+    if fork is None or fork.fork_seq <= after_seq:
+        return own
+    shared = fetch_commits(conn, fork.parent_session, after_seq=after_seq)
+    return [row for row in shared if row.seq <= fork.fork_seq] + own

@@ -241,6 +241,23 @@ def _v6_run_leases(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _v_forks(conn: Connection) -> None:
+    """Forks: a session that shares another's chain up to one of its commits (``fork_rows`` module)."""
+    md = MetaData()
+    # Referenced only so the foreign key renders; created by version 1.
+    Table("commits", md, Column("hash", String(64), primary_key=True))
+    forks = Table(
+        "forks",
+        md,
+        Column("session_id", String(255), primary_key=True),
+        Column("parent_session", String(255), nullable=False, index=True),
+        Column("fork_commit", String(64), ForeignKey("commits.hash"), nullable=False),
+        Column("fork_seq", Integer, nullable=False),
+        Column("created_at", String(40), nullable=False),
+    )
+    md.create_all(conn, tables=[forks])
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
     Migration(
@@ -250,6 +267,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "approval and resume: paused_runs, run_journal", _v4_paused_runs),
     Migration(5, "store identity: store_identity", _v5_store_identity),
     Migration(6, "one run per session: run_leases", _v6_run_leases),
+    Migration(7, "forks: sessions sharing a chain up to a commit", _v_forks),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -327,11 +327,17 @@ class Store:
         return driver.total_changes if isinstance(driver, sqlite3.Connection) else None
 
     def session_ids(self) -> list[str]:
-        """Every transcript session id in the store, in first-commit order."""
+        """Every transcript session id in the store, in first-commit order (a fork: when it was made)."""
         first = tables.commits.c.seq == 0
-        query = select(tables.commits.c.session_id).where(first).order_by(tables.commits.c.created_at)
+        columns = (tables.commits.c.session_id, tables.commits.c.created_at)
+        query = select(*columns).where(first).order_by(tables.commits.c.created_at)
+        forks = select(tables.forks.c.session_id, tables.forks.c.created_at).order_by(
+            tables.forks.c.created_at
+        )
         with self.read() as conn:
-            return [str(s) for s in conn.execute(query).scalars()]
+            rows = [(str(at), str(s)) for s, at in conn.execute(query)]
+            rows += [(str(at), str(s)) for s, at in conn.execute(forks)]
+        return [session for _, session in sorted(rows, key=lambda row: row[0])]
 
     def close(self) -> None:
         """Release every connection; further use raises :class:`StoreError`."""

@@ -29,6 +29,7 @@ __all__ = [
     "blobs",
     "commit_tools",
     "commits",
+    "forks",
     "metadata",
     "paused_runs",
     "run_journal",
@@ -201,3 +202,14 @@ run_leases = Table(
     Column("expires_ms", BigInteger, nullable=False),
 )
 """At most one row per session: the run under way on it (``store/run_leases.py``); removed when it ends."""
+
+forks = Table(
+    "forks",
+    metadata,
+    Column("session_id", String(255), primary_key=True),
+    Column("parent_session", String(255), nullable=False, index=True),
+    Column("fork_commit", String(HASH_LENGTH), ForeignKey("commits.hash"), nullable=False),
+    Column("fork_seq", Integer, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+"""One row per fork (``store/fork_rows.py``): the session shares its parent's chain up to ``fork_commit``."""

@@ -7,12 +7,13 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-from sqlalchemy import Connection, Select, bindparam, select
+from sqlalchemy import Connection, bindparam, select
 
 from ..canonical import parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
-from .prepared import PreparedInsertIgnore, PreparedStatement
+from .fork_rows import chain_sessions
+from .prepared import PreparedInsertIgnore, PreparedStatement, Row
 
 __all__ = [
     "ToolDefinition",
@@ -117,10 +118,10 @@ def fetch_definitions_by_name(conn: Connection, name: str) -> list[ToolDefinitio
     return [_definition(*row) for row in conn.execute(query)]
 
 
-def _links(conn: Connection, query: Select[Any, Any]) -> dict[str, tuple[str, ...]]:
-    """Rows of (commit_hash, set_hash) -> tool hashes per commit, in the query's order."""
+def _links(conn: Connection, rows: Iterable[Sequence[Any]]) -> dict[str, tuple[str, ...]]:
+    """Rows of (commit_hash, set_hash) -> tool hashes per commit, in the rows' order."""
     sets: dict[str, str] = {}
-    for row in conn.execute(query):
+    for row in rows:
         sets[str(row[0])] = str(row[1])
     members = _set_members(conn, set(sets.values()))
     return {commit: members[set_hash] for commit, set_hash in sets.items()}
@@ -145,19 +146,33 @@ def fetch_links(conn: Connection, commit_hash: str) -> tuple[str, ...]:
     """Tool hashes linked to one commit, in position order (empty when none)."""
     c = tables.commit_tools.c
     query = select(c.commit_hash, c.tool_set_hash).where(c.commit_hash == commit_hash)
-    return _links(conn, query).get(commit_hash, ())
+    return _links(conn, conn.execute(query)).get(commit_hash, ())
 
 
 def fetch_session_links(
     conn: Connection, session_id: str, *, after_seq: int = -1
 ) -> dict[str, tuple[str, ...]]:
-    """Tool hashes per linked commit of a session with ``seq > after_seq``, oldest commit first."""
-    links_c = tables.commit_tools.c
-    commits_c = tables.commits.c
-    query = (
-        select(links_c.commit_hash, links_c.tool_set_hash)
-        .join(tables.commits, commits_c.hash == links_c.commit_hash)
-        .where(commits_c.session_id == session_id, commits_c.seq > after_seq)
-        .order_by(commits_c.seq)
+    """Tool hashes per linked commit of a session's chain with ``seq > after_seq``, oldest commit first.
+
+    A fork's chain includes its parent's commits up to the fork commit (``fork_rows``).
+    """
+    rows: list[Row] = []
+    for session, last in reversed(chain_sessions(conn, session_id).items()):  # oldest first
+        if last is not None and last <= after_seq:
+            continue
+        upto = _NO_LIMIT if last is None else last
+        rows += _SESSION_LINKS.all(conn, {"session_id": session, "after_seq": after_seq, "upto_seq": upto})
+    return _links(conn, rows)
+
+
+_NO_LIMIT = 2**31 - 1  # above every seq; fits PostgreSQL's INTEGER
+_SESSION_LINKS = PreparedStatement(
+    select(tables.commit_tools.c.commit_hash, tables.commit_tools.c.tool_set_hash)
+    .join(tables.commits, tables.commits.c.hash == tables.commit_tools.c.commit_hash)
+    .where(
+        tables.commits.c.session_id == bindparam("session_id"),
+        tables.commits.c.seq > bindparam("after_seq"),
+        tables.commits.c.seq <= bindparam("upto_seq"),
     )
-    return _links(conn, query)
+    .order_by(tables.commits.c.seq)
+)

@@ -33,6 +33,7 @@ from .tool_tracking import ToolSetChange, hash_tool_schema
 from .turns import PlannedWrite, TurnRecord, TurnWrite
 
 if TYPE_CHECKING:
+    from .forking import fork_session
     from .hook_run import WITHHELD, commit_withheld
     from .transcript import ACTIVE_TOOLS, ToolsArgument, Transcript
 
@@ -42,6 +43,7 @@ _LAZY = {
     "Transcript": ".transcript",
     "WITHHELD": ".hook_run",
     "commit_withheld": ".hook_run",
+    "fork_session": ".forking",
 }
 
 
@@ -79,6 +81,7 @@ __all__ = [
     "commit_withheld",
     "compress_tool_calls",
     "configure_tool_summarization",
+    "fork_session",
     "hash_tool_schema",
     "shaped_by_output_pipeline",
 ]

@@ -17,7 +17,16 @@ from ..store.commit_rows import session_head
 from ..store.store import Store
 from .records import CommitInfo
 from .turns import StagedTurn, TurnWrite
-from .writer import Draft, Placed, place, replace_chain, resolve_edit, store_commits, stored_commit
+from .writer import (
+    Draft,
+    Placed,
+    place,
+    replace_chain,
+    resolve_edit,
+    shared_commit,
+    store_commits,
+    stored_commit,
+)
 
 __all__ = ["ChainWriter"]
 
@@ -57,6 +66,7 @@ class ChainWriter:
                     session_id=self._session_id,
                     target_hash=draft.edit,
                     content=draft.content,
+                    shared=shared_commit(conn, self._session_id),
                 )
             placed = place(draft, session_id=self._session_id, parent=parent, seq=seq, edit_target=target)
             new_sets = store_commits(conn, [placed], self._stored_sets)
@@ -86,7 +96,11 @@ class ChainWriter:
                     return staged.info if staged is not None else stored(commit)
 
                 target = resolve_edit(
-                    lookup, session_id=self._session_id, target_hash=draft.edit, content=draft.content
+                    lookup,
+                    session_id=self._session_id,
+                    target_hash=draft.edit,
+                    content=draft.content,
+                    shared=shared_commit(conn, self._session_id),
                 )
             if target not in shown:
                 raise TranscriptError(

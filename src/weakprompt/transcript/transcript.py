@@ -25,6 +25,7 @@ from ..messages import Message, Role, ToolCall, Usage
 from ..model import CompiledContext
 from ..parts import Part
 from ..store.commit_rows import CommitRow, fetch_commit, fetch_commits, session_head
+from ..store.fork_rows import in_chain
 from ..store.store import Store
 from ..store.tool_rows import (
     ToolDefinition,
@@ -37,6 +38,7 @@ from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from .chain_writer import ChainWriter
 from .compiler import CompileState
 from .compress import compress_tool_calls as _compress_tool_calls
+from .forking import fork_session
 from .hook_run import run_tool_result_hook
 from .hooks import HookEvent, ToolResultHandler, ToolResultHooks
 from .lazy import LoadToolResults, with_lazy_loading
@@ -146,6 +148,17 @@ class Transcript:
 
     def __repr__(self) -> str:
         return f"Transcript(session_id={self._session_id!r}, store={self._store!r})"
+
+    def fork(self, at: str | None = None, *, new_session: str | None = None) -> Transcript:
+        """A transcript of a new session sharing this one's history up to commit ``at`` (default: the head).
+
+        Nothing is copied (``transcript.forking``); writing either session never changes the other.
+        """
+        head = self.head if at is None else at
+        if head is None:
+            raise TranscriptError(f"fork: session {self._session_id!r} has no commits; nothing to fork")
+        forked = fork_session(self._store, self._session_id, at=head, new_session=new_session)
+        return Transcript(self._store, forked, self._counter, self._clock)
 
     # -- writing ------------------------------------------------------------------------------------
 
@@ -566,7 +579,7 @@ class Transcript:
         # A lone surrogate cannot even be sent as a query parameter; no hash has one anyway.
         usable = isinstance(commit, str) and find_surrogate(commit) is None
         row = fetch_commit(conn, commit) if usable else None
-        if row is None or row.session_id != self._session_id:
+        if row is None or not in_chain(conn, self._session_id, row.session_id, row.seq):
             raise TranscriptError(f"no commit {commit!r} in session {self._session_id!r}")
         return row
 

@@ -35,6 +35,7 @@ from ..store.commit_rows import (
     metadata_json,
     put_blobs,
 )
+from ..store.fork_rows import in_chain
 from ..store.tool_rows import link_tool_sets, put_definitions, put_tool_set, tool_set_exists
 from ..tokens import TokenCounter
 from .records import (
@@ -48,7 +49,16 @@ from .records import (
 )
 from .tool_tracking import PreparedTool
 
-__all__ = ["Draft", "Placed", "draft_commit", "place", "replace_chain", "resolve_edit", "store_commits"]
+__all__ = [
+    "Draft",
+    "Placed",
+    "draft_commit",
+    "place",
+    "replace_chain",
+    "resolve_edit",
+    "shared_commit",
+    "store_commits",
+]
 
 
 @attrs.frozen
@@ -272,6 +282,11 @@ def replace_chain(chain: Sequence[Placed], *, session_id: str, head: tuple[str, 
     return moved
 
 
+def shared_commit(conn: Connection, session_id: str) -> Callable[[CommitInfo], bool]:
+    """Whether a commit of another session is in the chain of ``session_id`` (for :func:`resolve_edit`)."""
+    return lambda info: in_chain(conn, session_id, info.session_id, info.seq)
+
+
 def stored_commit(conn: Connection) -> Callable[[str], CommitInfo | None]:
     """A lookup of stored commits by hash through ``conn`` (for :func:`resolve_edit`)."""
 
@@ -283,17 +298,24 @@ def stored_commit(conn: Connection) -> Callable[[str], CommitInfo | None]:
 
 
 def resolve_edit(
-    lookup: Callable[[str], CommitInfo | None], *, session_id: str, target_hash: str, content: Message
+    lookup: Callable[[str], CommitInfo | None],
+    *,
+    session_id: str,
+    target_hash: str,
+    content: Message,
+    shared: Callable[[CommitInfo], bool] | None = None,
 ) -> str:
     """The APPEND commit an edit of ``target_hash`` replaces, after checking the edit is allowed.
 
     An edit of an edit is recorded against the original. The role must stay
-    the same, and a tool result must keep its call id and name.
+    the same, and a tool result must keep its call id and name. ``shared``
+    says whether a commit of another session is in this one's chain (a fork's
+    shared history), which a fork may edit in its own chain.
     """
     target = lookup(target_hash)
     if target is None:
         raise TranscriptError(f"cannot edit {target_hash!r}: no such commit")
-    if target.session_id != session_id:
+    if target.session_id != session_id and (shared is None or not shared(target)):
         raise TranscriptError(
             f"cannot edit {target_hash[:12]}: it belongs to session {target.session_id!r}, not {session_id!r}"
         )

@@ -30,6 +30,7 @@ from ..session import Session
 from ..store import Store
 from ..transcript import Transcript
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
+from .evals import eval_command
 from .files import mount_files
 from .live import LivePrinter
 from .loading import load_prompt, load_redactor
@@ -620,6 +621,7 @@ cli.add_command(approvals)
 cli.add_command(mcp)
 cli.add_command(worker)
 cli.add_command(replay_command)
+cli.add_command(eval_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,6 +25,7 @@ from .evaluators import (
     OutputEquals,
     OutputSatisfies,
 )
+from .fanout import run_experiment_durable
 from .judge import JudgeVerdict, LLMJudge
 from .report import format_comparison, format_report
 from .results import (
@@ -73,5 +74,6 @@ __all__ = [
     "list_experiments",
     "load_experiment",
     "run_experiment",
+    "run_experiment_durable",
     "run_experiment_sync",
 ]

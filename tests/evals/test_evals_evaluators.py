@@ -237,3 +237,9 @@ def test_bad_judge_settings_are_refused(rubric: str, threshold: float, message: 
 
 def test_judge_verdict_is_a_frozen_typed_record() -> None:
     assert JudgeVerdict(passed=True, score=1.0, reason="r").passed
+
+
+def test_a_judge_is_sent_a_text_answer_as_it_is(observed: Observation[Forecast]) -> None:
+    text = attrs.evolve(observed, output="It is sunny.", expected="Sunny.")
+    sent = LLMJudge(ScriptedAdapter([]), "r").request_text(text)  # type: ignore[arg-type]
+    assert sent == "Input:\nLisbon\n\nExpected answer:\nSunny.\n\nAnswer:\nIt is sunny."

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect
 
-from evals_support import Forecast, dataset, flaky_text_agent, guessing_agent, make_agent
+from evals_support import Forecast, dataset, flaky_text_agent, guessing_agent, lookup, make_agent
 from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter, text_turn, tool_call, tool_call_turn
 from weakprompt.agent import Agent
 from weakprompt.clock import FakeClock
@@ -285,3 +285,26 @@ def test_a_store_from_before_evals_gains_the_results_table_when_opened(tmp_path:
                 c["name"] for c in inspect(conn).get_columns("eval_results")
             }
         assert run_experiment_sync(make_agent(), dataset(), store=store).passed
+
+
+def test_a_case_not_in_the_experiment_is_named_and_no_rows_write_nothing() -> None:
+    from weakprompt.store.eval_rows import insert_eval_rows
+
+    with Store.open("sqlite://") as store:
+        result = run_experiment_sync(make_agent(), dataset(), store=store)
+        with pytest.raises(KeyError, match="has no case 'Madrid'"):
+            result.case("Madrid")
+        with store.write() as conn:
+            insert_eval_rows(conn, [])
+        assert len(load_experiment(store, result.experiment_id).runs) == 3
+
+
+def test_called_never_matches_a_call_whose_arguments_are_not_an_object() -> None:
+    from weakprompt.evals import Called
+
+    adapter = ScriptedAdapter([tool_call_turn(tool_call("lookup", "[1, 2]")), text_turn("ok")])
+    agent = Agent(adapter, instructions="x", tools=[lookup])
+    data = Dataset(name="d", cases=[Case(name="c", input="q", evaluators=[Called("lookup", {"city": "x"})])])
+    with Store.open("sqlite://") as store:
+        (run,) = run_experiment_sync(agent, data, store=store).runs
+    assert run.failures[0].reason.startswith("expected at least once, found 0 matching call(s) of 1")

@@ -18,7 +18,7 @@ import attrs
 from ..errors import ConfigurationError
 from ..jsontypes import JSONValue
 from ..messages import Usage
-from ..store.eval_rows import EvalRow, experiment_ids, has_eval_table, read_eval_rows
+from ..store.eval_rows import EvalRow, experiment_ids, read_eval_rows
 from .evaluators import Outcome
 
 if TYPE_CHECKING:
@@ -176,8 +176,6 @@ def _check_rate(value: float) -> None:
 def list_experiments(store: Store, name: str | None = None) -> list[tuple[str, str, str]]:
     """``(experiment_id, name, started_at)`` of the experiments (or those named ``name``), oldest first."""
     with store.read() as conn:
-        if not has_eval_table(conn):
-            return []
         return experiment_ids(conn, name)
 
 
@@ -185,9 +183,8 @@ def load_experiment(store: Store, experiment: str, *, min_pass_rate: float = 1.0
     """The stored experiment with id ``experiment``, or the latest one named ``experiment``."""
     _check_rate(min_pass_rate)
     with store.read() as conn:
-        found = has_eval_table(conn)
-        rows = read_eval_rows(conn, experiment) if found else []
-        if found and not rows:
+        rows = read_eval_rows(conn, experiment)
+        if not rows:
             named = experiment_ids(conn, experiment)
             if named:
                 rows = read_eval_rows(conn, named[-1][0])

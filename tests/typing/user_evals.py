@@ -66,7 +66,9 @@ print(format_report(result), rate, checks)
 
 text_agent = Agent(ScriptedAdapter(["four"]), instructions="Say it.")
 # Declared, so that "four" is a str answer rather than the literal type of this one text.
-words: Dataset[object, str] = Dataset(name="words", cases=[Case(name="four", input="2 + 2?", expected="four")])
+words: Dataset[object, str] = Dataset(
+    name="words", cases=[Case(name="four", input="2 + 2?", expected="four")]
+)
 other = run_experiment_sync(text_agent, words, store=store)
 comparison = compare_experiments(result, other)
 assert_type(comparison, Comparison)

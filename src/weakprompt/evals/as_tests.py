@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from ..store import Store
 from .cases import Case, Dataset
 from .report import format_report
 from .runner import run_experiment_sync
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from _pytest.mark.structures import ParameterSet
 
     from ..agent import Agent
-    from ..store import Store
     from .results import ExperimentResult
 
 __all__ = ["assert_case", "case_params"]
@@ -68,8 +68,6 @@ def assert_case(
 ) -> ExperimentResult:
     """Run ``case`` with the dataset's evaluators (stored in ``store``, or a store in memory); raise
     ``AssertionError`` with the report when it does not pass."""
-    from ..store import Store
-
     one = Dataset(name=dataset.name, cases=[case], evaluators=dataset.evaluators)
     owned = store is None
     used = Store.open("sqlite://") if store is None else store

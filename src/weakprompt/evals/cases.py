@@ -20,6 +20,8 @@ from typing_extensions import TypeVar
 
 from ..errors import ConfigurationError
 from ..jsontypes import JSONValue
+from ..prompt.output import parse_output
+from ..transcript import Transcript
 from .evaluators import Evaluator, ExpectedOutput
 
 if TYPE_CHECKING:
@@ -117,9 +119,6 @@ def dataset_from_sessions(
     no user input or no final answer is refused by name: a case needs both.
     Each case's ``metadata`` keeps the session it came from.
     """
-    from ..prompt.output import parse_output
-    from ..transcript import Transcript
-
     cases: list[Case[object, Any]] = []
     for session_id in session_ids:
         view = Transcript(store, session_id).compile_view().commits

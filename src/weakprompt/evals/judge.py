@@ -16,6 +16,7 @@ from ..agent import Agent
 from ..errors import ConfigurationError, WeakpromptError
 from ..model import ProviderAdapter
 from ..safetext import type_name
+from ..serde import dump
 from .evaluators import Observation, Outcome
 
 __all__ = ["JUDGE_INSTRUCTIONS", "JudgeVerdict", "LLMJudge"]
@@ -40,8 +41,6 @@ def _shown(value: object) -> str:
     if isinstance(value, str):
         return value
     try:
-        from ..serde import dump
-
         return json.dumps(dump(value), ensure_ascii=False)
     except Exception:  # not dumpable: its repr is what the judge gets
         return repr(value)

@@ -308,3 +308,15 @@ def test_called_never_matches_a_call_whose_arguments_are_not_an_object() -> None
     with Store.open("sqlite://") as store:
         (run,) = run_experiment_sync(agent, data, store=store).runs
     assert run.failures[0].reason.startswith("expected at least once, found 0 matching call(s) of 1")
+
+
+def test_a_reused_experiment_id_is_refused_before_any_run_continues_its_sessions() -> None:
+    with Store.open("sqlite://") as store:
+        run_experiment_sync(make_agent(), dataset(), store=store, experiment_id="e1")
+        with pytest.raises(ConfigurationError, match="experiment_id 'e1' is taken"):
+            run_experiment_sync(make_agent(), dataset(), store=store, experiment_id="e1")
+        with pytest.raises(ConfigurationError, match="1 to 64 letters"):
+            run_experiment_sync(make_agent(), dataset(), store=store, experiment_id="a b")
+        assert len(load_experiment(store, "e1").runs) == 3
+        roles = [c.role for c in Transcript(store, "eval-e1-0-0").log()]
+        assert roles == ["system", "user", "assistant", "tool", "assistant"]  # one run, not two

@@ -24,10 +24,10 @@ from .evaluators import Evaluator, Observation
 from .results import ExperimentResult, RunResult
 from .runner import (
     check_run_options,
+    claim_experiment_id,
     evaluate_run,
     failed_run,
     judged_run,
-    new_experiment_id,
     session_usage,
     store_run,
 )
@@ -109,7 +109,7 @@ def run_experiment_durable(
             f"run_experiment_durable: a queued job carries the user input only, and case(s) "
             f"{', '.join(repr(n) for n in with_params[:5])} have params objects; run them with run_experiment"
         )
-    experiment = experiment_id or new_experiment_id()
+    experiment = claim_experiment_id(store, experiment_id)
     label = name or dataset.name
     submitted: list[tuple[int, Case[Any, Any], int, str, str]] = []
     for index, case in enumerate(dataset.cases):

@@ -12,6 +12,7 @@ with the error; the experiment goes on.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from ..errors import ConfigurationError
 from ..messages import Usage
 from ..runtime.blocking import block_on
 from ..safetext import type_name
-from ..store.eval_rows import insert_eval_rows
+from ..store.eval_rows import insert_eval_rows, read_eval_rows
 from ..transcript import Transcript
 from .evaluators import Evaluator, Observation, Outcome
 from .results import ExperimentResult, RunResult
@@ -31,7 +32,18 @@ if TYPE_CHECKING:
     from ..store import Store
     from .cases import Case, Dataset
 
-__all__ = ["evaluate_run", "new_experiment_id", "run_experiment", "run_experiment_sync", "session_usage"]
+__all__ = [
+    "check_run_options",
+    "claim_experiment_id",
+    "evaluate_run",
+    "failed_run",
+    "judged_run",
+    "new_experiment_id",
+    "run_experiment",
+    "run_experiment_sync",
+    "session_usage",
+    "store_run",
+]
 
 InputT = TypeVar("InputT")
 OutputT = TypeVar("OutputT")
@@ -39,6 +51,29 @@ OutputT = TypeVar("OutputT")
 
 def new_experiment_id() -> str:
     return uuid.uuid4().hex[:16]
+
+
+_EXPERIMENT_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def claim_experiment_id(store: Store, experiment_id: str | None) -> str:
+    """A new id, or the one given once checked: well formed, and not used by a stored experiment.
+
+    Reusing an id would continue the earlier runs' sessions instead of starting new ones.
+    """
+    if experiment_id is None:
+        return new_experiment_id()
+    if not _EXPERIMENT_ID.fullmatch(experiment_id):
+        raise ConfigurationError(
+            f"experiment_id must be 1 to 64 letters, digits, '_', '.' or '-', got {experiment_id!r}"
+        )
+    with store.read() as conn:
+        if read_eval_rows(conn, experiment_id):
+            raise ConfigurationError(
+                f"experiment_id {experiment_id!r} is taken by a stored experiment: give a new one "
+                "(or none, for a random one)"
+            )
+    return experiment_id
 
 
 def check_run_options(*, repeat: int, concurrency: int, min_pass_rate: float) -> None:
@@ -178,7 +213,7 @@ async def run_experiment(
     that must pass for the case to pass.
     """
     check_run_options(repeat=repeat, concurrency=concurrency, min_pass_rate=min_pass_rate)
-    experiment = experiment_id or new_experiment_id()
+    experiment = claim_experiment_id(store, experiment_id)
     label = name or dataset.name
     typed = agent.template.output_type is not None
     gate = asyncio.Semaphore(concurrency)

@@ -30,6 +30,7 @@ from ..session import Session
 from ..store import Store
 from ..transcript import Transcript
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
+from .evals import eval_command
 from .files import mount_files
 from .fork import fork_command
 from .live import LivePrinter
@@ -622,6 +623,7 @@ cli.add_command(mcp)
 cli.add_command(worker)
 cli.add_command(replay_command)
 cli.add_command(fork_command)
+cli.add_command(eval_command)
 
 
 def main(argv: list[str] | None = None) -> None:

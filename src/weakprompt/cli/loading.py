@@ -21,7 +21,14 @@ from ..prompt import Prompt, PromptTemplate
 if TYPE_CHECKING:
     from ..runtime.redaction import Redactor
 
-__all__ = ["load_attribute", "load_prompt", "load_redactor", "resolve_prompt", "split_reference"]
+__all__ = [
+    "load_attribute",
+    "load_attributes",
+    "load_prompt",
+    "load_redactor",
+    "resolve_prompt",
+    "split_reference",
+]
 
 
 def split_reference(reference: str) -> tuple[str, str]:
@@ -83,11 +90,33 @@ def _import_module(module_ref: str) -> ModuleType:
 
 def load_attribute(reference: str) -> object:
     """Import the module part of ``reference`` and return its attribute."""
-    module_ref, attribute = split_reference(reference)
+    return load_attributes(reference)[0]
+
+
+def load_attributes(*references: str) -> list[object]:
+    """The attribute each reference names; references to one module import it once.
+
+    A file is imported afresh on each load, so two loads of one file would
+    make two copies of each class it defines (an answer of one copy never
+    equals an expected value of the other).
+    """
+    modules: dict[str, ModuleType] = {}
+    found: list[object] = []
+    for reference in references:
+        module_ref, attribute = split_reference(reference)
+        if module_ref not in modules:
+            modules[module_ref] = _load_module(module_ref)
+        found.append(_attribute_of(modules[module_ref], module_ref, attribute))
+    return found
+
+
+def _load_module(module_ref: str) -> ModuleType:
     if module_ref.endswith(".py") or "/" in module_ref or "\\" in module_ref:
-        module = _import_file(Path(module_ref))
-    else:
-        module = _import_module(module_ref)
+        return _import_file(Path(module_ref))
+    return _import_module(module_ref)
+
+
+def _attribute_of(module: ModuleType, module_ref: str, attribute: str) -> object:
     if not hasattr(module, attribute):
         public = sorted(n for n in vars(module) if not n.startswith("_"))
         raise ConfigurationError(

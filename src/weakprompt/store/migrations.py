@@ -257,6 +257,32 @@ def _v_forks(conn: Connection) -> None:
     )
     md.create_all(conn, tables=[forks])
 
+def _v_eval_results(conn: Connection) -> None:
+    """One row per run of an eval case (``specs/EVALS.md``): its experiment, verdict, and session."""
+    md = MetaData()
+    Table(
+        "eval_results",
+        md,
+        Column("experiment_id", String(64), primary_key=True),
+        Column("case_name", String(255), primary_key=True),
+        Column("repeat", Integer, primary_key=True, autoincrement=False),
+        Column("case_index", Integer, nullable=False),
+        Column("experiment_name", String(255), nullable=False),
+        Column("dataset", String(255), nullable=False),
+        Column("session_id", String(255), nullable=False),
+        Column("passed", Boolean, nullable=False),
+        Column("scores_json", Text, nullable=False),
+        Column("outcomes_json", Text, nullable=False),
+        Column("usage_json", Text, nullable=False),
+        Column("turns", Integer, nullable=False),
+        Column("duration_ms", BigInteger, nullable=False),
+        Column("error", Text, nullable=True),
+        Column("started_at", String(40), nullable=False),
+        Index("ix_eval_results_name", "experiment_name"),
+        Index("ix_eval_results_session", "session_id"),
+    )
+    md.create_all(conn)
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
@@ -268,6 +294,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "store identity: store_identity", _v5_store_identity),
     Migration(6, "one run per session: run_leases", _v6_run_leases),
     Migration(7, "forks: sessions sharing a chain up to a commit", _v_forks),
+    Migration(8, "eval results: eval_results", _v_eval_results),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -30,6 +30,7 @@ __all__ = [
     "commit_tools",
     "commits",
     "forks",
+    "eval_results",
     "metadata",
     "paused_runs",
     "run_journal",
@@ -213,3 +214,25 @@ forks = Table(
     Column("created_at", String(40), nullable=False),
 )
 """One row per fork (``store/fork_rows.py``): the session shares its parent's chain up to ``fork_commit``."""
+eval_results = Table(
+    "eval_results",
+    metadata,
+    Column("experiment_id", String(64), primary_key=True),
+    Column("case_name", String(255), primary_key=True),
+    Column("repeat", Integer, primary_key=True, autoincrement=False),
+    Column("case_index", Integer, nullable=False),
+    Column("experiment_name", String(255), nullable=False),
+    Column("dataset", String(255), nullable=False),
+    Column("session_id", String(255), nullable=False),
+    Column("passed", Boolean, nullable=False),
+    Column("scores_json", Text, nullable=False),
+    Column("outcomes_json", Text, nullable=False),
+    Column("usage_json", Text, nullable=False),
+    Column("turns", Integer, nullable=False),
+    Column("duration_ms", BigInteger, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("started_at", String(40), nullable=False),
+    Index("ix_eval_results_name", "experiment_name"),
+    Index("ix_eval_results_session", "session_id"),
+)
+"""One row per run of an eval case (``specs/EVALS.md``); ``session_id`` names the run's transcript."""

@@ -9,6 +9,7 @@ See ``specs/AGENT.md``. A first agent::
 from __future__ import annotations
 
 from .agent import Agent
+from .guardrail_agents import GuardrailAnswer, agent_guardrail
 from .options import AgentDefaults, RunOverrides
 
-__all__ = ["Agent", "AgentDefaults", "RunOverrides"]
+__all__ = ["Agent", "AgentDefaults", "GuardrailAnswer", "RunOverrides", "agent_guardrail"]

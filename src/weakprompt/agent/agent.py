@@ -30,6 +30,7 @@ from ..runtime import (
     run_with,
     run_with_sync,
 )
+from ..runtime.guardrails import checked_guardrails
 from ..safetext import type_name
 from ..session import Session
 from .building import (
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from ..resources import ResourceRegistry
     from ..runtime import PromptResponse, Redactor
     from ..runtime.approval import Decision, InlineApprover
+    from ..runtime.guardrails import Guardrail
     from ..runtime.output_checks import OutputValidator
     from ..runtime.results import Retention, ToolOutputSettings
     from ..runtime.run_events import EventCallback, RunEvent
@@ -106,6 +108,8 @@ class Agent(Generic[OutputT]):
     model_settings: ModelSettings | None = None
     """Over the template's model settings; a call's ``model_settings`` go over these, field by field."""
     output_validators: tuple[OutputValidator[OutputT], ...] = attrs.field(default=(), converter=tuple)
+    guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
+    """Checked on every run, before the call's own (``specs/GUARDRAILS.md``)."""
     """Checks of each run's typed answer; raising ``OutputValidationError`` gives a corrective turn."""
 
     if TYPE_CHECKING:
@@ -419,4 +423,5 @@ class Agent(Generic[OutputT]):
             model_settings=merged_settings(self.model_settings, overrides.get("model_settings")),
             output_validators=self.output_validators,
             message_history=overrides.get("message_history"),
+            guardrails=(*self.guardrails, *overrides.get("guardrails", ())),
         )

@@ -22,13 +22,18 @@ from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages, run_ending
 from .dispatcher import ToolDispatcher, ToolExecution
+from .guardrails import ToolGuard
 from .history import HISTORY_KEY, stored_history
 from .loop_events import SectionsExpanded
 from .response import PromptResponse
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ..budget import BudgetTracker
+    from ..errors import GuardrailTripped
     from ..events import ToolResultStored
+    from ..jsontypes import JSONObject
     from ..model import ToolChoice
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceSnapshot
@@ -151,6 +156,14 @@ class Evaluation(Generic[OutputT]):
         self.kept_resources: ResourceSnapshot | None = resources.snapshot() if resources is not None else None
         # Closes what the run's scope opened; the trip that writes the run's last turn calls it.
         self.closing: Callable[[], None] | None = None
+        # Guardrails (runtime.guardrails): the tool points' checks, what the input's commit records,
+        # the input's concurrent checks in flight, an output trip raised once its turn is stored.
+        self.tool_guard = ToolGuard(settings.guardrails, session) if settings.guardrails else None
+        outputs.pipeline.result_guard = self.tool_guard
+        self.input_metadata: JSONObject | None = None
+        self.input_check: asyncio.Task[tuple[str, list[JSONObject]]] | None = None
+        self.output_trip: GuardrailTripped | None = None
+        self.answer_text: str | None = None  # a text answer as a guardrail rewrote it
 
     async def io(self, work: Callable[[], T]) -> T:
         """Run store work on this run's worker thread (or inline, see ``_store_work``)."""
@@ -232,7 +245,7 @@ class Evaluation(Generic[OutputT]):
             for message in history or ():
                 self.head = self.transcript.commit(stored_history(message), metadata={HISTORY_KEY: True}).hash
             if input is not None:
-                self.head = given = self.transcript.user(input).hash
+                self.head = given = self.transcript.user(input, metadata=self.input_metadata).hash
         if opening.moved:  # another writer appended meanwhile: the commits were stored under new hashes
             assert self.head is not None and self.system_commit is not None  # both set by a stored commit
             self.head = opening.stored_hash(self.head)
@@ -328,6 +341,7 @@ class Evaluation(Generic[OutputT]):
             redact=self.settings.redact,
             prompt_name=self.name,
             tool_spans=None if self.trace is None else self.tool_span,
+            guard=self.tool_guard,
         )
         self.offered = rendered.tool_names
         self.transcript.set_tools(rendered.tool_schemas)

@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 from ..errors import ConfigurationError
 from ..messages import Message
 from ..model_settings import ModelSettings
+from .guardrails import Guardrail, checked_guardrails
 from .output_checks import AnyOutputValidator
 from .redaction import Redactor, default_redact
 
@@ -158,6 +159,8 @@ class RunSettings:
     approve: InlineApprover | None = None
     tool_wrapper: ToolWrapper | None = None
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)
+    guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
+    """Checks at the run's input, output, tool arguments and tool results (``specs/GUARDRAILS.md``)."""
 
 
 class StreamOptions(TypedDict, Generic[OutputT], total=False):
@@ -190,6 +193,7 @@ class StreamOptions(TypedDict, Generic[OutputT], total=False):
     tracing: Tracing | None
     approve: InlineApprover | None
     model_settings: ModelSettings | None
+    guardrails: Sequence[Guardrail]
 
 
 class RunOptions(StreamOptions[OutputT], total=False):

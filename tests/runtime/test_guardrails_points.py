@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from hypothesis import strategies as st
 from async_support import Item
 from weakprompt import Agent, FunctionAdapter, ModelRequest, ScriptedAdapter, Session, Store
 from weakprompt.adapters.testing import text_turn, tool_call, tool_call_turn
-from weakprompt.errors import ConfigurationError, GuardrailTripped
+from weakprompt.clock import FakeClock
+from weakprompt.deadlines import Deadline
+from weakprompt.errors import ConfigurationError, DeadlineExceededError, GuardrailTripped
 from weakprompt.events import ToolInvoked
 from weakprompt.messages import AssistantTurn
 from weakprompt.runtime import Approve, Guardrail, GuardrailCheck, Rewrite, Trip
@@ -443,3 +446,34 @@ def test_a_trip_at_any_point_leaves_no_half_turn_and_the_session_as_of_the_last_
         if point in ("tool_arguments", "tool_result"):
             assert trips[0].operation is CommitOperation.EDIT
         store.close()
+
+
+def test_a_trip_on_a_resumed_call_is_recorded_and_the_pause_turn_stays_whole(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'g.db'}")
+    agent = _agent([tool_call_turn(tool_call("launch", {"target": "moon"}, id="c-launch")), "done"], store)
+    paused = agent.run_sync("go", session="s").paused
+    assert paused is not None
+    (pending,) = paused.pending
+    guard = Guardrail("tool_arguments", _trip("grounded"), name="grounded")
+    with pytest.raises(GuardrailTripped) as raised:
+        agent.resume_sync("s", [Approve(pending.call_id, pending.token)], guardrails=[guard])
+    assert raised.value.call_id == "c-launch"
+    last = Transcript(store, "s").log()[-1]
+    assert last.operation is CommitOperation.EDIT
+    assert last.metadata[GUARDRAIL_TRIP_KEY]["guardrail"] == "grounded"
+
+
+def test_a_limit_before_the_first_model_call_cancels_the_concurrent_input_check() -> None:
+    clock = FakeClock()
+    session = Session(clock=clock)
+    finished: list[bool] = []
+
+    async def check(_check: GuardrailCheck) -> None:
+        await asyncio.sleep(0)
+        finished.append(True)
+
+    agent = _agent(["never"], guardrails=[Guardrail("input", check, concurrent=True)])
+    expired = Deadline(clock.now() - timedelta(seconds=1), clock=clock)
+    with pytest.raises(DeadlineExceededError):
+        agent.run_sync("go", session=session, deadline=expired)
+    assert finished == []

@@ -110,6 +110,8 @@ class Agent(Generic[OutputT]):
     output_validators: tuple[OutputValidator[OutputT], ...] = attrs.field(default=(), converter=tuple)
     guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
     """Checked on every run, before the call's own (``specs/GUARDRAILS.md``)."""
+    strict_verdict: bool = False
+    """A run whose required tool failed raises ``RequiredToolFailed`` instead of answering."""
     """Checks of each run's typed answer; raising ``OutputValidationError`` gives a corrective turn."""
 
     if TYPE_CHECKING:
@@ -424,4 +426,5 @@ class Agent(Generic[OutputT]):
             output_validators=self.output_validators,
             message_history=overrides.get("message_history"),
             guardrails=(*self.guardrails, *overrides.get("guardrails", ())),
+            strict_verdict=overrides.get("strict_verdict", self.strict_verdict),
         )

@@ -59,6 +59,7 @@ class AgentDefaults(TypedDict, total=False):
     approve: InlineApprover | None
     model_settings: ModelSettings | None
     guardrails: Sequence[Guardrail]
+    strict_verdict: bool
 
 
 class RunOverrides(AgentDefaults, total=False):

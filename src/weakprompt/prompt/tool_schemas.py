@@ -70,6 +70,7 @@ def _override_tool(tool: AnyTool, override: ToolOverride) -> AnyTool:
         sequential=tool.sequential,
         requires_approval=tool.requires_approval,
         idempotent=tool.idempotent,
+        required=tool.required,
         param_descriptions=override.param_descriptions,
     )
 

@@ -40,6 +40,7 @@ from .resume import (
     resume_with,
     resume_with_sync,
 )
+from .verdict import FailedCall, RequiredToolFailed, RunVerdict
 
 if TYPE_CHECKING:
     from .approval import (
@@ -118,6 +119,9 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "FailedCall",
+    "RequiredToolFailed",
+    "RunVerdict",
     "APPROVAL_KEY",
     "ApprovalNote",
     "Approve",

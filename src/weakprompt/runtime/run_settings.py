@@ -160,6 +160,8 @@ class RunSettings:
     tool_wrapper: ToolWrapper | None = None
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)
     guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
+    strict_verdict: bool = False
+    """Raise ``RequiredToolFailed`` (with the response) instead of answering when the verdict fails."""
     """Checks at the run's input, output, tool arguments and tool results (``specs/GUARDRAILS.md``)."""
 
 
@@ -194,6 +196,7 @@ class StreamOptions(TypedDict, Generic[OutputT], total=False):
     approve: InlineApprover | None
     model_settings: ModelSettings | None
     guardrails: Sequence[Guardrail]
+    strict_verdict: bool
 
 
 class RunOptions(StreamOptions[OutputT], total=False):

@@ -8,8 +8,19 @@ See ``specs/AGENT.md``. A first agent::
 
 from __future__ import annotations
 
+from ..runtime.handoff_runs import without_tool_calls
 from .agent import Agent
 from .guardrail_agents import GuardrailAnswer, agent_guardrail
+from .handoffs import Handoff, TransferParams
 from .options import AgentDefaults, RunOverrides
 
-__all__ = ["Agent", "AgentDefaults", "GuardrailAnswer", "RunOverrides", "agent_guardrail"]
+__all__ = [
+    "Agent",
+    "AgentDefaults",
+    "GuardrailAnswer",
+    "Handoff",
+    "RunOverrides",
+    "TransferParams",
+    "agent_guardrail",
+    "without_tool_calls",
+]

@@ -23,6 +23,7 @@ from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, ada
 from . import loop_messages, run_ending
 from .dispatcher import ToolDispatcher, ToolExecution
 from .guardrails import ToolGuard
+from .handoff_runs import HANDOFF_KEY, filtered_history
 from .history import HISTORY_KEY, stored_history
 from .loop_events import SectionsExpanded
 from .response import PromptResponse
@@ -164,6 +165,8 @@ class Evaluation(Generic[OutputT]):
         self.input_check: asyncio.Task[tuple[str, list[JSONObject]]] | None = None
         self.output_trip: GuardrailTripped | None = None
         self.answer_text: str | None = None  # a text answer as a guardrail rewrote it
+        self.history_size: int | None = None  # messages before the run's first request (a handoff's)
+        self.ended_by: ToolExecution | None = None  # a call of an ends_run tool (a handoff) ended the run
 
     async def io(self, work: Callable[[], T]) -> T:
         """Run store work on this run's worker thread (or inline, see ``_store_work``)."""
@@ -241,7 +244,7 @@ class Evaluation(Generic[OutputT]):
         given: str | None = None
         # The system message, the history and the input are stored together: one transaction.
         with self.transcript.turn(refresh=False) as opening:
-            self.commit_system(rendered.text)
+            self.commit_system(rendered.text, handoff=self.settings.handoff)
             for message in history or ():
                 self.head = self.transcript.commit(stored_history(message), metadata={HISTORY_KEY: True}).hash
             if input is not None:
@@ -276,6 +279,10 @@ class Evaluation(Generic[OutputT]):
             self.commit_system(rendered.text)
         rendered = self.rendered
         context = self.outputs.compile(self.transcript)
+        if self.settings.history_filter is not None:  # a handoff's input filter (runtime.handoff_runs)
+            if self.history_size is None:  # the conversation as it was before this run's first turn
+                self.history_size = len(context.messages)
+            context = filtered_history(context, self.settings.history_filter, self.history_size)
         tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
         self.link_tools(tools)
         settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
@@ -366,17 +373,23 @@ class Evaluation(Generic[OutputT]):
             self.transcript.set_tools(self.rendered.tool_schemas + extra)
             self.offered = names
 
-    def commit_system(self, text: str) -> None:
-        """Put ``text`` first in the conversation: append it, or edit the existing system message."""
+    def commit_system(self, text: str, *, handoff: JSONObject | None = None) -> None:
+        """Put ``text`` first in the conversation: append it, or edit the existing system message.
+
+        ``handoff``: the run was handed the conversation; its system commit records from whom.
+        """
         target = self.system_commit
         if target is None and not self.empty_transcript:
             context = self.transcript.compile()
             if context.messages and context.messages[0].role == "system":
                 target = context.commit_hashes[0]
-                if context.messages[0].content == text:
+                if context.messages[0].content == text and handoff is None:
                     self.system_commit = target
                     return
-        commit = self.transcript.system(text, edit=target, metadata={PROMPT_KEY: self.name})
+        metadata: JSONObject = {PROMPT_KEY: self.name}
+        if handoff is not None:
+            metadata[HANDOFF_KEY] = handoff
+        commit = self.transcript.system(text, edit=target, metadata=metadata)
         self.empty_transcript = False
         self.system_commit = commit.edit_target or commit.hash
         self.head = commit.hash

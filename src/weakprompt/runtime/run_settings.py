@@ -19,9 +19,11 @@ import attrs
 from typing_extensions import TypedDict
 
 from ..errors import ConfigurationError
+from ..jsontypes import JSONObject
 from ..messages import Message
 from ..model_settings import ModelSettings
 from .guardrails import Guardrail, checked_guardrails
+from .handoff_runs import HistoryFilter
 from .output_checks import AnyOutputValidator
 from .redaction import Redactor, default_redact
 
@@ -162,6 +164,10 @@ class RunSettings:
     guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
     strict_verdict: bool = False
     """Raise ``RequiredToolFailed`` (with the response) instead of answering when the verdict fails."""
+    handoff: JSONObject | None = None
+    """A handoff's provenance, kept on the run's system commit (the ``Agent`` sets it; no entry takes it)."""
+    history_filter: HistoryFilter | None = None
+    """What of the conversation before this run the model sees (a handoff's input filter)."""
     """Checks at the run's input, output, tool arguments and tool results (``specs/GUARDRAILS.md``)."""
 
 

@@ -29,6 +29,7 @@ from .guardrails import (
     raise_output_trip,
     recording_trips,
 )
+from .handoff_runs import ending_call
 from .output_checks import judge, reject_output
 from .recording import record_reply
 from .tool_calls import run_tools
@@ -89,6 +90,8 @@ async def drive(
         )
         choice = "auto"
         if reply.tool_calls:
+            if evaluation.ended_by is not None:  # a handoff: the run ends with the turn that made it
+                return await evaluation.finish(reply, cast("OutputT", None))
             continue
         raise_output_trip(evaluation)  # the answer a guardrail stopped is stored: now the run stops
         verdict = evaluation.verdict
@@ -128,6 +131,7 @@ async def model_turn(
     # No closures here: a variable a nested function uses becomes a cell object, and this
     # frame lives through the model call; partials of module functions instead.
     before = evaluation.head
+    since = len(evaluation.executions)
     staging = ahead.staging if ahead is not None else evaluation.transcript.turn(refresh=False)
     entered: list[TurnRecord] = [ahead.record] if ahead is not None else []
     try:
@@ -153,10 +157,16 @@ async def model_turn(
                 functools.partial(staging.__exit__, type(exc), exc, exc.__traceback__)
             )
         raise
-    # No turn ahead when calls wait for a decision: the run pauses (or decides) first.
+    # No turn ahead when calls wait for a decision (the run pauses or decides first), or when a
+    # call of an ends_run tool (a handoff) ends the run with this turn.
+    if reply.tool_calls and not evaluation.pending:
+        evaluation.ended_by = ending_call(evaluation, since)
     following = (
         evaluation.transcript.turn(refresh=False)
-        if reply.tool_calls and evaluation.turns_left(max_turns) and not evaluation.pending
+        if reply.tool_calls
+        and evaluation.turns_left(max_turns)
+        and not evaluation.pending
+        and evaluation.ended_by is None
         else None
     )
     opened: list[TurnRecord] = []

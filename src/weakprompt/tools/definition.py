@@ -200,6 +200,8 @@ class Tool(Generic[P, R]):
     idempotent: bool = attrs.field(default=False, kw_only=True)
     required: bool = attrs.field(default=False, kw_only=True)
     """The run depends on this tool: a run whose last call of it failed has a failed verdict."""
+    ends_run: bool = attrs.field(default=False, kw_only=True)
+    """A successful call ends the run once its turn is stored (a handoff's transfer tool)."""
     _spec: JSONObject | None = attrs.field(init=False, default=None, eq=False, hash=False, repr=False)
 
     if TYPE_CHECKING:
@@ -220,6 +222,7 @@ class Tool(Generic[P, R]):
             requires_approval: ApprovalPolicy = False,
             idempotent: bool = False,
             required: bool = False,
+            ends_run: bool = False,
         ) -> None: ...
 
     def needs_approval(self, params: P, context: ToolContext) -> bool:

@@ -22,7 +22,7 @@ from weakprompt.agent import Handoff, without_tool_calls
 from weakprompt.errors import ConfigurationError
 from weakprompt.messages import AssistantTurn
 from weakprompt.runtime.handoff_runs import HANDOFF_KEY
-from weakprompt.tools import tool
+from weakprompt.tools import Tool, ToolContext, ToolResult, tool
 from weakprompt.transcript import CommitOperation, Transcript
 
 
@@ -86,9 +86,7 @@ def test_a_transfer_call_hands_the_session_to_the_target_and_the_system_edit_rec
     edits = [c for c in log if c.operation is CommitOperation.EDIT and c.role == "system"]
     (edit,) = edits
     handoff = edit.metadata[HANDOFF_KEY]
-    assert (
-        handoff["from"] == "triage" and handoff["to"] == "billing" and handoff["call_id"] == "t1"
-    )
+    assert handoff["from"] == "triage" and handoff["to"] == "billing" and handoff["call_id"] == "t1"
     transfer_result = next(c for c in log if c.role == "tool" and c.content.name == "transfer_to_billing")
     assert handoff["at"] == transfer_result.hash
     assert edit.text.endswith("You handle billing.")
@@ -206,3 +204,78 @@ def test_the_async_run_follows_a_handoff_too() -> None:
     import asyncio
 
     assert asyncio.run(triage(billing()).run("refund A1")).text == "Refunded A1."
+
+
+def test_a_run_that_used_tools_then_answered_is_not_handed_on() -> None:
+    replies = [tool_call_turn(tool_call("lookup_order", {"order": "A1"})), "It shipped."]
+    assert triage(billing(), replies=replies).run_sync("where is A1?").text == "It shipped."
+
+
+@dataclass(frozen=True)
+class Nothing:
+    pass
+
+
+def _close(params: Nothing, *, context: ToolContext) -> ToolResult[None]:
+    return ToolResult.ok(None, message="closed")
+
+
+def test_another_tool_that_ends_the_run_is_not_a_handoff() -> None:
+    closing = Tool(name="close_ticket", description="Close the ticket.", handler=_close, ends_run=True)
+    agent = Agent(
+        ScriptedAdapter([tool_call_turn(tool_call("close_ticket", {}))]),
+        instructions="x",
+        tools=[closing],
+        handoffs=[billing()],
+    )
+    response = agent.run_sync("close it")
+    assert response.turns == 1 and [e.event.name for e in response.tool_executions] == ["close_ticket"]
+
+
+def test_a_filter_that_keeps_everything_changes_nothing(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'h.db'}")
+    agent = triage(Handoff(billing(), input_filter=lambda messages: messages), store=store)
+    assert agent.run_sync("refund A1", session="s").text == "Refunded A1."
+
+
+@tool(required=True)
+def charge(amount: int) -> str:
+    """Charge (required)."""
+    if amount > 100:
+        raise ValueError("declined")
+    return "charged"
+
+
+def test_a_required_call_that_failed_before_the_handoff_is_recovered_by_the_targets_retry() -> None:
+    retry = Agent(
+        ScriptedAdapter([tool_call_turn(tool_call("charge", {"amount": 5})), "charged"]),
+        instructions="Retry.",
+        tools=[charge],
+        name="billing",
+    )
+    first = Agent(
+        ScriptedAdapter(
+            [
+                tool_call_turn(tool_call("charge", {"amount": 500})),
+                tool_call_turn(tool_call("transfer_to_billing", {})),
+            ]
+        ),
+        instructions="Charge.",
+        tools=[charge],
+        handoffs=[retry],
+    )
+    assert first.run_sync("pay").verdict.ok
+    stuck = Agent(ScriptedAdapter(["cannot help"]), instructions="No.", name="billing")
+    failing = Agent(
+        ScriptedAdapter(
+            [
+                tool_call_turn(tool_call("charge", {"amount": 500}, id="c1")),
+                tool_call_turn(tool_call("transfer_to_billing", {})),
+            ]
+        ),
+        instructions="Charge.",
+        tools=[charge],
+        handoffs=[stuck],
+    )
+    verdict = failing.run_sync("pay").verdict
+    assert not verdict.ok and verdict.failed[0].call_id == "c1" and verdict.required == ("charge",)

@@ -391,11 +391,8 @@ async def check_output(evaluation: Evaluation[Any], value: T) -> tuple[T, JSONOb
     A trip is not raised here: the answer is stored with it (a complete
     turn) and :func:`raise_output_trip` raises it after the turn's write.
     """
-    guards = evaluation.settings.guardrails
-    if not guards:
-        return value, {}
     try:
-        value, notes = await run_checks(guards, "output", value, evaluation.session)
+        value, notes = await run_checks(evaluation.settings.guardrails, "output", value, evaluation.session)
     except GuardrailTripped as trip:
         evaluation.output_trip = trip
         return value, {GUARDRAIL_TRIP_KEY: trip_record(trip)}
@@ -424,8 +421,10 @@ async def recording_trips(evaluation: Evaluation[Any], work: Awaitable[T]) -> T:
     try:
         return await work
     except GuardrailTripped as trip:
-        if not trip.recorded and evaluation.head is not None:
-            await evaluation.io(functools.partial(_record_trip, evaluation, evaluation.head, trip))
+        if not trip.recorded:
+            head = evaluation.head
+            assert head is not None  # the run's start stored its system message
+            await evaluation.io(functools.partial(_record_trip, evaluation, head, trip))
         trip.recorded = True
         raise
 

@@ -49,8 +49,6 @@ def filtered_history(context: CompiledContext, keep: HistoryFilter, before: int)
     order); anything else is refused by name.
     """
     earlier = [index for index, message in enumerate(context.messages[:before]) if message.role != "system"]
-    if not earlier:
-        return context
     kept = list(keep(tuple(context.messages[index] for index in earlier)))
     dropped: set[int] = set()
     position = 0

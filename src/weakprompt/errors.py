@@ -18,6 +18,7 @@ __all__ = [
     "ConfigurationError",
     "ContextLengthError",
     "DeadlineExceededError",
+    "GuardrailTripped",
     "MaxTurnsExceededError",
     "OutputParseError",
     "OutputValidationError",
@@ -71,6 +72,29 @@ class MaxTurnsExceededError(PromptEvaluationError):
 
 class OutputParseError(PromptEvaluationError):
     """The model's final answer did not match the prompt's output type."""
+
+
+class GuardrailTripped(PromptEvaluationError):
+    """A guardrail stopped the run: at ``point``, ``guardrail`` (its name) tripped, saying ``reason``.
+
+    ``point`` is ``"input"``, ``"output"``, ``"tool_arguments"`` or
+    ``"tool_result"``; ``call_id`` and ``tool`` name the call at the two tool
+    points. The transcript keeps every turn stored before the trip, and the
+    trip itself (``specs/GUARDRAILS.md``).
+    """
+
+    def __init__(
+        self, point: str, guardrail: str, reason: str, *, call_id: str | None = None, tool: str | None = None
+    ) -> None:
+        where = f" on call {call_id!r} of tool {tool!r}" if call_id is not None else ""
+        super().__init__(f"guardrail {guardrail!r} tripped at the {point} point{where}: {reason}")
+        self.point = point
+        self.guardrail = guardrail
+        self.reason = reason
+        self.call_id = call_id
+        self.tool = tool
+        self.recorded = False
+        """Whether the transcript holds the trip yet (the loop records it once)."""
 
 
 class OutputValidationError(PromptEvaluationError):

@@ -14,6 +14,8 @@ NOT_AN_AGENT_SETTING = {
     "transcript": "runs record in the store's transcript of the session; no agent call takes one",
     "tool_wrapper": "for integrations only (durable), which build their own RunSettings",
     "output_validators": "an Agent field typed by the agent's output type, not a keyword of the TypedDicts",
+    "handoff": "a handoff's provenance: the Agent sets it on the target's run (specs/HANDOFFS.md)",
+    "history_filter": "a handoff's input filter: the Agent sets it on the target's run",
 }
 CALL_ONLY = {"adapter", "deadline", "message_history"}
 
@@ -31,7 +33,8 @@ def test_every_run_setting_is_wired_into_the_agent_or_listed_as_not_its() -> Non
 
 def test_agent_defaults_are_exactly_the_agents_setting_fields() -> None:
     defaults = set(AgentDefaults.__optional_keys__)
-    fields = {field.name for field in attrs.fields(Agent)} - {"prompt", "adapter", "output_validators"}
+    typed_by_output = {"output_validators", "handoffs"}  # Agent fields typed by the agent's output type
+    fields = {field.name for field in attrs.fields(Agent)} - {"prompt", "adapter", *typed_by_output}
     assert defaults == fields
     assert set(RunOverrides.__optional_keys__) - defaults == CALL_ONLY
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_exports
+from ..runtime.handoff_runs import without_tool_calls
 from .agent import Agent
+from .guardrail_agents import GuardrailAnswer, agent_guardrail
+from .handoffs import Handoff, TransferParams
 from .options import AgentDefaults, RunOverrides
 
 if TYPE_CHECKING:
@@ -21,6 +24,18 @@ if TYPE_CHECKING:
 # What agents used as tools add (specs/SUBAGENTS.md): loaded on first use, with the store.
 _LAZY = {"AgentInput": ".as_tool", "WaitingCall": ".nested", "waiting_calls": ".nested"}
 
-__all__ = ["Agent", "AgentDefaults", "AgentInput", "RunOverrides", "WaitingCall", "waiting_calls"]
+__all__ = [
+    "Agent",
+    "AgentDefaults",
+    "AgentInput",
+    "GuardrailAnswer",
+    "Handoff",
+    "RunOverrides",
+    "TransferParams",
+    "WaitingCall",
+    "agent_guardrail",
+    "waiting_calls",
+    "without_tool_calls",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -29,6 +29,7 @@ from ..runtime import (
     run_with_sync,
 )
 from ..runtime.blocking import block_on
+from ..runtime.guardrails import checked_guardrails
 from ..safetext import type_name
 from ..session import Session
 from .building import (
@@ -39,6 +40,7 @@ from .building import (
     prompt_of,
     session_for,
 )
+from .handoffs import Handoff, handed_to, handoff_provenance, handoffs_of, joined
 from .options import AgentDefaults, RunOverrides
 
 if TYPE_CHECKING:
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
     from ..resources import ResourceRegistry
     from ..runtime import PromptResponse, Redactor
     from ..runtime.approval import Decision, InlineApprover
+    from ..runtime.dispatcher import ToolExecution
+    from ..runtime.guardrails import Guardrail
     from ..runtime.output_checks import OutputValidator
     from ..runtime.results import Retention, ToolOutputSettings
     from ..runtime.run_events import EventCallback, RunEvent
@@ -105,6 +109,12 @@ class Agent(Generic[OutputT]):
     model_settings: ModelSettings | None = None
     """Over the template's model settings; a call's ``model_settings`` go over these, field by field."""
     output_validators: tuple[OutputValidator[OutputT], ...] = attrs.field(default=(), converter=tuple)
+    guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
+    """Checked on every run, before the call's own (``specs/GUARDRAILS.md``)."""
+    strict_verdict: bool = False
+    """A run whose required tool failed raises ``RequiredToolFailed`` instead of answering."""
+    handoffs: tuple[Handoff[OutputT], ...] = ()
+    """The agents this one may hand the conversation to (``specs/HANDOFFS.md``)."""
     """Checks of each run's typed answer; raising ``OutputValidationError`` gives a corrective turn."""
 
     if TYPE_CHECKING:
@@ -115,6 +125,7 @@ class Agent(Generic[OutputT]):
             prompt: Prompt[OutputT],
             adapter: ProviderAdapter,
             output_validators: Sequence[OutputValidator[OutputT]] = (),
+            handoffs: tuple[Handoff[OutputT], ...] = (),
             **defaults: Unpack[AgentDefaults],
         ) -> None: ...
 
@@ -130,6 +141,7 @@ class Agent(Generic[OutputT]):
         output_type: None = None,
         output_mode: OutputMode | None = None,
         name: str | None = None,
+        handoffs: Iterable[Agent[None] | Handoff[None]] = (),
         **defaults: Unpack[AgentDefaults],
     ) -> None: ...
     @overload
@@ -145,6 +157,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode | None = None,
         name: str | None = None,
         output_validators: Sequence[OutputValidator[OutputT]] = (),
+        handoffs: Iterable[Agent[OutputT] | Handoff[OutputT]] = (),
         **defaults: Unpack[AgentDefaults],
     ) -> None: ...
     @overload
@@ -154,6 +167,7 @@ class Agent(Generic[OutputT]):
         *,
         template: PromptTemplate[OutputT] | Prompt[OutputT],
         output_validators: Sequence[OutputValidator[OutputT]] = (),
+        handoffs: Iterable[Agent[OutputT] | Handoff[OutputT]] = (),
         **defaults: Unpack[AgentDefaults],
     ) -> None: ...
     def __init__(
@@ -169,6 +183,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode | None = None,
         name: str | None = None,
         output_validators: Sequence[OutputValidator[OutputT]] = (),
+        handoffs: Iterable[object] = (),
         **defaults: Unpack[AgentDefaults],
     ) -> None:
         """See the class: ``instructions=`` (with its keywords) or ``template=``, and the run defaults."""
@@ -196,18 +211,34 @@ class Agent(Generic[OutputT]):
                     "they are part of the template (its sections' tools, its output_type)"
                 )
             prompt = prompt_of(template)
+            handing: tuple[Handoff[OutputT], ...] = handoffs_of(handoffs, prompt.template.output_type)
+            for handoff in handing:  # a template offers the transfer tools in a section of its own
+                if prompt.template.tool_named(handoff.tool.name) is None:
+                    raise ConfigurationError(
+                        f"Agent: handoffs= with template=: the template offers no tool named "
+                        f"{handoff.tool.name!r}; add the Handoff's .tool to one of its sections"
+                    )
         elif instructions is None:
             raise ConfigurationError(
                 "Agent: needs instructions= (text for a one-section prompt) or template= (a PromptTemplate "
                 "or a Prompt)"
             )
         else:
+            handing = handoffs_of(handoffs, output_type)
             prompt = Prompt(
                 instructions_template(
-                    instructions, tools, toolsets, params_type, output_type, output_mode, name
+                    instructions,
+                    (*tools, *(handoff.tool for handoff in handing)),
+                    toolsets,
+                    params_type,
+                    output_type,
+                    output_mode,
+                    name,
                 )
             )
-        self.__attrs_init__(prompt=prompt, adapter=adapter, output_validators=output_validators, **defaults)
+        self.__attrs_init__(
+            prompt=prompt, adapter=adapter, output_validators=output_validators, handoffs=handing, **defaults
+        )
         # The limits are checked now, by the rules every run uses, not at the first run.
         self._settings("Agent", Session(session_id="agent-check"), None, {})
 
@@ -243,7 +274,12 @@ class Agent(Generic[OutputT]):
         else is :func:`~weakprompt.runtime.loop.run`'s.
         """
         prompt, settings = self._start("run", input, params, session, overrides)
-        return await run_with(prompt, settings)
+        response = await run_with(prompt, settings)
+        agent: Agent[OutputT] = self
+        while (step := handed_to(agent.handoffs, response)) is not None:  # a handoff: the target goes on
+            agent, prompt, settings = agent._handed(step[0], step[1], response, settings, overrides)
+            response = joined(response, await run_with(prompt, settings))
+        return response
 
     def run_sync(
         self,
@@ -255,7 +291,12 @@ class Agent(Generic[OutputT]):
     ) -> PromptResponse[OutputT]:
         """:meth:`run`, blocking: from a script, or from code already inside an event loop."""
         prompt, settings = self._start("run_sync", input, params, session, overrides)
-        return run_with_sync(prompt, settings)
+        response = run_with_sync(prompt, settings)
+        agent: Agent[OutputT] = self
+        while (step := handed_to(agent.handoffs, response)) is not None:
+            agent, prompt, settings = agent._handed(step[0], step[1], response, settings, overrides)
+            response = joined(response, run_with_sync(prompt, settings))
+        return response
 
     def stream(
         self,
@@ -408,6 +449,38 @@ class Agent(Generic[OutputT]):
         resumed: RunOverrides = {"tool_choice": "auto", **overrides}
         return prompt, self._settings(where, used, None, resumed), used.session_id
 
+    def _handed(
+        self,
+        handoff: Handoff[OutputT],
+        call: ToolExecution,
+        response: PromptResponse[OutputT],
+        settings: RunSettings,
+        overrides: RunOverrides,
+    ) -> tuple[Agent[OutputT], Prompt[OutputT], RunSettings]:
+        """The target's run: its own prompt and defaults, the same session, store and deadline.
+
+        The call's overrides carry over but ``adapter`` and ``message_history`` (the first agent's).
+        With no store, the conversation so far is handed over as the target's ``message_history``.
+        """
+        target = handoff.agent
+        carried: RunOverrides = {
+            key: value  # type: ignore[misc]
+            for key, value in overrides.items()
+            if key not in ("adapter", "message_history", "store")
+        }
+        handed = target._settings(
+            f"handoff to {target.template.display_name}", settings.session, None, carried
+        )
+        handed = attrs.evolve(
+            handed,
+            store=settings.store,
+            deadline=settings.deadline,
+            message_history=None if settings.store is not None else response.messages,
+            handoff=handoff_provenance(self, handoff, call, response.head),
+            history_filter=handoff.input_filter,
+        )
+        return target, target.prompt, handed
+
     def _bound(self, where: str, params: Sequence[object]) -> Prompt[OutputT]:
         """The prompt with this call's params bound (a lone object or text is refused, not split up)."""
         if not isinstance(params, (tuple, list)):
@@ -448,4 +521,6 @@ class Agent(Generic[OutputT]):
             model_settings=merged_settings(self.model_settings, overrides.get("model_settings")),
             output_validators=self.output_validators,
             message_history=overrides.get("message_history"),
+            guardrails=(*self.guardrails, *overrides.get("guardrails", ())),
+            strict_verdict=overrides.get("strict_verdict", self.strict_verdict),
         )

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..model import ModelSettings, ProviderAdapter, ToolChoice
     from ..resources import ResourceRegistry
     from ..runtime.approval import InlineApprover
+    from ..runtime.guardrails import Guardrail
     from ..runtime.redaction import Redactor
     from ..runtime.results import Retention, ToolOutputSettings
     from ..runtime.run_events import EventCallback
@@ -37,6 +38,7 @@ class AgentDefaults(TypedDict, total=False):
     own; a :class:`~weakprompt.budget.BudgetTracker` is shared by every run
     of the agent. ``tool_choice`` applies to a run's first model call only
     (a resumed run starts with ``"auto"`` unless its call says otherwise).
+    ``guardrails`` add up: a call's run after the agent's (``specs/GUARDRAILS.md``).
     """
 
     store: Store | None
@@ -56,6 +58,8 @@ class AgentDefaults(TypedDict, total=False):
     tracing: Tracing | None
     approve: InlineApprover | None
     model_settings: ModelSettings | None
+    guardrails: Sequence[Guardrail]
+    strict_verdict: bool
 
 
 class RunOverrides(AgentDefaults, total=False):

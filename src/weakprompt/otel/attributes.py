@@ -12,11 +12,15 @@ __all__ = [
     "CONTENT_ATTRIBUTES",
     "CONVERSATION_ID",
     "ERROR_TYPE",
+    "EVENT_GUARDRAIL_TRIPPED",
     "EVENT_HANDLE",
     "EVENT_RETRY",
     "EVENT_RUN_ROLLED_BACK",
     "EVENT_TOOL_ROLLED_BACK",
     "FINISH_REASONS",
+    "GUARDRAIL_NAME",
+    "GUARDRAIL_POINT",
+    "GUARDRAIL_REASON",
     "INPUT_MESSAGES",
     "INPUT_TOKENS",
     "OPERATION",
@@ -71,6 +75,12 @@ EVENT_RUN_ROLLED_BACK = "weakprompt.run.rolled_back"
 """Span event: a failed run put the session back as of its last stored turn."""
 EVENT_HANDLE = "weakprompt.tool_result.handle"
 """Span event: the result was stored behind a handle (attributes: handle, reason, size)."""
+EVENT_GUARDRAIL_TRIPPED = "weakprompt.guardrail.tripped"
+"""Span event on the ``invoke_agent`` span (and a tool call's): a guardrail stopped the run
+(attributes: point, guardrail, reason, and the call id and tool at the tool points)."""
+GUARDRAIL_POINT = "weakprompt.guardrail.point"
+GUARDRAIL_NAME = "weakprompt.guardrail.name"
+GUARDRAIL_REASON = "weakprompt.guardrail.reason"
 EVENT_RETRY = "weakprompt.model_call.retry"
 """Span event on a ``chat`` span: the adapter retried the request (attributes: attempt, error type, delay)."""
 RETRY_ATTEMPT = "weakprompt.retry.attempt"

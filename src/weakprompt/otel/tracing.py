@@ -22,6 +22,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, Trac
 from opentelemetry.util.types import AttributeValue
 
 from .. import __version__
+from ..errors import GuardrailTripped
 from ..jsontypes import JSONObject
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import ModelRequest, ProviderAdapter
@@ -128,6 +129,8 @@ class _Step:
         return {"trace_id": format(context.trace_id, "032x"), "span_id": format(context.span_id, "016x")}
 
     def _failed(self, error: BaseException, *, description: str | None = None) -> None:
+        if isinstance(error, GuardrailTripped):  # which guardrail stopped the run, where and why
+            self.span.add_event(attr.EVENT_GUARDRAIL_TRIPPED, _guardrail_trip(error))
         self.span.set_attribute(attr.ERROR_TYPE, _error_type(error))
         self.span.set_status(Status(StatusCode.ERROR, description or type_name(error)))
 
@@ -135,6 +138,18 @@ class _Step:
         if self.span.is_recording():
             self._failed(error)
             self.span.end()
+
+
+def _guardrail_trip(trip: GuardrailTripped) -> dict[str, AttributeValue]:
+    attributes: dict[str, AttributeValue] = {
+        attr.GUARDRAIL_POINT: trip.point,
+        attr.GUARDRAIL_NAME: trip.guardrail,
+        attr.GUARDRAIL_REASON: trip.reason,
+    }
+    if trip.call_id is not None:
+        attributes[attr.TOOL_CALL_ID] = trip.call_id
+        attributes[attr.TOOL_NAME] = trip.tool or ""
+    return attributes
 
 
 def _error_type(error: BaseException) -> str:

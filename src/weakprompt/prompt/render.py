@@ -155,11 +155,13 @@ class _Walk:
             "or give the section default_params"
         )
 
-    def offer(self, tool: AnyTool, policy: ApprovalPolicy | None = None) -> None:
+    def offer(self, tool: AnyTool, policy: ApprovalPolicy | None = None, *, required: bool = False) -> None:
         entry = self.template.schema_cache.entry(tool, self.overrides.tools.get(tool.name))
         offered = entry.tool or tool
         if policy is not None and offered.requires_approval is False:  # the section's policy applies
             offered = attrs.evolve(offered, requires_approval=policy)
+        if required and not offered.required:  # the section's tools are all required
+            offered = attrs.evolve(offered, required=True)
         self.tools.append(offered)
         self.schemas.append(entry.schema)
         self.hashes.append(entry.hash)
@@ -197,6 +199,8 @@ class _Walk:
         prefix: str,
         depth: int,
         inherited: ApprovalPolicy | None = None,
+        *,
+        required: bool = False,
     ) -> None:
         count = 0
         hashes = "#" * min(depth + 2, _MAX_HEADING)
@@ -234,15 +238,16 @@ class _Walk:
             if collapsed:
                 continue
             policy = section.requires_approval if section.requires_approval is not None else inherited
+            needed = required or section.required
             for tool in section.tools:
-                self.offer(tool, policy)
+                self.offer(tool, policy, required=needed)
                 examples = self.template.examples_text(tool.name)
                 if examples:
                     self.blocks.append(examples)
             if section.toolsets:
                 self.offer_live(section, path)
             if section.children:
-                self.walk(section.children, path, f"{number}.", depth + 1, policy)
+                self.walk(section.children, path, f"{number}.", depth + 1, policy, required=needed)
 
 
 def render_template(

@@ -126,6 +126,9 @@ class Section(abc.ABC, Generic[P]):
 
     A tool's own policy wins when it asks for approval; this one applies to
     the tools that do not."""
+    required: bool = False
+    """The run depends on this section's tools and its children's: each is a ``required`` tool
+    (``specs/GUARDRAILS.md``, "A run's verdict")."""
     _enabled_takes_session: bool = attrs.field(init=False, default=False, repr=False)
     _summary_template: CompiledTemplate | None = attrs.field(init=False, default=None, repr=False)
 

@@ -70,6 +70,8 @@ def _override_tool(tool: AnyTool, override: ToolOverride) -> AnyTool:
         sequential=tool.sequential,
         requires_approval=tool.requires_approval,
         idempotent=tool.idempotent,
+        required=tool.required,
+        ends_run=tool.ends_run,
         param_descriptions=override.param_descriptions,
     )
 

@@ -18,6 +18,7 @@ from ..call_arguments import ArgumentsProblem, BadSyntax, NotAnObject
 from ..clock import Clock
 from ..errors import (
     ConfigurationError,
+    GuardrailTripped,
     PromptEvaluationError,
     VisibilityExpansionRequired,
 )
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceRegistry
     from ..session import Session, SessionFork
+    from .guardrails import ToolGuard
     from .tracing import ToolSpan
 
 __all__ = ["ToolDispatcher", "ToolExecution"]
@@ -95,6 +97,7 @@ class ToolDispatcher:
         clock: Clock | None = None,
         prompt_name: str = "",
         tool_spans: Callable[[ToolCall], ToolSpan] | None = None,
+        guard: ToolGuard | None = None,
     ) -> None:
         registry: dict[str, AnyTool] = {}
         for tool in tools:
@@ -110,6 +113,7 @@ class ToolDispatcher:
         self._clock = clock if clock is not None else session.clock
         self._prompt_name = prompt_name
         self._tool_spans = tool_spans  # a tracing hook: the span of each call (runtime.tracing)
+        self._guard = guard  # the run's tool_arguments guardrails, checked just before the handler
         # Every field but the call id is fixed for the dispatcher's lifetime: each call gets a copy.
         self._context = ToolContext(
             session=session,
@@ -179,6 +183,8 @@ class ToolDispatcher:
         same id, is judged by the policy again.
         """
         step = self._prepare(call, self._session, approved=approved)
+        if isinstance(step, Ready) and self._guard is not None and self._guard.arguments:
+            step = self._guarded(step, approved)
         if isinstance(step, Ready):
             outcome, caught = call_sync(step) if step.span is None else traced(step.span, call_sync, step)
             step = self._settle(step, outcome, caught)
@@ -193,6 +199,8 @@ class ToolDispatcher:
         be stopped, so the cancellation waits for it to finish first.
         """
         step = self._prepare(call, self._session, approved=approved)
+        if isinstance(step, Ready) and self._guard is not None and self._guard.arguments:
+            step = await self._guarded_async(step, approved)
         if isinstance(step, Ready):
             if step.span is None:
                 outcome, caught = await call_async(step, drain=True)
@@ -254,6 +262,8 @@ class ToolDispatcher:
 
     async def _run_on_fork(self, call: ToolCall, fork: SessionFork) -> Settled:
         step = self._prepare(call, fork)
+        if self._guard is not None and self._guard.arguments and isinstance(step, Ready):
+            step = await self._guarded_async(step, False)
         if isinstance(step, Settled):
             return step
         if step.span is None:
@@ -326,6 +336,33 @@ class ToolDispatcher:
         return Ready(
             tool, call, params, started, context, resources, session_snapshot, resource_snapshot, span
         )
+
+    def _guarded(self, ready: Ready, approved: bool) -> Ready | Settled:
+        """The tool_arguments guardrails on a prepared call: its params as they run, or the trip.
+
+        A trip settles the call as failed (its one ``ToolInvoked`` is
+        published) and escalates, stopping the run; nothing has run yet.
+        """
+        assert self._guard is not None  # only called with a guard
+        try:
+            params = self._guard.check_arguments(ready.call, ready.params, approved=approved)
+        except GuardrailTripped as trip:
+            return self._tripped(ready, trip)
+        return ready if params is ready.params else attrs.evolve(ready, params=params)
+
+    async def _guarded_async(self, ready: Ready, approved: bool) -> Ready | Settled:
+        assert self._guard is not None  # only called with a guard
+        try:
+            params = await self._guard.check_arguments_async(ready.call, ready.params, approved=approved)
+        except GuardrailTripped as trip:
+            return self._tripped(ready, trip)
+        return ready if params is ready.params else attrs.evolve(ready, params=params)
+
+    def _tripped(self, ready: Ready, trip: GuardrailTripped) -> Settled:
+        text = (
+            f"Tool {ready.tool.name!r} was not run: guardrail {trip.guardrail!r} stopped it ({trip.reason})."
+        )
+        return attrs.evolve(self._refuse(ready.call, text, ready.started, params=ready.params), escalate=trip)
 
     def _settle(self, ready: Ready, outcome: object, caught: BaseException | None) -> Settled:
         """Steps 8-9: check the handler's outcome, roll back on failure, decide what to raise."""

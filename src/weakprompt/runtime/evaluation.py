@@ -23,13 +23,18 @@ from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages, run_ending
 from .dispatcher import ToolDispatcher, ToolExecution
+from .guardrails import ToolGuard
+from .handoff_runs import HANDOFF_KEY, filtered_history
 from .history import HISTORY_KEY, stored_history
 from .loop_events import SectionsExpanded
 from .recording import SECTIONS_KEY, section_hashes
 from .response import PromptResponse
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ..budget import BudgetTracker
+    from ..errors import GuardrailTripped
     from ..events import ToolResultStored
     from ..jsontypes import JSONObject
     from ..model import ToolChoice
@@ -156,6 +161,16 @@ class Evaluation(Generic[OutputT]):
         self.kept_resources: ResourceSnapshot | None = resources.snapshot() if resources is not None else None
         # Closes what the run's scope opened; the trip that writes the run's last turn calls it.
         self.closing: Callable[[], None] | None = None
+        # Guardrails (runtime.guardrails): the tool points' checks, what the input's commit records,
+        # the input's concurrent checks in flight, an output trip raised once its turn is stored.
+        self.tool_guard = ToolGuard(settings.guardrails, session) if settings.guardrails else None
+        outputs.pipeline.result_guard = self.tool_guard
+        self.input_metadata: JSONObject | None = None
+        self.input_check: asyncio.Task[tuple[str, list[JSONObject]]] | None = None
+        self.output_trip: GuardrailTripped | None = None
+        self.answer_text: str | None = None  # a text answer as a guardrail rewrote it
+        self.history_size: int | None = None  # messages before the run's first request (a handoff's)
+        self.ended_by: ToolExecution | None = None  # a call of an ends_run tool (a handoff) ended the run
 
     async def io(self, work: Callable[[], T]) -> T:
         """Run store work on this run's worker thread (or inline, see ``_store_work``)."""
@@ -233,11 +248,11 @@ class Evaluation(Generic[OutputT]):
         given: str | None = None
         # The system message, the history and the input are stored together: one transaction.
         with self.transcript.turn(refresh=False) as opening:
-            self.commit_system(rendered.text)
+            self.commit_system(rendered.text, handoff=self.settings.handoff)
             for message in history or ():
                 self.head = self.transcript.commit(stored_history(message), metadata={HISTORY_KEY: True}).hash
             if input is not None:
-                self.head = given = self.transcript.user(input).hash
+                self.head = given = self.transcript.user(input, metadata=self.input_metadata).hash
         if opening.moved:  # another writer appended meanwhile: the commits were stored under new hashes
             assert self.head is not None and self.system_commit is not None  # both set by a stored commit
             self.head = opening.stored_hash(self.head)
@@ -268,6 +283,10 @@ class Evaluation(Generic[OutputT]):
             self.commit_system(rendered.text)
         rendered = self.rendered
         context = self.outputs.compile(self.transcript)
+        if self.settings.history_filter is not None:  # a handoff's input filter (runtime.handoff_runs)
+            if self.history_size is None:  # the conversation as it was before this run's first turn
+                self.history_size = len(context.messages)
+            context = filtered_history(context, self.settings.history_filter, self.history_size)
         tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
         self.link_tools(tools)
         settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
@@ -333,6 +352,7 @@ class Evaluation(Generic[OutputT]):
             redact=self.settings.redact,
             prompt_name=self.name,
             tool_spans=None if self.trace is None else self.tool_span,
+            guard=self.tool_guard,
         )
         self.offered = rendered.tool_names
         self.transcript.set_tools(rendered.tool_schemas)
@@ -361,18 +381,23 @@ class Evaluation(Generic[OutputT]):
             self.transcript.set_tools(self.rendered.tool_schemas + extra)
             self.offered = names
 
-    def commit_system(self, text: str) -> None:
-        """Put ``text`` first in the conversation: append it, or edit the existing system message."""
+    def commit_system(self, text: str, *, handoff: JSONObject | None = None) -> None:
+        """Put ``text`` first in the conversation: append it, or edit the existing system message.
+
+        ``handoff``: the run was handed the conversation; its system commit records from whom.
+        """
         target = self.system_commit
         if target is None and not self.empty_transcript:
             context = self.transcript.compile()
             if context.messages and context.messages[0].role == "system":
                 target = context.commit_hashes[0]
-                if context.messages[0].content == text:
+                if context.messages[0].content == text and handoff is None:
                     self.system_commit = target
                     return
         sections: JSONObject = dict(self.sections)
         metadata: JSONObject = {PROMPT_KEY: self.name, SECTIONS_KEY: sections}
+        if handoff is not None:
+            metadata[HANDOFF_KEY] = handoff
         commit = self.transcript.system(text, edit=target, metadata=metadata)
         self.empty_transcript = False
         self.system_commit = commit.edit_target or commit.hash

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 import attrs
 
 from ..messages import FinishReason, Message, Usage
+from .verdict import OK, RunVerdict
 
 if TYPE_CHECKING:
     from ..prompt import RenderedPrompt
@@ -58,6 +59,9 @@ class PromptResponse(Generic[OutputT]):
     messages: tuple[Message, ...] = ()
     """The whole conversation as stored when the run ended, without the system message: what a
     stateless caller passes as the next run's ``message_history``."""
+    verdict: RunVerdict = OK
+    """Whether every call of a ``required`` tool succeeded (its last call, after any retry); a run
+    whose required tool failed has ``verdict.ok`` false, whatever its answer says."""
     new_messages: tuple[Message, ...] = ()
     """The messages of ``messages`` this run stored: its input, the replies, tool results and
     corrective turns (not the history it was given)."""

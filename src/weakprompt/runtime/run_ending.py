@@ -13,6 +13,7 @@ from ..messages import AssistantTurn
 from .history import Conversation
 from .history import conversation as history_of
 from .response import PromptResponse
+from .verdict import RequiredToolFailed, verdict_of
 
 if TYPE_CHECKING:
     from .evaluation import Evaluation
@@ -34,6 +35,8 @@ async def finish(
             lambda: history_of(evaluation.transcript.compile(), evaluation.written)
         )
     response = respond(evaluation, reply, output, conversation)
+    if evaluation.settings.strict_verdict and not response.verdict.ok:
+        raise RequiredToolFailed(response)  # stored as it ended; the caller asked for an error instead
     await announce_finished(evaluation, response)
     return response
 
@@ -99,4 +102,5 @@ def respond(
         session=evaluation.session,
         messages=conversation[0],
         new_messages=conversation[1],
+        verdict=verdict_of(evaluation.executions, evaluation.dispatcher.tools),
     )

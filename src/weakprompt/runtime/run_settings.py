@@ -19,8 +19,11 @@ import attrs
 from typing_extensions import TypedDict
 
 from ..errors import ConfigurationError
+from ..jsontypes import JSONObject
 from ..messages import Message
 from ..model_settings import ModelSettings
+from .guardrails import Guardrail, checked_guardrails
+from .handoff_runs import HistoryFilter
 from .output_checks import AnyOutputValidator
 from .redaction import Redactor, default_redact
 
@@ -158,6 +161,14 @@ class RunSettings:
     approve: InlineApprover | None = None
     tool_wrapper: ToolWrapper | None = None
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)
+    guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
+    strict_verdict: bool = False
+    """Raise ``RequiredToolFailed`` (with the response) instead of answering when the verdict fails."""
+    handoff: JSONObject | None = None
+    """A handoff's provenance, kept on the run's system commit (the ``Agent`` sets it; no entry takes it)."""
+    history_filter: HistoryFilter | None = None
+    """What of the conversation before this run the model sees (a handoff's input filter)."""
+    """Checks at the run's input, output, tool arguments and tool results (``specs/GUARDRAILS.md``)."""
 
 
 class StreamOptions(TypedDict, Generic[OutputT], total=False):
@@ -190,6 +201,8 @@ class StreamOptions(TypedDict, Generic[OutputT], total=False):
     tracing: Tracing | None
     approve: InlineApprover | None
     model_settings: ModelSettings | None
+    guardrails: Sequence[Guardrail]
+    strict_verdict: bool
 
 
 class RunOptions(StreamOptions[OutputT], total=False):

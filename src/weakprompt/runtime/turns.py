@@ -16,9 +16,20 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import attrs
+
 from ..errors import MaxTurnsExceededError
 from ..messages import AssistantTurn, Usage
 from ._model_stream import model_reply
+from .guardrails import (
+    alongside,
+    check_input,
+    check_output,
+    final_reply,
+    raise_output_trip,
+    recording_trips,
+)
+from .handoff_runs import ending_call
 from .output_checks import judge, reject_output
 from .recording import record_reply
 from .tool_calls import run_tools
@@ -45,11 +56,16 @@ async def drive(
     ahead: _OpenTurn | None = None  # the next turn, opened with the write of the last one
     reply: AssistantTurn | None = None
     if evaluation.resumption is None:  # the run starts and its first turn opens in one trip
+        input, trip = await check_input(evaluation, input)  # guardrails: before anything is stored
         ahead = await _start(evaluation, input, first_choice)
+        if trip is not None:  # stored with the input, which is all the run stores
+            await drop_ahead(evaluation, ahead.staging, trip)
+            trip.recorded = True
+            raise trip
     else:
         await evaluation.io(lambda: evaluation.start(input, first_choice))
         evaluation.turns_before = evaluation.resumption.context.turns
-        await staged_turn(evaluation, lambda turn: _resuming(evaluation, turn))
+        await recording_trips(evaluation, staged_turn(evaluation, lambda turn: _resuming(evaluation, turn)))
     while True:
         if evaluation.pending:  # the last turn ended on calls waiting for decisions (none opened ahead)
             if evaluation.settings.approve is None:
@@ -64,16 +80,23 @@ async def drive(
             if evaluation.tracker is not None:
                 evaluation.tracker.check()
         except BaseException as exc:
+            if evaluation.input_check is not None:  # the input's concurrent checks: not needed now
+                evaluation.input_check.cancel()
             if ahead is not None:
                 await drop_ahead(evaluation, ahead.staging, exc)
             raise
-        reply, ahead = await model_turn(evaluation, choice, ahead, max_turns=max_turns)
+        reply, ahead = await recording_trips(
+            evaluation, model_turn(evaluation, choice, ahead, max_turns=max_turns)
+        )
         choice = "auto"
         if reply.tool_calls:
+            if evaluation.ended_by is not None:  # a handoff: the run ends with the turn that made it
+                return await evaluation.finish(reply, cast("OutputT", None))
             continue
+        raise_output_trip(evaluation)  # the answer a guardrail stopped is stored: now the run stops
         verdict = evaluation.verdict
         if verdict is None:  # no output type: the prompt is a Prompt[None]
-            return await evaluation.finish(reply, cast("OutputT", None))
+            return await evaluation.finish(final_reply(evaluation, reply), cast("OutputT", None))
         if verdict.rejection is not None:
             left = evaluation.turns_left(max_turns)
             await evaluation.io(
@@ -108,6 +131,7 @@ async def model_turn(
     # No closures here: a variable a nested function uses becomes a cell object, and this
     # frame lives through the model call; partials of module functions instead.
     before = evaluation.head
+    since = len(evaluation.executions)
     staging = ahead.staging if ahead is not None else evaluation.transcript.turn(refresh=False)
     entered: list[TurnRecord] = [ahead.record] if ahead is not None else []
     try:
@@ -119,7 +143,7 @@ async def model_turn(
             )
         )
         turn = entered[0]
-        reply = await call_model(evaluation, request, turn)
+        reply = await alongside(evaluation, call_model(evaluation, request, turn))
         if reply.tool_calls:
             if evaluation.tracker is not None:  # max_tool_calls: none of them runs past the limit
                 evaluation.tracker.take_tool_calls(len(reply.tool_calls))
@@ -133,10 +157,16 @@ async def model_turn(
                 functools.partial(staging.__exit__, type(exc), exc, exc.__traceback__)
             )
         raise
-    # No turn ahead when calls wait for a decision: the run pauses (or decides) first.
+    # No turn ahead when calls wait for a decision (the run pauses or decides first), or when a
+    # call of an ends_run tool (a handoff) ends the run with this turn.
+    if reply.tool_calls and not evaluation.pending:
+        evaluation.ended_by = ending_call(evaluation, since)
     following = (
         evaluation.transcript.turn(refresh=False)
-        if reply.tool_calls and evaluation.turns_left(max_turns) and not evaluation.pending
+        if reply.tool_calls
+        and evaluation.turns_left(max_turns)
+        and not evaluation.pending
+        and evaluation.ended_by is None
         else None
     )
     opened: list[TurnRecord] = []
@@ -248,9 +278,20 @@ async def _judged(evaluation: Evaluation[Any], reply: AssistantTurn) -> JSONObje
     The verdict waits on ``evaluation.verdict`` for :func:`drive`.
     """
     evaluation.verdict = None
-    if reply.tool_calls or evaluation.rendered.output_type is None:
+    if reply.tool_calls:
         return None
+    guarded = bool(evaluation.settings.guardrails)
+    if evaluation.rendered.output_type is None:
+        if not guarded:
+            return None
+        text, noted = await check_output(evaluation, reply.text)  # guardrails on the answer's text
+        evaluation.answer_text = text
+        return noted or None
     evaluation.verdict = verdict = await judge(evaluation, reply.text)
+    if verdict.rejection is None and guarded:  # guardrails on the parsed answer
+        output, noted = await check_output(evaluation, verdict.output)
+        evaluation.verdict = attrs.evolve(verdict, output=output)
+        return noted or None
     return verdict.metadata()
 
 

@@ -62,6 +62,7 @@ class ToolDecorator:
     sequential: bool = False
     requires_approval: ApprovalPolicy = False
     idempotent: bool = False
+    required: bool = False
 
     @overload
     def __call__(self, handler: ToolHandler[PC, R], /) -> Tool[PC, R]: ...
@@ -95,6 +96,7 @@ class ToolDecorator:
                 sequential=self.sequential,
                 requires_approval=self.requires_approval,
                 idempotent=self.idempotent,
+                required=self.required,
             )
         return Tool(
             name=tool_name,
@@ -107,6 +109,7 @@ class ToolDecorator:
             sequential=self.sequential,
             requires_approval=self.requires_approval,
             idempotent=self.idempotent,
+            required=self.required,
         )
 
     def _plain_form(
@@ -124,6 +127,7 @@ class ToolDecorator:
             sequential=self.sequential,
             requires_approval=self.requires_approval,
             idempotent=self.idempotent,
+            required=self.required,
         )
 
     def _description(self, from_docstring: str | None, tool_name: str) -> str:
@@ -186,6 +190,7 @@ def tool(
     sequential: bool = False,
     requires_approval: ApprovalPolicy = False,
     idempotent: bool = False,
+    required: bool = False,
 ) -> ToolDecorator: ...
 
 
@@ -200,6 +205,7 @@ def tool(
     sequential: bool = False,
     requires_approval: ApprovalPolicy = False,
     idempotent: bool = False,
+    required: bool = False,
 ) -> Tool[Any, Any] | ToolDecorator:
     """Turn a typed handler function into a :class:`Tool`.
 
@@ -209,7 +215,8 @@ def tool(
     or ordinary typed parameters; see the module docstring. An ``async def``
     handler is awaited. ``sequential=True`` keeps the tool out of concurrent
     batches (see ``specs/TOOLS.md``, "Concurrency"). ``requires_approval``
-    and ``idempotent`` are described in ``specs/APPROVAL.md``.
+    and ``idempotent`` are described in ``specs/APPROVAL.md``; ``required``
+    (the run depends on the tool) in ``specs/GUARDRAILS.md``, "A run's verdict".
     """
     decorator = ToolDecorator(
         name=name,
@@ -219,6 +226,7 @@ def tool(
         sequential=sequential,
         requires_approval=requires_approval,
         idempotent=idempotent,
+        required=required,
     )
     if handler is not None:
         return decorator(handler)

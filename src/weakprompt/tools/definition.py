@@ -179,7 +179,8 @@ class Tool(Generic[P, R]):
     is not is refused here, by its path.
     ``requires_approval`` pauses the run on a call until someone decides
     it; ``idempotent`` lets a call interrupted by a crash run again on
-    resume (``specs/APPROVAL.md``).
+    resume (``specs/APPROVAL.md``); ``required`` says the run depends on
+    the tool (its verdict, ``specs/GUARDRAILS.md``).
     Everything is validated here, so a bad tool fails where it is defined.
     """
 
@@ -197,6 +198,10 @@ class Tool(Generic[P, R]):
     sequential: bool = False
     requires_approval: ApprovalPolicy = attrs.field(default=False, kw_only=True, validator=_check_policy)
     idempotent: bool = attrs.field(default=False, kw_only=True)
+    required: bool = attrs.field(default=False, kw_only=True)
+    """The run depends on this tool: a run whose last call of it failed has a failed verdict."""
+    ends_run: bool = attrs.field(default=False, kw_only=True)
+    """A successful call ends the run once its turn is stored (a handoff's transfer tool)."""
     _spec: JSONObject | None = attrs.field(init=False, default=None, eq=False, hash=False, repr=False)
 
     if TYPE_CHECKING:
@@ -216,6 +221,8 @@ class Tool(Generic[P, R]):
             *,
             requires_approval: ApprovalPolicy = False,
             idempotent: bool = False,
+            required: bool = False,
+            ends_run: bool = False,
         ) -> None: ...
 
     def needs_approval(self, params: P, context: ToolContext) -> bool:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from ...transcript.records import CommitInfo
     from ...transcript.transcript import Transcript
     from ...transcript.turns import TurnRecord
+    from ..guardrails import ToolGuard
     from .store import StagedOutput, ToolOutputStore
 
 __all__ = ["ProcessedResult", "ToolResultPipeline"]
@@ -126,6 +127,8 @@ class ToolResultPipeline:
         self.budget_tracker = budget_tracker
         self.redact = redact
         self.keep_raw_original = keep_raw_original
+        self.result_guard: ToolGuard | None = None
+        """The run's tool_result guardrails: after redaction, before the hook (set by the loop)."""
 
     def remaining_tokens(self) -> int | None:
         return None if self.budget_tracker is None else self.budget_tracker.remaining_tokens()
@@ -157,6 +160,9 @@ class ToolResultPipeline:
         meta: JSONObject = dict(metadata or {})
         if not framework_text:
             content = self._redact(call, content, is_error, turn, meta)
+            if self.result_guard is not None:  # guardrails: a rewrite is named, a trip raises
+                content, noted = self.result_guard.check_result(call, content, is_error=is_error)
+                meta.update(noted)
         # The size policy on the text as it stands: final unless a hook changes the text.
         measured = None if framework_text else self._measure(call, content, is_error)
         if transcript.hooks.should_fire("tool_result"):

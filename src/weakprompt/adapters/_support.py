@@ -14,10 +14,12 @@ import threading
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
+import attrs
+
 from ..canonical import canonical_json
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
-from ..messages import AssistantTurn, FinishReason
+from ..messages import FinishReason
 from ..model import ForceTool, ModelEvent, ModelRequest, ReplyCompleted
 from ..serde import StrictSchemaError
 from ..tokens import TokenCounter
@@ -170,14 +172,7 @@ def completed_with_metadata(events: Sequence[ModelEvent], metadata: JSONObject) 
     for event in events:
         if isinstance(event, ReplyCompleted):
             turn = event.turn
-            extended = AssistantTurn(
-                text=turn.text,
-                tool_calls=turn.tool_calls,
-                usage=turn.usage,
-                finish_reason=turn.finish_reason,
-                metadata={**turn.metadata, **metadata},
-            )
-            out.append(ReplyCompleted(extended))
+            out.append(ReplyCompleted(attrs.evolve(turn, metadata={**turn.metadata, **metadata})))
         else:
             out.append(event)
     return out

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     )
     from .run_events import (
         EventCallback,
+        ReasoningDelta,
         RunEvent,
         RunFinished,
         TextDelta,
@@ -100,6 +101,7 @@ _LAZY: dict[str, str] = {
     "read_pauses": ".pause_records",
     "stored_pauses": ".pause_records",
     "EventCallback": ".run_events",
+    "ReasoningDelta": ".run_events",
     "RunEvent": ".run_events",
     "RunFinished": ".run_events",
     "TextDelta": ".run_events",
@@ -163,6 +165,7 @@ __all__ = [
     "PromptResponse",
     "SectionsExpanded",
     "EventCallback",
+    "ReasoningDelta",
     "RunEvent",
     "RunFinished",
     "TextDelta",

@@ -7,7 +7,7 @@ are already stored.
 
 The events are the ones of :mod:`weakprompt.events`, the same classes an
 adapter streams and the same objects the session's bus carries: a model
-reply's pieces (``TextDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
+reply's pieces (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
 ``ToolCallReady``, ``UsageReported``, with ``turn`` set), each finished tool
 call's ``ToolInvoked``, each stored result's ``ToolResultStored``, then
 ``TurnCommitted`` for the turn, and ``RunFinished`` last.
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeAlias, TypeVar, Union
 
 from ..events import (
+    ReasoningDelta,
     RunFinished,
     TextDelta,
     ToolCallDelta,
@@ -34,6 +35,7 @@ from .response import PromptResponse
 
 __all__ = [
     "EventCallback",
+    "ReasoningDelta",
     "RunEvent",
     "RunFinished",
     "TextDelta",
@@ -50,6 +52,7 @@ OutputT = TypeVar("OutputT")
 
 RunEvent: TypeAlias = Union[  # noqa: UP007 - a generic alias
     TextDelta,
+    ReasoningDelta,
     ToolCallStarted,
     ToolCallDelta,
     ToolCallReady,

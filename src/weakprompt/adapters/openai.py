@@ -59,6 +59,7 @@ from .output_modes import (
 from .retries import Retrier, RetrySetting
 from .wire.openai import openai_params
 from .wire.openai_chunks import ChatChunkReader
+from .wire.reasoning import ForeignReasoning, check_foreign_reasoning
 
 if TYPE_CHECKING:
     import openai
@@ -129,10 +130,14 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         stream_usage: bool = True,
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
+        foreign_reasoning: ForeignReasoning = "drop",
         name: str = "openai",
     ) -> None:
         if not model:
             raise ConfigurationError("OpenAIAdapter: model must be a non-empty model name")
+        self._foreign_reasoning: ForeignReasoning = check_foreign_reasoning(
+            "OpenAIAdapter", foreign_reasoning
+        )
         super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
         self.model_settings = ModelSettings(temperature=temperature, seed=seed).merged(settings)
@@ -177,7 +182,9 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         request, mode = self.output_modes.pinned(request)
         if mode in ("json_object", "prompted"):
             request = with_schema_instruction(request)
-        wire = openai_params(request.context.messages, request.context.tools)
+        wire = openai_params(
+            request.context.messages, request.context.tools, foreign_reasoning=self._foreign_reasoning
+        )
         params: CompletionCreateParamsNonStreaming = {
             "model": self._model,
             "messages": cast("list[ChatCompletionMessageParam]", wire["messages"]),
@@ -351,11 +358,14 @@ def _usage(completion: ChatCompletion) -> Usage:
         return Usage(model_calls=1)
     details = usage.prompt_tokens_details
     cached = details.cached_tokens if details is not None and details.cached_tokens else 0
+    output = usage.completion_tokens_details
+    reasoning = output.reasoning_tokens if output is not None and output.reasoning_tokens else 0
     return Usage(
         input_tokens=usage.prompt_tokens,
         output_tokens=usage.completion_tokens,
         cached_input_tokens=cached,
         model_calls=1,
+        reasoning_tokens=reasoning,
     )
 
 

@@ -232,9 +232,10 @@ def test_an_assistant_message_with_text_and_calls_keeps_both_in_order() -> None:
         content="Let me look.",
         tool_calls=(ToolCall(id="c1", name="get_weather", arguments={"city": "Oslo"}),),
     )
-    params = adapter_for(FakeServer()).build_params(make_request((*FIRST_PROMPT, said)))
+    result = Message(role="tool", content="18 C", tool_call_id="c1", name="get_weather")
+    params = adapter_for(FakeServer()).build_params(make_request((*FIRST_PROMPT, said, result)))
     WHOLE.validate_python(params)
-    assert list(params["input"])[2:] == [
+    assert list(params["input"])[2:4] == [
         {"type": "message", "role": "assistant", "content": "Let me look."},
         {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": '{"city":"Oslo"}'},
     ]

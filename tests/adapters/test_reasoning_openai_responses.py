@@ -16,7 +16,7 @@ from weakprompt.adapters.openai_responses import OpenAIResponsesAdapter, turn_fr
 from weakprompt.errors import ConfigurationError
 from weakprompt.events import ReasoningDelta
 from weakprompt.messages import Message, ToolCall
-from weakprompt.model import ModelSettings
+from weakprompt.model import ModelSettings, assemble
 from weakprompt.parts import ReasoningPart, TextPart
 
 REQUEST_TYPE = TypeAdapter(ResponseCreateParamsNonStreaming)
@@ -246,3 +246,15 @@ def test_a_reasoning_item_without_encrypted_content_goes_back_by_id_only_when_st
         "id": "rs_9",
         "summary": [{"type": "summary_text", "text": "summary"}],
     }
+
+
+def test_a_call_only_announced_when_done_streams_its_start_to_the_consumer() -> None:
+    """The reader started such a call in its own fold only: a consumer's fold saw it never started."""
+    server = StreamServer().stream(
+        _stream(
+            {"type": "response.output_item.done", "output_index": 0, "item": CALL},
+            {"type": "response.completed", "response": _body([CALL])},
+        )
+    )
+    events = collect(_stream_adapter(server), make_request([USER], tools=TOOLS))
+    assert assemble(events).tool_calls == (ToolCall("call_1", "get_weather", '{"city":"Paris"}'),)

@@ -66,6 +66,7 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .request_rules import check_anthropic_messages, continues_tool_use, starts_with_thinking
 from .retries import RetrySetting
 from .wire.anthropic import PROVIDER, anthropic_params
 from .wire.reasoning import ForeignReasoning, check_foreign_reasoning, issuer_of
@@ -239,6 +240,9 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
         settings = self.model_settings.merged(request.settings)
         limit = request.max_output_tokens or settings.max_output_tokens
         budget = _thinking_budget(settings)
+        messages = cast("list[Mapping[str, object]]", wire["messages"])
+        if budget is not None and continues_tool_use(messages) and not starts_with_thinking(messages[-2]):
+            budget = None  # one thinking setting per tool-use turn: one begun without thinking ends so
         params: MessageCreateParamsNonStreaming = {
             "model": self._model,
             "max_tokens": limit or self._max_tokens,
@@ -274,6 +278,7 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
             params["tools"] = tools
             params["tool_choice"] = tool_choice_param(choice, parallel=settings.parallel_tool_calls)
         _apply_settings(params, settings)
+        check_anthropic_messages(messages, thinking=budget is not None, provider=self._name)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:

@@ -55,6 +55,7 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .request_rules import check_gemini_contents
 from .retries import RetrySetting, adapter_retrier
 from .wire.gemini import PROVIDER, GeminiChunkReader, gemini_contents, turn_from_response
 from .wire.gemini_schema import gemini_schema
@@ -190,6 +191,7 @@ class GeminiAdapter(SettingsAware, AdapterIdentity):
         if limit is not None:
             config.max_output_tokens = limit
         _apply_settings(config, settings)
+        check_gemini_contents(contents, provider=self._name)
         return contents, config
 
     def complete(self, request: ModelRequest) -> AssistantTurn:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..errors import ConfigurationError, ProviderError
@@ -56,6 +56,7 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .request_rules import check_chat_messages
 from .retries import Retrier, RetrySetting
 from .wire.openai import openai_params
 from .wire.openai_chunks import ChatChunkReader
@@ -207,6 +208,7 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         if limit is not None:
             params[self._max_tokens_field] = limit
         _apply_settings(params, settings, tools=bool(tools))
+        check_chat_messages(cast("list[Mapping[str, object]]", wire["messages"]), provider=self._name)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> CompletionCreateParamsStreaming:

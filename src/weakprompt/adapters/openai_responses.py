@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..errors import ConfigurationError
@@ -67,6 +67,7 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .request_rules import check_responses_input
 from .retries import RetrySetting
 from .wire.openai_responses import PROVIDER, responses_input
 from .wire.reasoning import ForeignReasoning, check_foreign_reasoning, issuer_of
@@ -207,6 +208,7 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         _apply_settings(params, settings, tools=bool(tools))
         if settings.reasoning_effort is not None:
             self._ask_reasoning(params, settings.reasoning_effort)
+        check_responses_input(cast("list[Mapping[str, object]]", items), provider=self._name)
         return params
 
     def _ask_reasoning(self, params: ResponseCreateParamsNonStreaming, effort: str) -> None:
@@ -495,10 +497,11 @@ class ResponseEventReader:
             return self._reasoning_done(event.output_index, event.item)
         if event.type == "response.output_item.done" and event.item.type == "function_call":
             index = self._calls.get(event.output_index)
-            if index is None:  # never announced: start it now, whole
+            started: list[ModelEvent] = []
+            if index is None:  # never announced: start it now, whole (the consumer folds the start too)
                 index = self._calls[event.output_index] = len(self._calls)
-                add(ToolCallStarted(index, event.item.call_id, event.item.name))
-            return [self._assembler.close_call(index, arguments=event.item.arguments)]
+                started.append(add(ToolCallStarted(index, event.item.call_id, event.item.name)))
+            return [*started, self._assembler.close_call(index, arguments=event.item.arguments)]
         if event.type == "response.completed":
             return self._ended(event.response)
         if event.type == "response.incomplete":

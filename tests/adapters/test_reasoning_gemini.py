@@ -221,3 +221,32 @@ def test_chat_completions_sends_no_reasoning_back_but_can_send_it_as_text() -> N
     dropped, as_text = (body["messages"][1] for body in server.bodies())
     assert dropped == {"role": "assistant", "content": "Hello."}
     assert as_text == {"role": "assistant", "content": "I should greet.\n\nHello."}
+
+
+def test_a_thought_without_a_signature_and_a_signature_without_text_replay_only_the_signature() -> None:
+    bare = {"text": "", "thoughtSignature": THOUGHT_SIGNATURE}
+    adapter = GeminiAdapter(
+        "gemini-test", client=_client(FakeServer().reply(200, _reply([THOUGHT_A, TEXT, bare])))
+    )
+    turn = adapter.complete(make_request([USER]))
+    unsigned, _text, signed = turn.parts
+    assert unsigned == ReasoningPart("Paris, ", issuer=ISSUER) and signed.signature == THOUGHT_SIGNATURE
+    server = FakeServer().reply(200, _reply([TEXT]))
+    GeminiAdapter("gemini-test", client=_client(server)).complete(
+        make_request([USER, Message.of("assistant", list(turn.parts)), Message("user", "more?")])
+    )
+    assert server.bodies()[0]["contents"][1]["parts"] == [
+        {"text": "Checking.", "thoughtSignature": THOUGHT_SIGNATURE}
+    ]
+
+
+def test_each_adapter_names_the_issuer_of_its_reasoning() -> None:
+    import anthropic
+
+    from weakprompt.adapters import AnthropicAdapter, OpenAIResponsesAdapter
+
+    oa = openai.OpenAI(api_key="k", base_url="http://unused.test")
+    assert GeminiAdapter("gemini-test", client=_client(FakeServer())).issuer == ISSUER
+    assert OpenAIResponsesAdapter("o4", client=oa).issuer == "openai:o4"
+    claude = anthropic.Anthropic(api_key="k", base_url="http://unused.test")
+    assert AnthropicAdapter("claude-x", client=claude).issuer == "anthropic:claude-x"

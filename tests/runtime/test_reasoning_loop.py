@@ -120,3 +120,14 @@ def test_a_whole_reply_run_keeps_the_parts_too() -> None:
     assert response.text == "Mild, 18 degrees."
     said = next(m for m in adapter.requests[1].context.messages if m.role == "assistant")
     assert said.parts[0] == THOUGHT
+
+
+def test_a_whole_turn_with_other_parts_streams_its_text_once_where_it_began() -> None:
+    from weakprompt.parts import ImagePart
+
+    image = ImagePart(media_type="image/png", url="https://example.test/a.png")
+    turn = AssistantTurn(text="a\n\nb", parts=(THOUGHT, TextPart("a"), image, TextPart("b")))
+    events = turn_events(turn)
+    assert [type(event).__name__ for event in events[:2]] == ["ReasoningDelta", "TextDelta"]
+    assert [event.text for event in events if isinstance(event, TextDelta)] == ["a\n\nb"]
+    assert events[-1] == ReplyCompleted(turn)

@@ -19,6 +19,7 @@ __all__ = [
     "ContextLengthError",
     "DeadlineExceededError",
     "GuardrailTripped",
+    "InvalidRequestError",
     "MaxTurnsExceededError",
     "OutputParseError",
     "OutputValidationError",
@@ -174,6 +175,19 @@ class AdapterError(WeakpromptError):
         """Seconds the provider asked to wait before trying again (its ``retry-after``), if it did."""
         self.attempts = 1
         """How many times the call was tried before this error was raised (set by the retries)."""
+
+
+class InvalidRequestError(AdapterError):
+    """A request broke its provider's rules, found before it was sent (nothing was sent).
+
+    ``index`` is the position of the offending message (or input item) in the
+    request as it would have been sent, ``rule`` the short name of the rule.
+    """
+
+    def __init__(self, message: str, *, provider: str = "", index: int | None = None, rule: str = "") -> None:
+        super().__init__(message, provider=provider)
+        self.index = index
+        self.rule = rule
 
 
 class AuthenticationError(AdapterError):

@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 import anthropic
+import attrs
 import pytest
 from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from hypothesis import HealthCheck, given, settings
@@ -56,6 +57,7 @@ from weakprompt.model import (
     UsageReported,
     complete_async,
 )
+from weakprompt.parts import ReasoningPart, TextPart
 
 STREAM_REQUEST_TYPE = TypeAdapter(MessageCreateParamsStreaming)
 
@@ -123,12 +125,14 @@ def test_tool_use_blocks_complete_at_their_block_stop() -> None:
 
 
 def test_the_streamed_turn_equals_the_complete_turn_for_the_same_reply() -> None:
-    fake = FakeServer().reply(200, anthropic_message_body(TOOL_TURN))
-    server = StreamServer().stream(sse_events(*anthropic_stream_events(TOOL_TURN, thinking=True)))
+    thought = ReasoningPart("Let me think.", issuer="anthropic:claude-test", signature="c2ln")
+    thinking_turn = attrs.evolve(TOOL_TURN, parts=(thought, TextPart(TOOL_TURN.text)))
+    fake = FakeServer().reply(200, anthropic_message_body(thinking_turn))
+    server = StreamServer().stream(sse_events(*anthropic_stream_events(thinking_turn)))
     adapter = both_adapter(fake, server)
     request = make_request([USER], tools=TOOLS, max_output_tokens=300)
 
-    assert adapter.complete(request) == asyncio.run(complete_async(adapter, request)) == TOOL_TURN
+    assert adapter.complete(request) == asyncio.run(complete_async(adapter, request)) == thinking_turn
     assert {k: v for k, v in server.bodies()[0].items() if k != "stream"} == fake.bodies()[0]
 
 
@@ -309,8 +313,11 @@ def _anthropic_turns() -> st.SearchStrategy[AssistantTurn]:
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(_anthropic_turns(), st.booleans())
 def test_any_streamed_reply_assembles_to_what_complete_returns(turn: AssistantTurn, thinking: bool) -> None:
+    if thinking:
+        thought = ReasoningPart("Hm, a plan.", issuer="anthropic:claude-test", signature="c2ln")
+        turn = attrs.evolve(turn, parts=(thought, TextPart(turn.text)) if turn.text else (thought,))
     fake = FakeServer().reply(200, anthropic_message_body(turn))
-    server = StreamServer().stream(sse_events(*anthropic_stream_events(turn, thinking=thinking)))
+    server = StreamServer().stream(sse_events(*anthropic_stream_events(turn)))
     adapter = both_adapter(fake, server)
     request = make_request([USER], tools=TOOLS)
 

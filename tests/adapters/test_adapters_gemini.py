@@ -38,6 +38,7 @@ from weakprompt.errors import (
 )
 from weakprompt.messages import Message, ToolCall, Usage
 from weakprompt.model import ForceTool, ModelSettings, TextDelta, ToolCallReady
+from weakprompt.parts import ReasoningPart
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.runtime.loop import evaluate
 from weakprompt.session import Session
@@ -148,10 +149,12 @@ def test_function_calls_keep_their_thought_signature_and_go_back_with_it() -> No
         ToolCall(id="fc-1", name="get_weather", arguments={"city": "Paris"}),
         ToolCall(id="fc-2", name="get_weather", arguments={"city": "Oslo"}),
     )
-    assert turn.usage == Usage(input_tokens=20, output_tokens=46, cached_input_tokens=5, model_calls=1)
-    assert turn.metadata == {"gemini": {"thought_signatures": {"fc-1": SIGNATURE}}, "reasoning_tokens": 40}
+    assert turn.usage == Usage(
+        input_tokens=20, output_tokens=46, cached_input_tokens=5, model_calls=1, reasoning_tokens=40
+    )
+    assert turn.reasoning == (ReasoningPart(issuer="gemini:gemini-test", signature=SIGNATURE, id="fc-1"),)
 
-    said = Message(role="assistant", content="", tool_calls=turn.tool_calls, metadata=turn.metadata)
+    said = Message(role="assistant", content="", tool_calls=turn.tool_calls, parts=turn.parts)
     results = [
         Message(role="tool", content="18 C", tool_call_id="fc-1", name="get_weather"),
         Message(role="tool", content="no such city", tool_call_id="fc-2", is_error=True),
@@ -362,7 +365,8 @@ def test_settings_map_onto_the_generation_config() -> None:
         "maxOutputTokens": 99,
         "thinkingConfig": body["generationConfig"]["thinkingConfig"],
     }
-    assert list(body["generationConfig"]["thinkingConfig"].values()) == [1024]  # the SDK's own key spelling
+    thinking = body["generationConfig"]["thinkingConfig"]
+    assert sorted(thinking.values()) == [True, 1024]  # the SDK's own key spelling, thoughts included
     assert body["labels"] == {"team": "a"}
 
 
@@ -390,7 +394,8 @@ def test_reasoning_effort_is_the_thinking_level_and_not_with_a_budget() -> None:
     adapter_for(server, settings=ModelSettings(reasoning_effort="minimal")).complete(
         make_request(FIRST_PROMPT)
     )
-    assert list(server.bodies()[0]["generationConfig"]["thinkingConfig"].values()) == ["MINIMAL"]
+    thinking = server.bodies()[0]["generationConfig"]["thinkingConfig"]
+    assert set(thinking.values()) == {True, "MINIMAL"}
     both = ModelSettings(reasoning_effort="high", thinking_budget=100)
     with pytest.raises(ConfigurationError, match="thinking_budget and reasoning_effort are both set"):
         adapter_for(FakeServer()).complete(make_request(FIRST_PROMPT, settings=both))
@@ -497,8 +502,7 @@ def test_a_streamed_reply_arrives_chunk_by_chunk() -> None:
     assert [e.text for e in of_type(events, TextDelta)] == ["Mild, ", "18 degrees."]
     turn = final_turn(events)
     assert (turn.text, turn.finish_reason) == ("Mild, 18 degrees.", "stop")
-    assert turn.usage == Usage(input_tokens=20, output_tokens=9, model_calls=1)
-    assert turn.metadata == {"reasoning_tokens": 3}
+    assert turn.usage == Usage(input_tokens=20, output_tokens=9, model_calls=1, reasoning_tokens=3)
     assert server.requests[0].url.path == "/v1/models/gemini-test:streamGenerateContent"
 
 
@@ -513,7 +517,7 @@ def test_streamed_calls_keep_their_signatures() -> None:
     assert [e.call.id for e in of_type(events, ToolCallReady)] == ["fc-1", "fc-2"]
     turn = final_turn(events)
     assert turn.finish_reason == "tool_calls"
-    assert turn.metadata["gemini"] == {"thought_signatures": {"fc-1": SIGNATURE}}
+    assert turn.reasoning == (ReasoningPart(issuer="gemini:gemini-test", signature=SIGNATURE, id="fc-1"),)
 
 
 def test_a_stream_without_a_finish_reason_broke_off() -> None:

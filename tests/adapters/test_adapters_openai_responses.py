@@ -187,7 +187,7 @@ def test_function_calls_come_back_keyed_by_call_id_and_history_goes_as_items() -
     assert turn.tool_calls == (ToolCall(id="call_w1", name="get_weather", arguments='{"city":"Paris"}'),)
     assert turn.finish_reason == "tool_calls"
     assert turn.usage.cached_input_tokens == 10
-    assert turn.metadata == {"reasoning_tokens": 64}
+    assert turn.usage.reasoning_tokens == 64
     (body,) = server.bodies()
     WHOLE.validate_python(body)
     assert body["input"][2:] == [
@@ -232,9 +232,10 @@ def test_an_assistant_message_with_text_and_calls_keeps_both_in_order() -> None:
         content="Let me look.",
         tool_calls=(ToolCall(id="c1", name="get_weather", arguments={"city": "Oslo"}),),
     )
-    params = adapter_for(FakeServer()).build_params(make_request((*FIRST_PROMPT, said)))
+    result = Message(role="tool", content="18 C", tool_call_id="c1", name="get_weather")
+    params = adapter_for(FakeServer()).build_params(make_request((*FIRST_PROMPT, said, result)))
     WHOLE.validate_python(params)
-    assert list(params["input"])[2:] == [
+    assert list(params["input"])[2:4] == [
         {"type": "message", "role": "assistant", "content": "Let me look."},
         {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": '{"city":"Oslo"}'},
     ]
@@ -342,7 +343,9 @@ def test_settings_map_onto_the_responses_fields() -> None:
         "max_output_tokens": 300,
         "parallel_tool_calls": False,
     }
-    assert params.get("reasoning") == {"effort": "low"} and params.get("service_tier") == "flex"
+    assert params.get("reasoning") == {"effort": "low", "summary": "auto"}
+    assert params.get("include") == ["reasoning.encrypted_content"]
+    assert params.get("service_tier") == "flex"
     assert params.get("extra_body") == {"truncation": "auto"}
 
 
@@ -500,12 +503,8 @@ def test_a_streamed_text_reply_arrives_in_deltas_with_usage_and_reasoning_tokens
     events = collect(stream_adapter(server), make_request(FIRST_PROMPT))
     assert [e.text for e in of_type(events, TextDelta)] == ["Mild, ", "18 degrees."]
     turn = final_turn(events)
-    assert (turn.text, turn.finish_reason, turn.metadata) == (
-        "Mild, 18 degrees.",
-        "stop",
-        {"reasoning_tokens": 7},
-    )
-    assert turn.usage == Usage(input_tokens=30, output_tokens=12, model_calls=1)
+    assert (turn.text, turn.finish_reason) == ("Mild, 18 degrees.", "stop")
+    assert turn.usage == Usage(input_tokens=30, output_tokens=12, model_calls=1, reasoning_tokens=7)
     (body,) = server.bodies()
     STREAMED.validate_python(body)
     assert body["stream"] is True and body["store"] is False
@@ -558,7 +557,7 @@ def test_a_call_still_open_at_the_end_is_closed_with_its_streamed_arguments() ->
     events = collect(stream_adapter(server), make_request(FIRST_PROMPT, tools=TOOLS))
     turn = final_turn(events)
     assert turn.tool_calls == (ToolCall(id="call_o", name="get_weather", arguments='{"city":"Lima"}'),)
-    assert turn.metadata == {"reasoning_tokens": 5}
+    assert turn.usage.reasoning_tokens == 5
     assert [e.call.id for e in of_type(events, ToolCallReady)] == ["call_o"]
 
 

@@ -186,7 +186,6 @@ def test_anthropic_maps_stop_parallel_calls_and_tier_and_refuses_sampling_its_sd
     assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
     for refused in (
         ModelSettings(temperature=0.2),
-        ModelSettings(thinking_budget=2048),
         ModelSettings(seed=1),
     ):
         with pytest.raises(ConfigurationError, match=r"AnthropicAdapter \(claude-test\) does not support"):

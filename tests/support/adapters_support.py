@@ -15,6 +15,7 @@ import httpx2
 
 from weakprompt.messages import AssistantTurn, Message, ToolCall, Usage
 from weakprompt.model import CompiledContext, ModelRequest, ModelSettings, ToolChoice
+from weakprompt.parts import ReasoningPart
 from weakprompt.tools import ToolContext, ToolResult, tool
 
 
@@ -133,7 +134,7 @@ def openai_completion_body(turn: AssistantTurn, *, model: str = "test-model") ->
 
 def anthropic_message_body(turn: AssistantTurn, *, model: str = "claude-test") -> dict[str, Any]:
     """What the Messages API would answer to produce ``turn``."""
-    content: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = [anthropic_reasoning_block(part) for part in turn.reasoning]
     if turn.text:
         content.append({"type": "text", "text": turn.text})
     for call in turn.tool_calls:
@@ -158,6 +159,13 @@ def anthropic_message_body(turn: AssistantTurn, *, model: str = "claude-test") -
             "cache_creation_input_tokens": 0,
         },
     }
+
+
+def anthropic_reasoning_block(part: ReasoningPart) -> dict[str, Any]:
+    """A reasoning part as the Messages API returns it (thinking, or redacted thinking)."""
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.encrypted}
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
 
 
 def anthropic_error_body(kind: str, message: str) -> dict[str, Any]:

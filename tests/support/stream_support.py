@@ -263,7 +263,7 @@ _ANTHROPIC_STOP = {
 
 
 def anthropic_stream_events(
-    turn: AssistantTurn, *, stop: bool = True, thinking: bool = False
+    turn: AssistantTurn, *, stop: bool = True
 ) -> list[tuple[str, dict[str, Any]]]:
     """The named events the Messages API streams for ``turn`` (arguments must be JSON objects)."""
     cached = turn.usage.cached_input_tokens
@@ -287,14 +287,18 @@ def anthropic_stream_events(
         ("message_start", {"type": "message_start", "message": message})
     ]
     blocks: list[list[tuple[str, dict[str, Any]]]] = []
-    if thinking:
-        blocks.append(
-            [
-                ("content_block_start", {"type": "thinking", "thinking": "", "signature": ""}),
-                ("content_block_delta", {"type": "thinking_delta", "thinking": "Let me think."}),
-                ("content_block_delta", {"type": "signature_delta", "signature": "c2ln"}),
-            ]
-        )
+    for part in turn.reasoning:
+        if part.redacted:
+            blocks.append([("content_block_start", {"type": "redacted_thinking", "data": part.encrypted})])
+        else:
+            blocks.append(
+                [("content_block_start", {"type": "thinking", "thinking": "", "signature": ""})]
+                + [
+                    ("content_block_delta", {"type": "thinking_delta", "thinking": p})
+                    for p in pieces_of(part.text)
+                ]
+                + [("content_block_delta", {"type": "signature_delta", "signature": part.signature})]
+            )
     if turn.text:
         blocks.append(
             [("content_block_start", {"type": "text", "text": ""})]

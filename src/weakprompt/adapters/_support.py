@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 from ..canonical import canonical_json
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
-from ..messages import AssistantTurn, FinishReason
-from ..model import ForceTool, ModelEvent, ModelRequest, ReplyCompleted
+from ..messages import FinishReason
+from ..model import ForceTool, ModelRequest
 from ..serde import StrictSchemaError
 from ..tokens import TokenCounter
 
@@ -30,11 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OPENAI_FINISH_REASONS",
-    "REASONING_TOKENS_KEY",
     "AdapterIdentity",
     "LoopBoundClient",
     "check_tool_choice",
-    "completed_with_metadata",
     "clients_or_build",
     "missing_client",
     "reject_ignored_settings",
@@ -155,32 +153,6 @@ def parameters_schema(tool: AnyTool, *, strict: bool) -> tuple[JSONObject, bool]
         except StrictSchemaError:
             pass
     return tool.parameters_schema(), False
-
-
-REASONING_TOKENS_KEY = "reasoning_tokens"
-"""Turn-metadata key of the reasoning (thinking) tokens a reply used, already counted in its
-output tokens: :class:`~weakprompt.usage.Usage` has no field of its own for them yet."""
-
-
-def completed_with_metadata(events: Sequence[ModelEvent], metadata: JSONObject) -> list[ModelEvent]:
-    """``events`` with the completed turn's metadata extended by ``metadata`` (facts only the end told)."""
-    if not metadata:
-        return list(events)
-    out: list[ModelEvent] = []
-    for event in events:
-        if isinstance(event, ReplyCompleted):
-            turn = event.turn
-            extended = AssistantTurn(
-                text=turn.text,
-                tool_calls=turn.tool_calls,
-                usage=turn.usage,
-                finish_reason=turn.finish_reason,
-                metadata={**turn.metadata, **metadata},
-            )
-            out.append(ReplyCompleted(extended))
-        else:
-            out.append(event)
-    return out
 
 
 # Chat Completions' finish reasons; llama.cpp's OpenAI-style replies use the same words.

@@ -9,6 +9,12 @@ reads ``text`` / ``tool_use`` blocks back into a neutral turn, whole
 only that one was given). A streamed reply is complete only at its
 ``message_stop``: a stream that stops before it broke off.
 
+Extended thinking (``thinking_budget``, or ``reasoning_effort`` as a budget)
+is sent as ``thinking={"type": "enabled", ...}``; the reply's ``thinking``
+and ``redacted_thinking`` blocks become the turn's reasoning parts, issued
+by ``anthropic:<model>``, and go back first in their assistant message, as
+they came, on every later request (specs/REASONING.md).
+
 The SDK is imported when an adapter is built, never when this module loads.
 """
 
@@ -30,6 +36,7 @@ from ..model import (
     ModelRequest,
     ModelSettings,
     OutputMode,
+    ReasoningDelta,
     ReplyAssembler,
     SettingsAware,
     TextDelta,
@@ -39,6 +46,7 @@ from ..model import (
     UsageReported,
     check_supported,
 )
+from ..parts import Part, ReasoningPart, TextPart
 from ._support import (
     AdapterIdentity,
     check_tool_choice,
@@ -58,8 +66,10 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .request_rules import check_anthropic_messages, continues_tool_use, starts_with_thinking
 from .retries import RetrySetting
-from .wire.anthropic import anthropic_params
+from .wire.anthropic import PROVIDER, anthropic_params
+from .wire.reasoning import ForeignReasoning, check_foreign_reasoning, issuer_of
 
 if TYPE_CHECKING:
     import anthropic
@@ -70,6 +80,7 @@ if TYPE_CHECKING:
         MessageDeltaUsage,
         MessageParam,
         RawMessageStreamEvent,
+        ThinkingConfigParam,
         ToolChoiceParam,
         ToolParam,
     )
@@ -81,7 +92,14 @@ if TYPE_CHECKING:
 
     from ..tools import AnyTool
 
-__all__ = ["AnthropicAdapter", "tool_choice_param", "turn_from_message"]
+__all__ = [
+    "ANTHROPIC_SETTINGS",
+    "EFFORT_BUDGETS",
+    "MIN_THINKING_BUDGET",
+    "AnthropicAdapter",
+    "tool_choice_param",
+    "turn_from_message",
+]
 
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 # Anthropic-compatible servers at a base_url rarely check keys, but the SDK needs one to send.
@@ -101,14 +119,23 @@ OUTPUT_MODES: tuple[ConcreteOutputMode, ...] = ("native", "tool", "prompted")
 """The Messages API has no plain JSON mode; ``auto`` tries these in this order."""
 
 
-ANTHROPIC_SETTINGS = frozenset({"max_output_tokens", "stop", "parallel_tool_calls", "service_tier", "extra"})
+ANTHROPIC_SETTINGS = frozenset(
+    {"max_output_tokens", "stop", "parallel_tool_calls", "service_tier", "extra"}
+    | {"thinking_budget", "reasoning_effort"}
+)
 """The model settings the Messages API takes here.
 
 The SDK's request type has no ``temperature`` or ``top_p`` (newer models
 refuse them; for an older model pass them in ``extra``). Extended thinking
-(``thinking_budget``) waits for thinking blocks to be kept and sent back
-with tool results; until then it is refused, not dropped.
+takes a token budget: ``thinking_budget``, or ``reasoning_effort`` read as
+one of :data:`EFFORT_BUDGETS`.
 """
+
+MIN_THINKING_BUDGET = 1024
+"""The smallest thinking budget the Messages API takes."""
+
+EFFORT_BUDGETS: Mapping[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576}
+"""The thinking budget each ``reasoning_effort`` stands for."""
 
 
 class AnthropicAdapter(SettingsAware, AdapterIdentity):
@@ -142,16 +169,21 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
         strict_tools: bool = False,
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
+        foreign_reasoning: ForeignReasoning = "drop",
         name: str = "anthropic",
     ) -> None:
         if not model:
             raise ConfigurationError("AnthropicAdapter: model must be a non-empty model name")
+        self._foreign_reasoning: ForeignReasoning = check_foreign_reasoning(
+            "AnthropicAdapter", foreign_reasoning
+        )
         if max_tokens < 1:
             raise ConfigurationError(f"AnthropicAdapter: max_tokens must be at least 1, got {max_tokens}")
         super().__init__(name=name, model=model, context_window=context_window)
         self._max_tokens = max_tokens
         self.model_settings = ModelSettings().merged(settings)
         check_supported(self.model_settings, ANTHROPIC_SETTINGS, adapter="AnthropicAdapter", model=model)
+        _thinking_budget(self.model_settings)  # a bad budget is refused when the adapter is built
         self._strict_tools = strict_tools
         self.output_modes = OutputModes(
             "AnthropicAdapter", supported=OUTPUT_MODES, auto_order=OUTPUT_MODES, default=output_mode
@@ -201,14 +233,24 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
         request, mode = self.output_modes.pinned(request)
         if mode == "prompted":
             request = with_schema_instruction(request)
-        wire = anthropic_params(request.context.messages, request.context.tools)
+        wire = anthropic_params(
+            request.context.messages, request.context.tools, foreign_reasoning=self._foreign_reasoning
+        )
         check_supported(request.settings, ANTHROPIC_SETTINGS, adapter="AnthropicAdapter", model=self._model)
         settings = self.model_settings.merged(request.settings)
+        limit = request.max_output_tokens or settings.max_output_tokens
+        budget = _thinking_budget(settings)
+        messages = cast("list[Mapping[str, object]]", wire["messages"])
+        if budget is not None and continues_tool_use(messages) and not starts_with_thinking(messages[-2]):
+            budget = None  # one thinking setting per tool-use turn: one begun without thinking ends so
         params: MessageCreateParamsNonStreaming = {
             "model": self._model,
-            "max_tokens": request.max_output_tokens or settings.max_output_tokens or self._max_tokens,
+            "max_tokens": limit or self._max_tokens,
             "messages": cast("list[MessageParam]", wire["messages"]),
         }
+        if budget is not None:
+            params["thinking"] = _thinking_param(budget, limit, settings)
+            params["max_tokens"] = limit or budget + self._max_tokens
         system = wire.get("system")
         system = system if isinstance(system, str) else None
         schema = request.output_schema
@@ -231,9 +273,12 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
                 }
             )
         if tools:
+            if budget is not None:
+                _check_thinking_choice(choice, forced_answer=mode == "tool" and schema is not None)
             params["tools"] = tools
             params["tool_choice"] = tool_choice_param(choice, parallel=settings.parallel_tool_calls)
         _apply_settings(params, settings)
+        check_anthropic_messages(messages, thinking=budget is not None, provider=self._name)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:
@@ -252,6 +297,11 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
             request, lambda pinned: self.retrier.stream(pinned, self._stream_once)
         ):
             yield event
+
+    @property
+    def issuer(self) -> str:
+        """The ``issuer`` of the reasoning this adapter's model writes (``anthropic:<model>``)."""
+        return issuer_of(PROVIDER, self._model)
 
     def _complete_once(self, request: ModelRequest) -> AssistantTurn:
         import anthropic
@@ -335,6 +385,69 @@ def tool_choice_param(choice: ToolChoice, *, parallel: bool | None = None) -> To
     return param
 
 
+def _thinking_budget(settings: ModelSettings) -> int | None:
+    """The thinking budget the settings ask for (none: no thinking), checked against the API's rules."""
+    if settings.thinking_budget is not None and settings.reasoning_effort is not None:
+        raise ConfigurationError(
+            "AnthropicAdapter: thinking_budget and reasoning_effort are both set; extended thinking "
+            "takes one token budget (reasoning_effort stands for one), set only one of them"
+        )
+    if settings.reasoning_effort is not None:
+        return EFFORT_BUDGETS[settings.reasoning_effort]
+    budget = settings.thinking_budget
+    if budget is not None and budget < MIN_THINKING_BUDGET:
+        raise ConfigurationError(
+            f"AnthropicAdapter: thinking_budget must be at least {MIN_THINKING_BUDGET} "
+            f"(the Messages API's minimum), got {budget}"
+        )
+    return budget
+
+
+_SAMPLING_REFUSED = ("temperature", "top_k")
+
+
+def _thinking_param(budget: int, limit: int | None, settings: ModelSettings) -> ThinkingConfigParam:
+    """``thinking`` for a budget, refusing by name what the API refuses with thinking on.
+
+    The reply limit must exceed the budget (the thinking counts in it);
+    without an explicit limit the reply gets the adapter's ``max_tokens``
+    on top of the budget. Thinking is not compatible with a changed
+    ``temperature`` or ``top_k``, nor with a ``top_p`` under 0.95.
+    """
+    if limit is not None and limit <= budget:
+        raise ConfigurationError(
+            f"AnthropicAdapter: max_output_tokens ({limit}) must be more than the thinking budget "
+            f"({budget}): the thinking counts in the reply's tokens"
+        )
+    for name in _SAMPLING_REFUSED:
+        if name in settings.extra:
+            raise ConfigurationError(
+                f"AnthropicAdapter: extra[{name!r}] cannot be set with extended thinking "
+                "(the Messages API refuses it); remove it or turn thinking off"
+            )
+    top_p = settings.extra.get("top_p")
+    if isinstance(top_p, int | float) and not 0.95 <= top_p <= 1:
+        raise ConfigurationError(
+            f"AnthropicAdapter: extra['top_p'] must be between 0.95 and 1 with extended thinking, got {top_p}"
+        )
+    return {"type": "enabled", "budget_tokens": budget}
+
+
+def _check_thinking_choice(choice: ToolChoice, *, forced_answer: bool) -> None:
+    """With thinking on, the Messages API takes tool_choice ``auto`` or ``none`` only."""
+    if forced_answer:
+        raise ConfigurationError(
+            "AnthropicAdapter: output_mode 'tool' forces the final-answer tool, which extended thinking "
+            "does not allow; use output_mode 'native' or 'prompted', or turn thinking off"
+        )
+    if isinstance(choice, ForceTool) or choice == "required":
+        shown = f"ForceTool({choice.name!r})" if isinstance(choice, ForceTool) else repr(choice)
+        raise ConfigurationError(
+            f"AnthropicAdapter: tool_choice {shown} cannot be used with extended thinking "
+            "(the Messages API takes 'auto' or 'none' then)"
+        )
+
+
 def _apply_settings(params: MessageCreateParamsNonStreaming, settings: ModelSettings) -> None:
     """Put the stop sequences, service tier and provider options on Messages API parameters."""
     if settings.stop is not None:
@@ -350,19 +463,34 @@ def turn_from_message(message: AnthropicMessage) -> AssistantTurn:
 
     Text blocks are joined in order; each ``tool_use`` block becomes a call
     whose arguments are its ``input``, the object the SDK already parsed
-    (kept as it is: the call decodes and encodes it at most once). Other block kinds
-    (thinking, server tools) are not part of the neutral turn.
+    (kept as it is: the call decodes and encodes it at most once).
+    ``thinking`` blocks (text and signature) and ``redacted_thinking``
+    blocks (their ``data``, encrypted) become reasoning parts issued by
+    ``anthropic:<model>``; with any, the turn's parts are the reasoning and
+    the text in the order each began. Server-tool blocks are not part of
+    the neutral turn.
     """
+    issuer = issuer_of(PROVIDER, message.model)
     texts: list[str] = []
     calls: list[ToolCall] = []
+    order: list[Part | None] = []  # reasoning parts, and None where the text began
     for block in message.content:
         if block.type == "text":
+            if block.text and None not in order:
+                order.append(None)
             texts.append(block.text)
         elif block.type == "tool_use":
             calls.append(ToolCall(id=block.id, name=block.name, arguments=_tool_input(block.input)))
+        elif block.type == "thinking":
+            order.append(ReasoningPart(text=block.thinking, issuer=issuer, signature=block.signature))
+        elif block.type == "redacted_thinking":
+            order.append(ReasoningPart(issuer=issuer, encrypted=block.data, redacted=True))
+    text = "".join(texts)
     finish = _STOP_REASONS.get(message.stop_reason or "", "other")
+    has_reasoning = any(part is not None for part in order)
+    parts = tuple(TextPart(text) if part is None else part for part in order) if has_reasoning else ()
     return AssistantTurn(
-        text="".join(texts), tool_calls=tuple(calls), usage=_usage(message), finish_reason=finish
+        text=text, tool_calls=tuple(calls), usage=_usage(message), finish_reason=finish, parts=parts
     )
 
 
@@ -380,11 +508,13 @@ def _usage(message: AnthropicMessage) -> Usage:
 def _neutral_usage(usage: AnthropicUsage) -> Usage:
     cache_read = usage.cache_read_input_tokens or 0
     cache_write = usage.cache_creation_input_tokens or 0
+    details = usage.output_tokens_details
     return Usage(
         input_tokens=usage.input_tokens + cache_read + cache_write,
         output_tokens=usage.output_tokens,
         cached_input_tokens=cache_read,
         model_calls=1,
+        reasoning_tokens=details.thinking_tokens if details is not None else 0,
     )
 
 
@@ -401,6 +531,8 @@ class _EventReader:
     def __init__(self, provider: str) -> None:
         self._assembler = ReplyAssembler(provider=provider)
         self._calls: dict[int, int] = {}  # content block index -> tool call index
+        self._reasoning: dict[int, int] = {}  # content block index -> reasoning part index
+        self._issuer = PROVIDER
         self._usage: AnthropicUsage | None = None
         self._finish: FinishReason | None = None
         self.stopped = False
@@ -410,6 +542,7 @@ class _EventReader:
         add = self._assembler.add
         if event.type == "message_start":
             self._usage = event.message.usage
+            self._issuer = issuer_of(PROVIDER, event.message.model)
             return [add(UsageReported(_neutral_usage(self._usage)))]
         if event.type == "content_block_start":
             block = event.content_block
@@ -418,6 +551,14 @@ class _EventReader:
             if block.type == "tool_use":
                 index = self._calls[event.index] = len(self._calls)
                 return [add(ToolCallStarted(index, block.id, block.name))]
+            if block.type == "thinking":
+                index = self._reasoning[event.index] = len(self._reasoning)
+                signature = block.signature or None
+                return [add(ReasoningDelta(index, block.thinking, issuer=self._issuer, signature=signature))]
+            if block.type == "redacted_thinking":
+                index = self._reasoning[event.index] = len(self._reasoning)
+                delta = ReasoningDelta(index, issuer=self._issuer, encrypted=block.data, redacted=True)
+                return [add(delta)]
             return []
         if event.type == "content_block_delta":
             delta = event.delta
@@ -425,6 +566,11 @@ class _EventReader:
                 return [add(TextDelta(delta.text))]
             if delta.type == "input_json_delta" and delta.partial_json and event.index in self._calls:
                 return [add(ToolCallDelta(self._calls[event.index], delta.partial_json))]
+            reasoning = self._reasoning.get(event.index)
+            if reasoning is not None and delta.type == "thinking_delta" and delta.thinking:
+                return [add(ReasoningDelta(reasoning, delta.thinking))]
+            if reasoning is not None and delta.type == "signature_delta":
+                return [add(ReasoningDelta(reasoning, signature=delta.signature))]
             return []
         if event.type == "content_block_stop":
             index = self._calls.get(event.index)
@@ -447,11 +593,13 @@ def _merged_usage(start: AnthropicUsage | None, delta: MessageDeltaUsage) -> Ant
     from anthropic.types import Usage as AnthropicUsage
 
     base = start if start is not None else AnthropicUsage(input_tokens=0, output_tokens=0)
-    changes: dict[str, int] = {"output_tokens": delta.output_tokens}
+    changes: dict[str, object] = {"output_tokens": delta.output_tokens}
     for field in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
         value = getattr(delta, field)
         if value is not None:
             changes[field] = value
+    if delta.output_tokens_details is not None:
+        changes["output_tokens_details"] = delta.output_tokens_details
     return base.model_copy(update=changes)
 
 

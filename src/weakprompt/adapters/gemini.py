@@ -12,10 +12,11 @@ complete only once a chunk gave its finish reason.
 
 Thought signatures: a thinking model signs its function-call parts and
 must get the signatures back with those calls in the next request. They
-are kept in the turn's metadata (``gemini.thought_signatures``, by call
-id, base64), which the loop stores with the assistant commit and hands back
-on the compiled message, and sent again on the calls they came with. A call
-that came from another provider (a fallback) has none.
+are the turn's reasoning parts (issuer ``gemini:<model>``, ``id`` the
+call's id, the signature in base64), with the thoughts' text when reasoning
+is on (``include_thoughts``); the loop stores them with the assistant
+commit, and they are sent again on the calls they came with, to Gemini
+only. A call that came from another provider (a fallback) has none.
 
 The SDK is imported when an adapter is built, never when this module loads.
 """
@@ -54,9 +55,11 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .request_rules import check_gemini_contents
 from .retries import RetrySetting, adapter_retrier
-from .wire.gemini import GeminiChunkReader, gemini_contents, turn_from_response
+from .wire.gemini import PROVIDER, GeminiChunkReader, gemini_contents, turn_from_response
 from .wire.gemini_schema import gemini_schema
+from .wire.reasoning import ForeignReasoning, check_foreign_reasoning, issuer_of
 
 if TYPE_CHECKING:
     from google import genai
@@ -101,10 +104,14 @@ class GeminiAdapter(SettingsAware, AdapterIdentity):
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
         max_retries: int | None = None,
+        foreign_reasoning: ForeignReasoning = "drop",
         name: str = "gemini",
     ) -> None:
         if not model:
             raise ConfigurationError("GeminiAdapter: model must be a non-empty model name")
+        self._foreign_reasoning: ForeignReasoning = check_foreign_reasoning(
+            "GeminiAdapter", foreign_reasoning
+        )
         super().__init__(name=name, model=model, context_window=context_window)
         self._base_url = base_url
         self.model_settings = ModelSettings().merged(settings)
@@ -151,7 +158,9 @@ class GeminiAdapter(SettingsAware, AdapterIdentity):
         request, mode = self.output_modes.pinned(request)
         if mode in ("json_object", "prompted"):
             request = with_schema_instruction(request)
-        system, contents = gemini_contents(request.context.messages)
+        system, contents = gemini_contents(
+            request.context.messages, foreign_reasoning=self._foreign_reasoning
+        )
         config = types.GenerateContentConfig()
         if system and not contents:  # Gemini needs one content: instructions alone are the user's turn
             contents = [types.Content(role="user", parts=[types.Part(text=system)])]
@@ -182,6 +191,7 @@ class GeminiAdapter(SettingsAware, AdapterIdentity):
         if limit is not None:
             config.max_output_tokens = limit
         _apply_settings(config, settings)
+        check_gemini_contents(contents, provider=self._name)
         return contents, config
 
     def complete(self, request: ModelRequest) -> AssistantTurn:
@@ -202,11 +212,11 @@ class GeminiAdapter(SettingsAware, AdapterIdentity):
         with _errors_mapped(self._name, self._where()):
             models = cast("_Models", self._client.models)
             response = models.generate_content(model=self._model, contents=contents, config=config)
-        return turn_from_response(response, provider=self._name)
+        return turn_from_response(response, provider=self._name, model=self._model)
 
     async def _stream_once(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         contents, config = self.build_request(request)
-        reader = GeminiChunkReader(self._name)
+        reader = GeminiChunkReader(self._name, model=self._model)
         where = self._where()
         side = await self._async_clients.for_running_loop()
         assert side is not None  # there is always a client: given or built
@@ -220,6 +230,11 @@ class GeminiAdapter(SettingsAware, AdapterIdentity):
             raise cut_stream(self._name, where, "no chunk gave a finish reason")
         for event in reader.finish():
             yield event
+
+    @property
+    def issuer(self) -> str:
+        """The ``issuer`` of the reasoning this adapter's model writes (``gemini:<model>``)."""
+        return issuer_of(PROVIDER, self._model)
 
     def _where(self) -> str:
         return self._base_url or "the Gemini API"
@@ -335,10 +350,12 @@ def _apply_settings(config: types.GenerateContentConfig, settings: ModelSettings
             "budget or a thinking level, not both"
         )
     if settings.thinking_budget is not None:
-        config.thinking_config = types.ThinkingConfig(thinking_budget=settings.thinking_budget)
+        config.thinking_config = types.ThinkingConfig(
+            thinking_budget=settings.thinking_budget, include_thoughts=True
+        )
     if settings.reasoning_effort is not None:
         level = types.ThinkingLevel(settings.reasoning_effort.upper())
-        config.thinking_config = types.ThinkingConfig(thinking_level=level)
+        config.thinking_config = types.ThinkingConfig(thinking_level=level, include_thoughts=True)
     if settings.service_tier is not None:
         tiers = [tier.value for tier in types.ServiceTier]
         if settings.service_tier.lower() not in tiers:

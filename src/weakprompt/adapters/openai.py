@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..errors import ConfigurationError, ProviderError
@@ -56,9 +56,11 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .request_rules import check_chat_messages
 from .retries import Retrier, RetrySetting
 from .wire.openai import openai_params
 from .wire.openai_chunks import ChatChunkReader
+from .wire.reasoning import ForeignReasoning, check_foreign_reasoning
 
 if TYPE_CHECKING:
     import openai
@@ -129,10 +131,14 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         stream_usage: bool = True,
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
+        foreign_reasoning: ForeignReasoning = "drop",
         name: str = "openai",
     ) -> None:
         if not model:
             raise ConfigurationError("OpenAIAdapter: model must be a non-empty model name")
+        self._foreign_reasoning: ForeignReasoning = check_foreign_reasoning(
+            "OpenAIAdapter", foreign_reasoning
+        )
         super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
         self.model_settings = ModelSettings(temperature=temperature, seed=seed).merged(settings)
@@ -177,7 +183,9 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         request, mode = self.output_modes.pinned(request)
         if mode in ("json_object", "prompted"):
             request = with_schema_instruction(request)
-        wire = openai_params(request.context.messages, request.context.tools)
+        wire = openai_params(
+            request.context.messages, request.context.tools, foreign_reasoning=self._foreign_reasoning
+        )
         params: CompletionCreateParamsNonStreaming = {
             "model": self._model,
             "messages": cast("list[ChatCompletionMessageParam]", wire["messages"]),
@@ -200,6 +208,7 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         if limit is not None:
             params[self._max_tokens_field] = limit
         _apply_settings(params, settings, tools=bool(tools))
+        check_chat_messages(cast("list[Mapping[str, object]]", wire["messages"]), provider=self._name)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> CompletionCreateParamsStreaming:
@@ -351,11 +360,14 @@ def _usage(completion: ChatCompletion) -> Usage:
         return Usage(model_calls=1)
     details = usage.prompt_tokens_details
     cached = details.cached_tokens if details is not None and details.cached_tokens else 0
+    output = usage.completion_tokens_details
+    reasoning = output.reasoning_tokens if output is not None and output.reasoning_tokens else 0
     return Usage(
         input_tokens=usage.prompt_tokens,
         output_tokens=usage.completion_tokens,
         cached_input_tokens=cached,
         model_calls=1,
+        reasoning_tokens=reasoning,
     )
 
 

@@ -10,12 +10,13 @@ whole (``complete``, on the sync client) or from the typed stream events
 A streamed reply is complete only at ``response.completed`` or
 ``response.incomplete``; a stream that stops before either broke off.
 
-Not carried yet: reasoning items. A reasoning model's encrypted reasoning
-would have to be sent back with the tool results of the next request, and
-a message has no part to keep it in until the typed-parts model exists;
-the model then reasons again from the visible conversation. The reasoning
-tokens a reply used are kept in the turn's metadata (``reasoning_tokens``),
-since :class:`~weakprompt.usage.Usage` has no field for them.
+Reasoning: with ``reasoning_effort`` set, the request asks for a reasoning
+summary and the encrypted reasoning (``include=["reasoning.encrypted_content"]``,
+``store=False``). Each reasoning output item becomes a reasoning part
+(issuer ``openai:<model>``, its id, its encrypted content, its summary as
+text), and goes back as a ``reasoning`` input item before the calls it
+preceded, to OpenAI only (specs/REASONING.md). The reasoning tokens a reply
+used are its usage's ``reasoning_tokens``.
 
 The SDK is imported when an adapter is built, never when this module loads.
 """
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..errors import ConfigurationError
@@ -37,6 +38,7 @@ from ..model import (
     ModelRequest,
     ModelSettings,
     OutputMode,
+    ReasoningDelta,
     ReplyAssembler,
     SettingsAware,
     TextDelta,
@@ -46,11 +48,10 @@ from ..model import (
     UsageReported,
     check_supported,
 )
+from ..parts import Part, ReasoningPart, TextPart
 from ._support import (
-    REASONING_TOKENS_KEY,
     AdapterIdentity,
     check_tool_choice,
-    completed_with_metadata,
     in_worker_threads,
     is_strict_schema,
     missing_client,
@@ -66,8 +67,10 @@ from .output_modes import (
     final_answer_choice,
     with_schema_instruction,
 )
+from .request_rules import check_responses_input
 from .retries import RetrySetting
-from .wire.openai_responses import responses_input
+from .wire.openai_responses import PROVIDER, responses_input
+from .wire.reasoning import ForeignReasoning, check_foreign_reasoning, issuer_of
 
 if TYPE_CHECKING:
     import openai
@@ -75,6 +78,7 @@ if TYPE_CHECKING:
         FunctionToolParam,
         Response,
         ResponseInputParam,
+        ResponseReasoningItem,
         ResponseStreamEvent,
         ResponseTextConfigParam,
         ResponseUsage,
@@ -131,10 +135,14 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         settings: ModelSettings | None = None,
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
+        foreign_reasoning: ForeignReasoning = "drop",
         name: str = "openai",
     ) -> None:
         if not model:
             raise ConfigurationError("OpenAIResponsesAdapter: model must be a non-empty model name")
+        self._foreign_reasoning: ForeignReasoning = check_foreign_reasoning(
+            "OpenAIResponsesAdapter", foreign_reasoning
+        )
         super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
         self._store = store
@@ -171,9 +179,12 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         request, mode = self.output_modes.pinned(request)
         if mode in ("json_object", "prompted"):
             request = with_schema_instruction(request)
+        items = responses_input(
+            request.context.messages, foreign_reasoning=self._foreign_reasoning, by_reference=self._store
+        )
         params: ResponseCreateParamsNonStreaming = {
             "model": self._model,
-            "input": cast("ResponseInputParam", responses_input(request.context.messages)),
+            "input": cast("ResponseInputParam", items),
             "store": self._store,
         }
         tools = [self._tool_param(tool) for tool in request.tools]
@@ -195,7 +206,28 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         if limit is not None:
             params["max_output_tokens"] = limit
         _apply_settings(params, settings, tools=bool(tools))
+        if settings.reasoning_effort is not None:
+            self._ask_reasoning(params, settings.reasoning_effort)
+        check_responses_input(cast("list[Mapping[str, object]]", items), provider=self._name)
         return params
+
+    def _ask_reasoning(self, params: ResponseCreateParamsNonStreaming, effort: str) -> None:
+        """Reasoning on: a summary, and the encrypted reasoning to send back (nothing kept by OpenAI)."""
+        if self._store:
+            raise ConfigurationError(
+                "OpenAIResponsesAdapter: reasoning_effort with store=True is not supported: reasoning "
+                "items are sent back encrypted, which needs store=False"
+            )
+        params["reasoning"] = {
+            "effort": cast("Literal['minimal', 'low', 'medium', 'high']", effort),
+            "summary": "auto",
+        }
+        params["include"] = ["reasoning.encrypted_content"]
+
+    @property
+    def issuer(self) -> str:
+        """The ``issuer`` of the reasoning this adapter's model writes (``openai:<model>``)."""
+        return issuer_of(PROVIDER, self._model)
 
     def build_stream_params(self, request: ModelRequest) -> ResponseCreateParamsStreaming:
         """:meth:`build_params` for a streamed reply (no network)."""
@@ -229,7 +261,7 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         import openai
 
         params = self.build_stream_params(request)
-        reader = ResponseEventReader(self._name)
+        reader = ResponseEventReader(self._name, model=self._model)
         where: object = "the server"
         try:
             client = await self._async_clients.for_running_loop()
@@ -321,8 +353,6 @@ def _apply_settings(
         params["top_p"] = settings.top_p
     if settings.parallel_tool_calls is not None and tools:  # meaningless without tools
         params["parallel_tool_calls"] = settings.parallel_tool_calls
-    if settings.reasoning_effort is not None:
-        params["reasoning"] = {"effort": settings.reasoning_effort}
     if settings.service_tier is not None:
         params["service_tier"] = cast(
             "Literal['auto', 'default', 'flex', 'scale', 'priority']", settings.service_tier
@@ -337,34 +367,58 @@ def turn_from_response(response: Response, *, provider: str = "openai") -> Assis
     Output text is joined in order; each ``function_call`` item is a call
     keyed by its ``call_id`` (the id its result must name), arguments kept
     as the raw JSON text. A refusal with no other text becomes the text with
-    finish reason ``content_filter``. Reasoning items are not kept (see the
-    module docstring). A failed response is the error it names.
+    finish reason ``content_filter``. Each reasoning item is a reasoning part
+    (issuer ``openai:<model>``); with any, the turn's parts are the reasoning
+    and the text in the order each began. A failed response is the error it names.
     """
     if response.status == "failed":
         raise from_error_body(_error_body(response), provider=provider)
+    issuer = issuer_of(PROVIDER, response.model)
     texts: list[str] = []
     refusals: list[str] = []
     calls: list[ToolCall] = []
+    order: list[Part | None] = []  # reasoning parts, and None where the text began
     for item in response.output:
         if item.type == "message":
             for content in item.content:
                 if content.type == "output_text":
+                    if content.text and None not in order:
+                        order.append(None)
                     texts.append(content.text)
                 else:
                     refusals.append(content.refusal)
         elif item.type == "function_call":
             calls.append(ToolCall(id=item.call_id, name=item.name, arguments=item.arguments))
+        elif item.type == "reasoning":
+            order.append(reasoning_part(item, issuer))
     text = "".join(texts)
     finish = _finish_reason(response, has_calls=bool(calls))
     if refusals and not text:
         text, finish = "".join(refusals), "content_filter"
+        order.append(None)
+    has_reasoning = any(part is not None for part in order)
+    parts = tuple(TextPart(text) if part is None else part for part in order if part or text)
     return AssistantTurn(
         text=text,
         tool_calls=tuple(calls),
         usage=_usage(response.usage),
         finish_reason=finish,
-        metadata=_usage_metadata(response.usage),
+        parts=parts if has_reasoning else (),
     )
+
+
+def reasoning_part(item: ResponseReasoningItem, issuer: str) -> ReasoningPart:
+    """A reasoning output item as a part: its summary texts joined by blank lines as the text."""
+    return ReasoningPart(
+        text=_summary_text(item),
+        issuer=issuer,
+        encrypted=item.encrypted_content,
+        id=item.id,
+    )
+
+
+def _summary_text(item: ResponseReasoningItem) -> str:
+    return "\n\n".join(summary.text for summary in item.summary)
 
 
 def _finish_reason(response: Response, *, has_calls: bool) -> FinishReason:
@@ -389,12 +443,8 @@ def _usage(usage: ResponseUsage | None) -> Usage:
         output_tokens=usage.output_tokens,
         cached_input_tokens=usage.input_tokens_details.cached_tokens,
         model_calls=1,
+        reasoning_tokens=usage.output_tokens_details.reasoning_tokens,
     )
-
-
-def _usage_metadata(usage: ResponseUsage | None) -> JSONObject:
-    reasoning = usage.output_tokens_details.reasoning_tokens if usage is not None else 0
-    return {REASONING_TOKENS_KEY: reasoning} if reasoning else {}
 
 
 class ResponseEventReader:
@@ -405,15 +455,19 @@ class ResponseEventReader:
     and is complete at its ``response.output_item.done``. Calls are numbered
     in the order they start. ``response.completed`` (or ``.incomplete``)
     reports the usage and ends the reply; ``response.failed`` and ``error``
-    are the errors they name.
+    are the errors they name. A reasoning item starts a reasoning part at its
+    ``output_item.added``, streams its summary text (summaries apart by a
+    blank line) and gets its encrypted content at its ``output_item.done``.
     """
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, *, model: str = "") -> None:
         self._provider = provider
         self._assembler = ReplyAssembler(provider=provider)
         self._calls: dict[int, int] = {}  # output index -> tool call index
+        self._reasoning: dict[int, int] = {}  # output index -> reasoning part index
+        self._summaries: dict[int, tuple[int, str]] = {}  # reasoning index -> (summary index, text so far)
         self._refusal: list[str] = []
-        self._metadata: JSONObject = {}
+        self._issuer = issuer_of(PROVIDER, model)
         self.finish_reason: FinishReason | None = None
         """Set at the event that ends the reply; until then the reply is not complete."""
 
@@ -429,12 +483,25 @@ class ResponseEventReader:
             return [add(ToolCallStarted(index, event.item.call_id, event.item.name))]
         if event.type == "response.function_call_arguments.delta" and event.output_index in self._calls:
             return [add(ToolCallDelta(self._calls[event.output_index], event.delta))] if event.delta else []
+        if event.type == "response.created":
+            self._issuer = issuer_of(PROVIDER, event.response.model)
+            return []
+        if event.type == "response.output_item.added" and event.item.type == "reasoning":
+            index = self._reasoning[event.output_index] = len(self._reasoning)
+            self._summaries[index] = (0, "")
+            return [add(ReasoningDelta(index, issuer=self._issuer, id=event.item.id))]
+        if event.type == "response.reasoning_summary_text.delta" and event.output_index in self._reasoning:
+            index = self._reasoning[event.output_index]
+            return [add(self._summary_piece(index, event.summary_index, event.delta))]
+        if event.type == "response.output_item.done" and event.item.type == "reasoning":
+            return self._reasoning_done(event.output_index, event.item)
         if event.type == "response.output_item.done" and event.item.type == "function_call":
             index = self._calls.get(event.output_index)
-            if index is None:  # never announced: start it now, whole
+            started: list[ModelEvent] = []
+            if index is None:  # never announced: start it now, whole (the consumer folds the start too)
                 index = self._calls[event.output_index] = len(self._calls)
-                add(ToolCallStarted(index, event.item.call_id, event.item.name))
-            return [self._assembler.close_call(index, arguments=event.item.arguments)]
+                started.append(add(ToolCallStarted(index, event.item.call_id, event.item.name)))
+            return [*started, self._assembler.close_call(index, arguments=event.item.arguments)]
         if event.type == "response.completed":
             return self._ended(event.response)
         if event.type == "response.incomplete":
@@ -445,18 +512,38 @@ class ResponseEventReader:
             raise from_error_body({"message": event.message, "code": event.code}, provider=self._provider)
         return []
 
+    def _summary_piece(self, index: int, summary: int, delta: str) -> ReasoningDelta:
+        """A summary's next text; a later summary starts after a blank line, as the whole reply joins them."""
+        current, text = self._summaries[index]
+        piece = f"\n\n{delta}" if summary != current and text else delta
+        self._summaries[index] = (summary, text + piece)
+        return ReasoningDelta(index, piece)
+
+    def _reasoning_done(self, output_index: int, item: ResponseReasoningItem) -> list[ModelEvent]:
+        """The whole item: what its summary deltas did not bring, and its encrypted content."""
+        index = self._reasoning.get(output_index)
+        events: list[ModelEvent] = []
+        if index is None:  # never announced: start it now, whole
+            index = self._reasoning[output_index] = len(self._reasoning)
+            self._summaries[index] = (0, "")
+            events.append(self._assembler.add(ReasoningDelta(index, issuer=self._issuer, id=item.id)))
+        streamed = self._summaries[index][1]
+        whole = _summary_text(item)
+        rest = whole[len(streamed) :] if whole.startswith(streamed) else ""
+        events.append(self._assembler.add(ReasoningDelta(index, rest, encrypted=item.encrypted_content)))
+        return events
+
     def _ended(self, response: Response) -> list[ModelEvent]:
         self.finish_reason = _finish_reason(response, has_calls=bool(self._calls))
-        self._metadata = _usage_metadata(response.usage)
         return [self._assembler.add(UsageReported(_usage(response.usage)))]
 
     def finish(self) -> list[ModelEvent]:
-        """The last events, ending with the completed reply (its metadata the reasoning tokens)."""
+        """The last events, ending with the completed reply."""
         finish = self.finish_reason
         refusal = "".join(self._refusal)
         events: list[ModelEvent] = []
         if refusal and not self._assembler.text:
             events.append(self._assembler.add(TextDelta(refusal)))
             finish = "content_filter"
-        events.extend(completed_with_metadata(self._assembler.finish(finish), self._metadata))
+        events.extend(self._assembler.finish(finish))
         return events

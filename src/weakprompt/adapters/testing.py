@@ -30,6 +30,7 @@ from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import (
     ModelEvent,
     ModelRequest,
+    ReasoningDelta,
     ReplyAssembler,
     ReplyCompleted,
     TextDelta,
@@ -39,6 +40,7 @@ from ..model import (
     UsageReported,
     assemble,
 )
+from ..parts import ReasoningPart, TextPart
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from ._support import AdapterIdentity
 
@@ -120,8 +122,10 @@ def estimate_usage(request: ModelRequest, turn: AssistantTurn, counter: TokenCou
     )
 
 
-StreamPart: TypeAlias = TextDelta | ToolCallStarted | ToolCallDelta | ToolCallReady | UsageReported
-_STREAM_PARTS = (TextDelta, ToolCallStarted, ToolCallDelta, ToolCallReady, UsageReported)
+StreamPart: TypeAlias = (
+    TextDelta | ReasoningDelta | ToolCallStarted | ToolCallDelta | ToolCallReady | UsageReported
+)
+_STREAM_PARTS = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallDelta, ToolCallReady, UsageReported)
 
 
 def _parts(value: Sequence[StreamPart]) -> tuple[StreamPart, ...]:
@@ -189,12 +193,12 @@ _ARGUMENT_PIECES = 3
 
 
 def streamed(turn: AssistantTurn) -> StreamScript:
-    """``turn`` as a provider would stream it: text word by word, each call's arguments in pieces.
+    """``turn`` as a provider would stream it: reasoning and text word by word, arguments in pieces.
 
-    Playing the script completes with ``turn`` itself (same text, calls, usage
-    and finish reason).
+    Playing the script completes with ``turn`` itself (same text, reasoning,
+    calls, usage and finish reason).
     """
-    parts: list[StreamPart] = [TextDelta(piece) for piece in _WORDS.findall(turn.text)]
+    parts = _content_deltas(turn)
     for index, call in enumerate(turn.tool_calls):
         parts.append(ToolCallStarted(index, call.id, call.name))
         # a scripted mapping may hold values JSON cannot (a hostile test): the deltas show their repr,
@@ -203,6 +207,32 @@ def streamed(turn: AssistantTurn) -> StreamScript:
     parts.append(UsageReported(turn.usage))
     parts.extend(ToolCallReady(index, call) for index, call in enumerate(turn.tool_calls))
     return StreamScript(parts, finish_reason=turn.finish_reason)
+
+
+def _content_deltas(turn: AssistantTurn) -> list[StreamPart]:
+    """The reply's reasoning and text as deltas, in the order of its parts."""
+    words: list[StreamPart] = [TextDelta(piece) for piece in _WORDS.findall(turn.text)]
+    if not turn.reasoning:
+        return words
+    deltas: list[StreamPart] = []
+    reasoning = 0
+    for part in turn.parts:
+        if isinstance(part, ReasoningPart):
+            deltas.extend(_reasoning_deltas(reasoning, part))
+            reasoning += 1
+        elif isinstance(part, TextPart) and words:
+            deltas.extend(words)
+            words = []
+    return deltas + words
+
+
+def _reasoning_deltas(index: int, part: ReasoningPart) -> list[StreamPart]:
+    """One reasoning part as a provider streams it: who wrote it first, its text, its opaque state last."""
+    deltas: list[StreamPart] = [ReasoningDelta(index, issuer=part.issuer, id=part.id, redacted=part.redacted)]
+    deltas.extend(ReasoningDelta(index, piece) for piece in _WORDS.findall(part.text))
+    if part.signature is not None or part.encrypted is not None:
+        deltas.append(ReasoningDelta(index, signature=part.signature, encrypted=part.encrypted))
+    return deltas
 
 
 def _split(text: str) -> list[str]:

@@ -7,7 +7,8 @@ events: dispatch, then log any subscriber that raised.
 
 One vocabulary (``specs/EVENTS.md``): a model reply streams as ``TextDelta``,
 ``ToolCallStarted``, ``ToolCallDelta``, ``ToolCallReady``, ``UsageReported``
-(the same classes from an adapter and from a run); a finished tool call is
+(the same classes from an adapter and from a run), and a reasoning model's
+thinking as ``ReasoningDelta``; a finished tool call is
 one ``ToolInvoked``, and its stored result one ``ToolResultStored``.
 Every event is importable from here; the packages that publish them
 (``weakprompt.model``, ``weakprompt.runtime``) re-export the same classes.
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ._output_events import ToolOutputExtracted, ToolResultSummarized
     from ._pause import DecisionKind, PendingCall, RunPaused, RunResumed, ToolCallDecided
     from ._provider import AdapterFellBack, ModelCallRetried
+    from ._reasoning import ReasoningDelta
     from ._run import ModelTurnCompleted, OutputRejected, RunFinished, SectionsExpanded, TurnCommitted
     from ._stream import (
         ReplyCompleted,
@@ -69,6 +71,7 @@ _LAZY: dict[str, str] = {
     "RunFinished": "._run",
     "SectionsExpanded": "._run",
     "TurnCommitted": "._run",
+    "ReasoningDelta": "._reasoning",
     "ReplyCompleted": "._stream",
     "TextDelta": "._stream",
     "ToolCallDelta": "._stream",
@@ -96,6 +99,7 @@ __all__ = [
     "PendingKind",
     "PromptExecuted",
     "PromptRendered",
+    "ReasoningDelta",
     "ReplyCompleted",
     "RunFinished",
     "RunPaused",

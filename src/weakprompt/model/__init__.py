@@ -16,6 +16,7 @@ from .output_mode import CONCRETE_OUTPUT_MODES, OUTPUT_MODES, ConcreteOutputMode
 from .request import ForceTool, ModelRequest, ToolChoice
 from .stream import (
     ModelEvent,
+    ReasoningDelta,
     ReplyAssembler,
     ReplyCompleted,
     TextDelta,
@@ -42,6 +43,7 @@ __all__ = [
     "ModelSettings",
     "OutputMode",
     "ProviderAdapter",
+    "ReasoningDelta",
     "ReasoningEffort",
     "SettingsAware",
     "ReplyAssembler",

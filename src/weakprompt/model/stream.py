@@ -19,6 +19,12 @@ Rules the fold (:class:`ReplyAssembler`) applies, and every adapter follows:
   appended to its own call. :class:`ToolCallReady` carries the call as the
   turn will hold it (an adapter may normalise the arguments there, as the
   Anthropic adapter does to match its non-streamed reply).
+- **Reasoning** (:class:`ReasoningDelta`) is keyed by ``index``, its position
+  among the turn's reasoning parts; its text pieces are appended and its
+  opaque state (signature, encrypted content, id) set as it arrives. The
+  turn's ``parts`` are then its reasoning parts and its text, in the order
+  each first appeared (the text as one part); a reply with no reasoning has
+  no parts, as before.
 - **Usage**: each :class:`UsageReported` is the whole reply's usage as known
   so far; a later report replaces an earlier one. Without any report the turn
   counts one model call and no tokens.
@@ -39,9 +45,18 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 import attrs
 
 from ..errors import AdapterError
-from ..events import ReplyCompleted, TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted, UsageReported
+from ..events import (
+    ReasoningDelta,
+    ReplyCompleted,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    UsageReported,
+)
 from ..jsontypes import JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall
+from ..parts import Part, ReasoningPart, TextPart
 from ..usage import Usage
 
 if TYPE_CHECKING:
@@ -50,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ModelEvent",
+    "ReasoningDelta",
     "ReplyAssembler",
     "ReplyCompleted",
     "TextDelta",
@@ -67,7 +83,13 @@ _NO_USAGE = Usage(model_calls=1)
 
 
 ModelEvent: TypeAlias = (
-    TextDelta | ToolCallStarted | ToolCallDelta | ToolCallReady | UsageReported | ReplyCompleted
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallDelta
+    | ToolCallReady
+    | UsageReported
+    | ReplyCompleted
 )
 
 
@@ -77,6 +99,34 @@ class _Call:
     name: str
     pieces: list[str] = attrs.field(factory=list[str])
     ready: ToolCall | None = None
+
+
+@attrs.define
+class _Reasoning:
+    pieces: list[str] = attrs.field(factory=list[str])
+    issuer: str = ""
+    signature: str | None = None
+    encrypted: str | None = None
+    id: str | None = None
+    redacted: bool = False
+
+    def take(self, event: ReasoningDelta) -> None:
+        self.pieces.append(event.text)
+        self.issuer = event.issuer or self.issuer
+        self.signature = event.signature if event.signature is not None else self.signature
+        self.encrypted = event.encrypted if event.encrypted is not None else self.encrypted
+        self.id = event.id if event.id is not None else self.id
+        self.redacted = self.redacted or event.redacted
+
+    def part(self) -> ReasoningPart:
+        return ReasoningPart(
+            text="".join(self.pieces),
+            issuer=self.issuer,
+            signature=self.signature,
+            encrypted=self.encrypted,
+            redacted=self.redacted,
+            id=self.id,
+        )
 
 
 class ReplyAssembler:
@@ -95,6 +145,8 @@ class ReplyAssembler:
         self._provider = provider
         self._text: list[str] = []
         self._calls: dict[int, _Call] = {}
+        self._reasoning: dict[int, _Reasoning] = {}
+        self._order: list[int] = []  # reasoning indexes in the order they began; -1 is the text
         self._usage: Usage | None = None
         self._completed: AssistantTurn | None = None
 
@@ -121,7 +173,14 @@ class ReplyAssembler:
         if self._completed is not None:
             self._fail(f"{_describe(event)} arrived after the reply was completed")
         if isinstance(event, TextDelta):
+            if event.text and -1 not in self._order:
+                self._order.append(-1)
             self._text.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            if event.index not in self._reasoning:
+                self._reasoning[event.index] = _Reasoning()
+                self._order.append(event.index)
+            self._reasoning[event.index].take(event)
         elif isinstance(event, ToolCallStarted):
             if event.index in self._calls:
                 self._fail(f"tool call {event.index} was started twice")
@@ -191,6 +250,18 @@ class ReplyAssembler:
             tool_calls=tuple(calls),
             usage=self._usage if self._usage is not None else _NO_USAGE,
             finish_reason=finish_reason,
+            parts=self._parts(),
+        )
+
+    def _parts(self) -> tuple[Part, ...]:
+        """Reasoning and text in the order each began; none when there is no reasoning."""
+        if not self._reasoning:
+            return ()
+        text = self.text
+        return tuple(
+            self._reasoning[index].part() if index >= 0 else TextPart(text)
+            for index in self._order
+            if index >= 0 or text
         )
 
     def _open_call(self, index: int, what: str) -> _Call:
@@ -220,6 +291,11 @@ class ReplyAssembler:
                 f"the completed tool calls {list(turn.tool_calls)!r} are not the streamed ones "
                 f"{list(folded.tool_calls)!r}"
             )
+        if turn.reasoning != folded.reasoning:
+            self._fail(
+                f"the completed reasoning {list(turn.reasoning)!r} is not the streamed one "
+                f"{list(folded.reasoning)!r}"
+            )
         if self._usage is not None and turn.usage != self._usage:
             self._fail(f"the completed usage {turn.usage!r} is not the last reported {self._usage!r}")
 
@@ -243,8 +319,15 @@ def assemble(events: Iterable[ModelEvent], *, provider: str = "") -> AssistantTu
 def turn_events(turn: AssistantTurn) -> tuple[ModelEvent, ...]:
     """The events of a reply that arrived whole: an adapter that cannot stream yields these."""
     events: list[ModelEvent] = []
-    if turn.text:
-        events.append(TextDelta(turn.text))
+    text_sent = not turn.text
+    reasoning = 0
+    for part in turn.parts or (TextPart(turn.text),):
+        if isinstance(part, ReasoningPart):
+            events.append(_whole_reasoning(reasoning, part))
+            reasoning += 1
+        elif isinstance(part, TextPart) and not text_sent:
+            events.append(TextDelta(turn.text))
+            text_sent = True
     for index, call in enumerate(turn.tool_calls):
         events.append(ToolCallStarted(index, call.id, call.name))
         arguments = call.arguments_json()
@@ -254,6 +337,18 @@ def turn_events(turn: AssistantTurn) -> tuple[ModelEvent, ...]:
     events.extend(ToolCallReady(index, call) for index, call in enumerate(turn.tool_calls))
     events.append(ReplyCompleted(turn))
     return tuple(events)
+
+
+def _whole_reasoning(index: int, part: ReasoningPart) -> ReasoningDelta:
+    return ReasoningDelta(
+        index,
+        part.text,
+        issuer=part.issuer,
+        signature=part.signature,
+        encrypted=part.encrypted,
+        id=part.id,
+        redacted=part.redacted,
+    )
 
 
 async def complete_async(adapter: ProviderAdapter, request: ModelRequest) -> AssistantTurn:

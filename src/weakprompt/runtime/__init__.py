@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     )
     from .run_events import (
         EventCallback,
+        ReasoningDelta,
         RunEvent,
         RunFinished,
         TextDelta,
@@ -102,6 +103,7 @@ _LAZY: dict[str, str] = {
     "read_pauses": ".pause_records",
     "stored_pauses": ".pause_records",
     "EventCallback": ".run_events",
+    "ReasoningDelta": ".run_events",
     "RunEvent": ".run_events",
     "RunFinished": ".run_events",
     "TextDelta": ".run_events",
@@ -147,6 +149,7 @@ __all__ = [
     "Redactor",
     "ResumeError",
     "Rewrite",
+    "ReasoningDelta",
     "RunEvent",
     "RunFinished",
     "RunPaused",

@@ -67,6 +67,17 @@ def _as_run_event(event: model.ModelEvent, turn: int) -> RunEvent[Any] | None:
     """
     if isinstance(event, model.TextDelta):
         return model.TextDelta(event.text, turn=turn)
+    if isinstance(event, model.ReasoningDelta):
+        return model.ReasoningDelta(
+            event.index,
+            event.text,
+            issuer=event.issuer,
+            signature=event.signature,
+            encrypted=event.encrypted,
+            id=event.id,
+            redacted=event.redacted,
+            turn=turn,
+        )
     if isinstance(event, model.ToolCallDelta):
         return model.ToolCallDelta(event.index, event.arguments_delta, turn=turn)
     if isinstance(event, model.ToolCallStarted):

@@ -17,6 +17,7 @@ import attrs
 from ..canonical import canonical_json, parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
+from ..transcript.part_codec import parts_from_json, parts_to_json
 from .approval import Approve, Decision, Deny, PendingCall, Supply
 from .pause_records import ApprovalNote
 
@@ -138,9 +139,16 @@ def interrupted_text(tool: str) -> str:
 
 
 def reply_to_json(reply: AssistantTurn) -> str:
+    """A reply not stored yet, for the run journal: whatever its turn will need after a crash.
+
+    Its parts too: a reasoning model's thinking must go back, verbatim, with
+    the results of the calls a crashed run is resumed for.
+    """
     usage = reply.usage
+    parts: JSONObject = {"parts": parts_to_json(reply.parts)} if reply.parts else {}
     return canonical_json(
         {
+            **parts,
             "text": reply.text,
             "tool_calls": [
                 {"id": c.id, "name": c.name, "arguments": c.arguments_json()} for c in reply.tool_calls
@@ -167,4 +175,5 @@ def reply_from_json(text: str) -> AssistantTurn:
         tool_calls=tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in calls),
         usage=Usage(*usage),
         finish_reason=cast("FinishReason", data["finish_reason"]),
+        parts=parts_from_json(data["parts"], "the journaled reply's parts") if "parts" in data else (),
     )

@@ -7,7 +7,7 @@ are already stored.
 
 The events are the ones of :mod:`weakprompt.events`, the same classes an
 adapter streams and the same objects the session's bus carries: a model
-reply's pieces (``TextDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
+reply's pieces (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
 ``ToolCallReady``, ``UsageReported``, with ``turn`` set), each finished tool
 call's ``ToolInvoked``, each stored result's ``ToolResultStored``, then
 ``TurnCommitted`` for the turn, and ``RunFinished`` last.
@@ -20,6 +20,7 @@ from typing import Any, TypeAlias, TypeVar, Union
 
 from ..events import (
     ChildEvent,
+    ReasoningDelta,
     RunFinished,
     TextDelta,
     ToolCallDelta,
@@ -36,6 +37,7 @@ from .response import PromptResponse
 __all__ = [
     "ChildEvent",
     "EventCallback",
+    "ReasoningDelta",
     "RunEvent",
     "RunFinished",
     "TextDelta",
@@ -52,6 +54,7 @@ OutputT = TypeVar("OutputT")
 
 RunEvent: TypeAlias = Union[  # noqa: UP007 - a generic alias
     TextDelta,
+    ReasoningDelta,
     ToolCallStarted,
     ToolCallDelta,
     ToolCallReady,

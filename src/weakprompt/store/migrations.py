@@ -257,6 +257,7 @@ def _v_forks(conn: Connection) -> None:
     )
     md.create_all(conn, tables=[forks])
 
+
 def _v_eval_results(conn: Connection) -> None:
     """One row per run of an eval case (``specs/EVALS.md``): its experiment, verdict, and session."""
     md = MetaData()

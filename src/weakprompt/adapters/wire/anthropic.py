@@ -5,6 +5,10 @@ here: system text is a separate ``system`` parameter; tool results are
 ``tool_result`` blocks inside a *user* message; assistant tool calls are
 ``tool_use`` blocks with parsed ``input``; and roles must alternate, so
 consecutive messages of the same wire role are merged into one.
+
+An assistant message's Anthropic reasoning (thinking and redacted thinking
+blocks) goes first in its content, verbatim; reasoning from another
+provider is dropped or sent as text (:mod:`.reasoning`).
 """
 
 from __future__ import annotations
@@ -17,14 +21,17 @@ from ...jsontypes import JSONObject, JSONValue
 from ...messages import Message
 from ...model.tool_shapes import read_function_tool
 from .arguments import arguments_object
+from .reasoning import ForeignReasoning, split_reasoning
 
 __all__ = [
+    "PROVIDER",
     "SYSTEM_SEPARATOR",
     "anthropic_conversation",
     "anthropic_messages",
     "anthropic_params",
     "anthropic_tool",
     "anthropic_tools",
+    "reasoning_blocks",
 ]
 
 SYSTEM_SEPARATOR = "\n\n"
@@ -37,7 +44,29 @@ class _WireMessage:
     blocks: list[JSONObject]
 
 
-def _blocks(message: Message) -> list[JSONObject]:
+PROVIDER = "anthropic"
+"""The provider half of the issuer of the reasoning the Messages API writes and takes back."""
+
+
+def reasoning_blocks(message: Message, foreign: ForeignReasoning = "drop") -> list[JSONObject]:
+    """An assistant message's replayed reasoning: its own thinking blocks as they came, then
+    other providers' reasoning as one text block when ``foreign="text"``.
+
+    A thinking block without its signature cannot be verified, so it is not sent.
+    """
+    split = split_reasoning(message, PROVIDER, foreign)
+    blocks: list[JSONObject] = []
+    for part in split.own:
+        if part.redacted and part.encrypted is not None:
+            blocks.append({"type": "redacted_thinking", "data": part.encrypted})
+        elif part.signature is not None and not part.redacted:
+            blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
+    if split.foreign_text:
+        blocks.append({"type": "text", "text": split.foreign_text})
+    return blocks
+
+
+def _blocks(message: Message, foreign: ForeignReasoning = "drop") -> list[JSONObject]:
     """Content blocks for one message; empty text is dropped (the API rejects it)."""
     if message.role == "tool":
         block: JSONObject = {
@@ -48,7 +77,7 @@ def _blocks(message: Message) -> list[JSONObject]:
         if message.is_error:
             block["is_error"] = True
         return [block]
-    blocks: list[JSONObject] = []
+    blocks: list[JSONObject] = reasoning_blocks(message, foreign)
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     if message.role == "assistant":
@@ -73,7 +102,9 @@ def _render(wire: _WireMessage) -> JSONObject:
     return {"role": wire.role, "content": list[JSONValue](blocks)}
 
 
-def anthropic_messages(messages: Sequence[Message]) -> tuple[str, list[JSONObject]]:
+def anthropic_messages(
+    messages: Sequence[Message], *, foreign_reasoning: ForeignReasoning = "drop"
+) -> tuple[str, list[JSONObject]]:
     """``(system_text, messages)``; system_text is "" when there is none.
 
     Messages left with no content blocks (empty text, no tool calls) are
@@ -84,7 +115,7 @@ def anthropic_messages(messages: Sequence[Message]) -> tuple[str, list[JSONObjec
     for message in messages:
         if message.role == "system":
             continue
-        blocks = _blocks(message)
+        blocks = _blocks(message, foreign_reasoning)
         if not blocks:
             continue
         role = "assistant" if message.role == "assistant" else "user"
@@ -115,9 +146,11 @@ def anthropic_tools(tools: Sequence[JSONObject]) -> list[JSONObject]:
     return [anthropic_tool(t, index=i) for i, t in enumerate(tools)]
 
 
-def anthropic_conversation(messages: Sequence[Message]) -> JSONObject:
+def anthropic_conversation(
+    messages: Sequence[Message], *, foreign_reasoning: ForeignReasoning = "drop"
+) -> JSONObject:
     """``{"system"?, "messages"}``: ``system`` only when there is system text."""
-    system, wire_messages = anthropic_messages(messages)
+    system, wire_messages = anthropic_messages(messages, foreign_reasoning=foreign_reasoning)
     params: JSONObject = {}
     if system:
         params["system"] = system
@@ -125,9 +158,14 @@ def anthropic_conversation(messages: Sequence[Message]) -> JSONObject:
     return params
 
 
-def anthropic_params(messages: Sequence[Message], tools: Sequence[JSONObject]) -> JSONObject:
+def anthropic_params(
+    messages: Sequence[Message],
+    tools: Sequence[JSONObject],
+    *,
+    foreign_reasoning: ForeignReasoning = "drop",
+) -> JSONObject:
     """``{"system"?, "messages", "tools"?}``: optional keys only when non-empty."""
-    params = anthropic_conversation(messages)
+    params = anthropic_conversation(messages, foreign_reasoning=foreign_reasoning)
     if tools:
         params["tools"] = list[JSONValue](anthropic_tools(tools))
     return params

@@ -3,6 +3,10 @@
 The output is plain dicts shaped like the SDK's ``ChatCompletionMessageParam``
 and ``ChatCompletionToolParam`` TypedDicts, so the adapter can pass it
 straight to ``client.chat.completions.create(**params, model=...)``.
+
+Chat Completions takes no reasoning back (its replies carry none either), so
+every reasoning part is another provider's here: dropped, or put before the
+assistant's text as plain text with ``foreign_reasoning="text"``.
 """
 
 from __future__ import annotations
@@ -12,15 +16,22 @@ from collections.abc import Sequence
 from ...jsontypes import JSONObject, JSONValue
 from ...messages import Message
 from ...model.tool_shapes import read_function_tool
+from .reasoning import ForeignReasoning, split_reasoning
 
-__all__ = ["openai_message", "openai_messages", "openai_params", "openai_tool", "openai_tools"]
+__all__ = ["PROVIDER", "openai_message", "openai_messages", "openai_params", "openai_tool", "openai_tools"]
 
 
-def openai_message(message: Message) -> JSONObject:
+PROVIDER = "openai-chat"
+"""No issuer is this provider: Chat Completions replays no reasoning."""
+
+
+def openai_message(message: Message, foreign: ForeignReasoning = "drop") -> JSONObject:
     """One neutral message as a Chat Completions message dict."""
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
-    out: JSONObject = {"role": message.role, "content": message.content}
+    reasoning = split_reasoning(message, PROVIDER, foreign).foreign_text
+    content = "\n\n".join(text for text in (reasoning, message.content) if text)
+    out: JSONObject = {"role": message.role, "content": content}
     if message.name:
         out["name"] = message.name
     if message.role == "assistant" and message.tool_calls:
@@ -36,8 +47,10 @@ def openai_message(message: Message) -> JSONObject:
     return out
 
 
-def openai_messages(messages: Sequence[Message]) -> list[JSONObject]:
-    return [openai_message(m) for m in messages]
+def openai_messages(
+    messages: Sequence[Message], *, foreign_reasoning: ForeignReasoning = "drop"
+) -> list[JSONObject]:
+    return [openai_message(m, foreign_reasoning) for m in messages]
 
 
 def openai_tool(schema: JSONObject, *, index: int = 0) -> JSONObject:
@@ -64,9 +77,15 @@ def openai_tools(tools: Sequence[JSONObject]) -> list[JSONObject]:
     return [openai_tool(t, index=i) for i, t in enumerate(tools)]
 
 
-def openai_params(messages: Sequence[Message], tools: Sequence[JSONObject]) -> JSONObject:
+def openai_params(
+    messages: Sequence[Message],
+    tools: Sequence[JSONObject],
+    *,
+    foreign_reasoning: ForeignReasoning = "drop",
+) -> JSONObject:
     """``{"messages": [...]}`` plus ``"tools"`` only when there are any."""
-    params: JSONObject = {"messages": list[JSONValue](openai_messages(messages))}
+    wire = openai_messages(messages, foreign_reasoning=foreign_reasoning)
+    params: JSONObject = {"messages": list[JSONValue](wire)}
     if tools:
         params["tools"] = list[JSONValue](openai_tools(tools))
     return params

@@ -51,11 +51,14 @@ def chat_usage(raw: JSONValue | None) -> Usage:
         return Usage(model_calls=1)
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    output = raw.get("completion_tokens_details")
+    reasoning = output.get("reasoning_tokens") if isinstance(output, dict) else None
     return Usage(
         input_tokens=_int(raw.get("prompt_tokens")),
         output_tokens=_int(raw.get("completion_tokens")),
         cached_input_tokens=_int(cached),
         model_calls=1,
+        reasoning_tokens=_int(reasoning),
     )
 
 

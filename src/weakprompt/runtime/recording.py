@@ -15,6 +15,7 @@ import attrs
 
 from ..events import ToolResultStored
 from ..messages import AssistantTurn, ToolCall, Usage
+from ..model import TURN_CONTEXT_KEY
 from .loop_events import ModelTurnCompleted
 
 if TYPE_CHECKING:
@@ -64,7 +65,9 @@ def record_reply(
         tool_calls=reply.tool_calls,
         usage=usage,
         parts=reply.parts,
-        metadata=_metadata(reply.metadata, evaluation.model_settings_used, trace_ids, rejected),
+        metadata=_metadata(
+            reply.metadata, evaluation.model_settings_used, trace_ids, rejected, evaluation.turn_context
+        ),
     )
     evaluation.head = commit.hash
     if not evaluation.session.bus.wants(ModelTurnCompleted):
@@ -130,12 +133,20 @@ class _PublishWhenStored:
 
 
 def _metadata(
-    reply: JSONObject, settings: ModelSettings, trace_ids: JSONObject | None, rejected: JSONObject | None
+    reply: JSONObject,
+    settings: ModelSettings,
+    trace_ids: JSONObject | None,
+    rejected: JSONObject | None,
+    turn_context: str = "",
 ) -> JSONObject | None:
-    """The assistant commit's metadata: the reply's, the model settings used, the trace ids, a rejection."""
+    """The assistant commit's metadata: the reply's, the model settings used, the trace ids, a rejection.
+
+    ``turn_context``: the turn sections' text the request ended with (never a commit of its own).
+    """
     used = settings.to_json()
     extra: JSONObject = {
         **({SETTINGS_KEY: used} if used else {}),
+        **({TURN_CONTEXT_KEY: turn_context} if turn_context else {}),
         **({} if trace_ids is None else {TRACE_KEY: trace_ids}),
         **(rejected or {}),
     }

@@ -24,6 +24,7 @@ from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import (
+    TURN_CONTEXT_KEY,
     ConcreteOutputMode,
     ForceTool,
     ModelEvent,
@@ -59,7 +60,7 @@ from .output_modes import (
     with_schema_instruction,
 )
 from .retries import RetrySetting
-from .wire.anthropic import anthropic_params
+from .wire.anthropic import anthropic_params, with_cache_points
 
 if TYPE_CHECKING:
     import anthropic
@@ -120,6 +121,11 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
     as required and forbids extras) and otherwise asks for JSON in the system
     prompt; the loop parses and validates the answer either way.
 
+    ``cache_points`` (default on): a request from the loop gets
+    ``cache_control`` breakpoints after the tools, at the end of the stable
+    system text and on the latest conversation block before the turn text
+    (``specs/CACHING.md``).
+
     Clients follow the same rule as :class:`~weakprompt.adapters.openai.OpenAIAdapter`:
     ``client`` (``anthropic.Anthropic``) for ``complete`` (and for ``stream``
     in worker threads when it is the only one), ``async_client``
@@ -143,6 +149,7 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
         name: str = "anthropic",
+        cache_points: bool = True,
     ) -> None:
         if not model:
             raise ConfigurationError("AnthropicAdapter: model must be a non-empty model name")
@@ -153,6 +160,7 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
         self.model_settings = ModelSettings().merged(settings)
         check_supported(self.model_settings, ANTHROPIC_SETTINGS, adapter="AnthropicAdapter", model=model)
         self._strict_tools = strict_tools
+        self._cache_points = cache_points
         self.output_modes = OutputModes(
             "AnthropicAdapter", supported=OUTPUT_MODES, auto_order=OUTPUT_MODES, default=output_mode
         )
@@ -234,6 +242,8 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
             params["tools"] = tools
             params["tool_choice"] = tool_choice_param(choice, parallel=settings.parallel_tool_calls)
         _apply_settings(params, settings)
+        if self._cache_points and request.cache is not None:
+            params = _with_cache_points(params, request)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:
@@ -457,6 +467,24 @@ def _merged_usage(start: AnthropicUsage | None, delta: MessageDeltaUsage) -> Ant
 
 def _plain(schema: JSONObject) -> dict[str, object]:
     return dict[str, object](schema)
+
+
+def _with_cache_points(
+    params: MessageCreateParamsNonStreaming, request: ModelRequest
+) -> MessageCreateParamsNonStreaming:
+    """``cache_control`` breakpoints where the loop's request says its stable prefix ends."""
+    assert request.cache is not None
+    trailing = 0
+    for message in reversed(request.context.messages):  # the turn-context message(s) at the end
+        if not message.metadata.get(TURN_CONTEXT_KEY):
+            break
+        trailing += 1 if message.content else 0
+    marked = with_cache_points(
+        cast("JSONObject", params),
+        stable_system_chars=request.cache.stable_system_chars,
+        trailing_blocks=trailing,
+    )
+    return cast("MessageCreateParamsNonStreaming", marked)
 
 
 def _append_system(system: str | None, extra: str) -> str:

@@ -35,6 +35,7 @@ from ..model import (
     ToolChoice,
     check_supported,
 )
+from ._prompt_cache import PromptCacheRetention, check_retention, prompt_cache_params
 from ._support import (
     OPENAI_FINISH_REASONS,
     AdapterIdentity,
@@ -108,6 +109,9 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
     is sent with its strict schema and ``"strict": true``, so the provider
     guarantees arguments that parse. ``stream_usage`` asks for the usage
     chunk at the end of a stream (``stream_options.include_usage``).
+    A request from the loop carries ``prompt_cache_key`` (its template
+    version's, unless ``prompt_cache_key=False``); ``prompt_cache_retention``
+    (``"in_memory"`` or ``"24h"``) is sent when given (``specs/CACHING.md``).
     """
 
     def __init__(
@@ -130,11 +134,17 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
         name: str = "openai",
+        prompt_cache_key: bool = True,
+        prompt_cache_retention: PromptCacheRetention | None = None,
     ) -> None:
         if not model:
             raise ConfigurationError("OpenAIAdapter: model must be a non-empty model name")
         super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
+        self._cache_keyed = prompt_cache_key
+        self._cache_retention: PromptCacheRetention | None = check_retention(
+            "OpenAIAdapter", prompt_cache_retention
+        )
         self.model_settings = ModelSettings(temperature=temperature, seed=seed).merged(settings)
         check_supported(self.model_settings, OPENAI_SETTINGS, adapter="OpenAIAdapter", model=model)
         self._max_tokens_field: MaxTokensField = max_tokens_field
@@ -200,6 +210,9 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         if limit is not None:
             params[self._max_tokens_field] = limit
         _apply_settings(params, settings, tools=bool(tools))
+        cache = prompt_cache_params(request, keyed=self._cache_keyed, retention=self._cache_retention)
+        if cache:
+            cast("dict[str, object]", params).update(cache)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> CompletionCreateParamsStreaming:

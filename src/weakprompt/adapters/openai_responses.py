@@ -46,6 +46,7 @@ from ..model import (
     UsageReported,
     check_supported,
 )
+from ._prompt_cache import PromptCacheRetention, check_retention, prompt_cache_params
 from ._support import (
     REASONING_TOKENS_KEY,
     AdapterIdentity,
@@ -112,7 +113,8 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
     built from ``base_url`` / ``api_key`` / ``timeout``). ``store`` is sent
     as given (``False`` by default: nothing is kept on OpenAI's side, so no
     earlier response is ever referred to). With ``strict_tools`` every tool
-    whose type has a strict schema is sent strict.
+    whose type has a strict schema is sent strict. ``prompt_cache_key`` and
+    ``prompt_cache_retention`` as :class:`~weakprompt.adapters.openai.OpenAIAdapter`'s.
     """
 
     def __init__(
@@ -132,11 +134,17 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         output_mode: OutputMode = "auto",
         retries: RetrySetting = None,
         name: str = "openai",
+        prompt_cache_key: bool = True,
+        prompt_cache_retention: PromptCacheRetention | None = None,
     ) -> None:
         if not model:
             raise ConfigurationError("OpenAIResponsesAdapter: model must be a non-empty model name")
         super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
+        self._cache_keyed = prompt_cache_key
+        self._cache_retention: PromptCacheRetention | None = check_retention(
+            "OpenAIResponsesAdapter", prompt_cache_retention
+        )
         self._store = store
         self.model_settings = ModelSettings().merged(settings)
         self.supported_settings = RESPONSES_SETTINGS
@@ -195,6 +203,9 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         if limit is not None:
             params["max_output_tokens"] = limit
         _apply_settings(params, settings, tools=bool(tools))
+        cache = prompt_cache_params(request, keyed=self._cache_keyed, retention=self._cache_retention)
+        if cache:
+            cast("dict[str, object]", params).update(cache)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> ResponseCreateParamsStreaming:

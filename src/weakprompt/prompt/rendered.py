@@ -90,14 +90,17 @@ class RenderedPrompt(Generic[OutputT]):
 
     @property
     def cache_key(self) -> str:
-        """``ns/key@hash``: names this template version (its stable text and its tools) for a provider cache.
+        """``ns/key@hash`` (64 characters at most): names this template version for a provider cache.
 
         Sessions of one template version share it, so a provider that routes
         by key (OpenAI's ``prompt_cache_key``) sends them to one cache.
         """
         if self._cache_key is None:
-            digest = content_hash({"stable": self.stable_text, "tools": list(self.tool_hashes)})
-            object.__setattr__(self, "_cache_key", f"{self.ns}/{self.key}@{digest[:16]}")
+            name = f"{self.ns}/{self.key}"
+            stable = {"template": name, "stable": self.stable_text, "tools": list(self.tool_hashes)}
+            digest = content_hash(stable)
+            # at most 64 characters (OpenAI's limit on prompt_cache_key); the digest covers the whole name
+            object.__setattr__(self, "_cache_key", f"{name[:47]}@{digest[:16]}")
         assert self._cache_key is not None
         return self._cache_key
 

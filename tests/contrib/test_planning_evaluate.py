@@ -67,9 +67,9 @@ def test_several_calls_in_one_turn_apply_in_order_and_failures_stay_local() -> N
     )
     assert session[Plan].latest() == expected
     assert response.tool_executions[-1].result.value == expected
-    # The model saw the plan in the read result, rendered as text.
+    # The model saw the plan in the read result, rendered as text (the plan view follows it).
     second_request = adapter.requests[2]
-    assert "3. [pending] Bake" in str(second_request.context.messages[-1].content)
+    assert "3. [pending] Bake" in str(second_request.context.messages[-2].content)
 
 
 @pytest.mark.real_model

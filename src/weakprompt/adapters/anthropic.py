@@ -30,6 +30,7 @@ from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
 from ..model import (
+    TURN_CONTEXT_KEY,
     ConcreteOutputMode,
     ForceTool,
     ModelEvent,
@@ -68,7 +69,7 @@ from .output_modes import (
 )
 from .request_rules import check_anthropic_messages, continues_tool_use, starts_with_thinking
 from .retries import RetrySetting
-from .wire.anthropic import PROVIDER, anthropic_params
+from .wire.anthropic import PROVIDER, anthropic_params, with_cache_points
 from .wire.reasoning import ForeignReasoning, check_foreign_reasoning, issuer_of
 
 if TYPE_CHECKING:
@@ -147,6 +148,11 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
     as required and forbids extras) and otherwise asks for JSON in the system
     prompt; the loop parses and validates the answer either way.
 
+    ``cache_points`` (default on): a request from the loop gets
+    ``cache_control`` breakpoints after the tools, at the end of the stable
+    system text and on the latest conversation block before the turn text
+    (``specs/CACHING.md``).
+
     Clients follow the same rule as :class:`~weakprompt.adapters.openai.OpenAIAdapter`:
     ``client`` (``anthropic.Anthropic``) for ``complete`` (and for ``stream``
     in worker threads when it is the only one), ``async_client``
@@ -171,6 +177,7 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
         retries: RetrySetting = None,
         foreign_reasoning: ForeignReasoning = "drop",
         name: str = "anthropic",
+        cache_points: bool = True,
     ) -> None:
         if not model:
             raise ConfigurationError("AnthropicAdapter: model must be a non-empty model name")
@@ -185,6 +192,7 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
         check_supported(self.model_settings, ANTHROPIC_SETTINGS, adapter="AnthropicAdapter", model=model)
         _thinking_budget(self.model_settings)  # a bad budget is refused when the adapter is built
         self._strict_tools = strict_tools
+        self._cache_points = cache_points
         self.output_modes = OutputModes(
             "AnthropicAdapter", supported=OUTPUT_MODES, auto_order=OUTPUT_MODES, default=output_mode
         )
@@ -279,6 +287,8 @@ class AnthropicAdapter(SettingsAware, AdapterIdentity):
             params["tool_choice"] = tool_choice_param(choice, parallel=settings.parallel_tool_calls)
         _apply_settings(params, settings)
         check_anthropic_messages(messages, thinking=budget is not None, provider=self._name)
+        if self._cache_points and request.cache is not None:
+            params = _with_cache_points(params, request)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> MessageCreateParamsStreaming:
@@ -605,6 +615,22 @@ def _merged_usage(start: AnthropicUsage | None, delta: MessageDeltaUsage) -> Ant
 
 def _plain(schema: JSONObject) -> dict[str, object]:
     return dict[str, object](schema)
+
+
+def _with_cache_points(
+    params: MessageCreateParamsNonStreaming, request: ModelRequest
+) -> MessageCreateParamsNonStreaming:
+    """``cache_control`` breakpoints where the loop's request says its stable prefix ends."""
+    assert request.cache is not None
+    messages = request.context.messages
+    last = messages[-1] if messages else None  # the loop's turn-context message, if any, is the last
+    trailing = 1 if last is not None and last.metadata.get(TURN_CONTEXT_KEY) and last.content else 0
+    marked = with_cache_points(
+        cast("JSONObject", params),
+        stable_system_chars=request.cache.stable_system_chars,
+        trailing_blocks=trailing,
+    )
+    return cast("MessageCreateParamsNonStreaming", marked)
 
 
 def _append_system(system: str | None, extra: str) -> str:

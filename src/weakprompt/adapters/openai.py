@@ -35,6 +35,7 @@ from ..model import (
     ToolChoice,
     check_supported,
 )
+from ._prompt_cache import PromptCacheRetention, check_retention, prompt_cache_params
 from ._support import (
     OPENAI_FINISH_REASONS,
     AdapterIdentity,
@@ -110,6 +111,9 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
     is sent with its strict schema and ``"strict": true``, so the provider
     guarantees arguments that parse. ``stream_usage`` asks for the usage
     chunk at the end of a stream (``stream_options.include_usage``).
+    A request from the loop carries ``prompt_cache_key`` (its template
+    version's, unless ``prompt_cache_key=False``); ``prompt_cache_retention``
+    (``"in_memory"`` or ``"24h"``) is sent when given (``specs/CACHING.md``).
     """
 
     def __init__(
@@ -133,6 +137,8 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         retries: RetrySetting = None,
         foreign_reasoning: ForeignReasoning = "drop",
         name: str = "openai",
+        prompt_cache_key: bool = True,
+        prompt_cache_retention: PromptCacheRetention | None = None,
     ) -> None:
         if not model:
             raise ConfigurationError("OpenAIAdapter: model must be a non-empty model name")
@@ -141,6 +147,10 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
         )
         super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
+        self._cache_keyed = prompt_cache_key
+        self._cache_retention: PromptCacheRetention | None = check_retention(
+            "OpenAIAdapter", prompt_cache_retention
+        )
         self.model_settings = ModelSettings(temperature=temperature, seed=seed).merged(settings)
         check_supported(self.model_settings, OPENAI_SETTINGS, adapter="OpenAIAdapter", model=model)
         self._max_tokens_field: MaxTokensField = max_tokens_field
@@ -209,6 +219,9 @@ class OpenAIAdapter(SettingsAware, AdapterIdentity):
             params[self._max_tokens_field] = limit
         _apply_settings(params, settings, tools=bool(tools))
         check_chat_messages(cast("list[Mapping[str, object]]", wire["messages"]), provider=self._name)
+        cache = prompt_cache_params(request, keyed=self._cache_keyed, retention=self._cache_retention)
+        if cache:
+            cast("dict[str, object]", params).update(cache)
         return params
 
     def build_stream_params(self, request: ModelRequest) -> CompletionCreateParamsStreaming:

@@ -49,6 +49,7 @@ from ..model import (
     check_supported,
 )
 from ..parts import Part, ReasoningPart, TextPart
+from ._prompt_cache import PromptCacheRetention, check_retention, prompt_cache_params
 from ._support import (
     AdapterIdentity,
     check_tool_choice,
@@ -116,7 +117,8 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
     built from ``base_url`` / ``api_key`` / ``timeout``). ``store`` is sent
     as given (``False`` by default: nothing is kept on OpenAI's side, so no
     earlier response is ever referred to). With ``strict_tools`` every tool
-    whose type has a strict schema is sent strict.
+    whose type has a strict schema is sent strict. ``prompt_cache_key`` and
+    ``prompt_cache_retention`` as :class:`~weakprompt.adapters.openai.OpenAIAdapter`'s.
     """
 
     def __init__(
@@ -137,6 +139,8 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         retries: RetrySetting = None,
         foreign_reasoning: ForeignReasoning = "drop",
         name: str = "openai",
+        prompt_cache_key: bool = True,
+        prompt_cache_retention: PromptCacheRetention | None = None,
     ) -> None:
         if not model:
             raise ConfigurationError("OpenAIResponsesAdapter: model must be a non-empty model name")
@@ -145,6 +149,10 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         )
         super().__init__(name=name, model=model, context_window=context_window)
         self._strict_tools = strict_tools
+        self._cache_keyed = prompt_cache_key
+        self._cache_retention: PromptCacheRetention | None = check_retention(
+            "OpenAIResponsesAdapter", prompt_cache_retention
+        )
         self._store = store
         self.model_settings = ModelSettings().merged(settings)
         self.supported_settings = RESPONSES_SETTINGS
@@ -209,6 +217,9 @@ class OpenAIResponsesAdapter(SettingsAware, AdapterIdentity):
         if settings.reasoning_effort is not None:
             self._ask_reasoning(params, settings.reasoning_effort)
         check_responses_input(cast("list[Mapping[str, object]]", items), provider=self._name)
+        cache = prompt_cache_params(request, keyed=self._cache_keyed, retention=self._cache_retention)
+        if cache:
+            cast("dict[str, object]", params).update(cache)
         return params
 
     def _ask_reasoning(self, params: ResponseCreateParamsNonStreaming, effort: str) -> None:

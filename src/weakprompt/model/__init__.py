@@ -13,7 +13,7 @@ from ..model_settings import ModelSettings, ReasoningEffort, SettingsAware, adap
 from .adapter import ProviderAdapter, WholeReplyAdapter
 from .context import CompiledContext
 from .output_mode import CONCRETE_OUTPUT_MODES, OUTPUT_MODES, ConcreteOutputMode, OutputMode
-from .request import ForceTool, ModelRequest, ToolChoice
+from .request import TURN_CONTEXT_KEY, CacheHints, ForceTool, ModelRequest, ToolChoice
 from .stream import (
     ModelEvent,
     ReasoningDelta,
@@ -35,6 +35,8 @@ __all__ = [
     "check_supported",
     "CONCRETE_OUTPUT_MODES",
     "OUTPUT_MODES",
+    "TURN_CONTEXT_KEY",
+    "CacheHints",
     "CompiledContext",
     "ConcreteOutputMode",
     "ForceTool",

@@ -17,7 +17,28 @@ if TYPE_CHECKING:
     from ..deadlines import Deadline
     from ..events import EventBus
 
-__all__ = ["ForceTool", "ModelRequest", "ToolChoice"]
+__all__ = ["TURN_CONTEXT_KEY", "CacheHints", "ForceTool", "ModelRequest", "ToolChoice"]
+
+TURN_CONTEXT_KEY = "turn_context"
+"""Metadata key of the turn sections' text (``specs/CACHING.md``).
+
+``True`` on the trailing user message the loop appends to a request (after
+the last conversation message; never a commit of the transcript); the
+text itself on the assistant commit that request produced.
+"""
+
+
+@attrs.frozen
+class CacheHints:
+    """Where a request's cacheable prefix ends, for adapters that mark it (``specs/CACHING.md``).
+
+    ``key`` names the template version (``RenderedPrompt.cache_key``);
+    ``stable_system_chars`` is how many leading characters of the first
+    system message are the same in every session of that version.
+    """
+
+    key: str
+    stable_system_chars: int | None = None
 
 
 @attrs.frozen
@@ -50,6 +71,8 @@ class ModelRequest:
     max_output_tokens: int | None = None
     output_mode: OutputMode | None = None
     settings: ModelSettings = attrs.field(factory=ModelSettings)
+    cache: CacheHints | None = None
+    """Where the cacheable prefix ends (set by the loop from the rendered prompt)."""
     deadline: Deadline | None = attrs.field(default=None, eq=False, repr=False)
     bus: EventBus | None = attrs.field(default=None, eq=False, repr=False)
 

@@ -21,6 +21,7 @@ from .rendered import RenderedPrompt, RenderedSection
 from .section import AnySection, EnabledPredicate, MarkdownSection, Section, Visibility
 from .tool_schemas import OverriddenTool, ToolSchemaCache
 from .toolsets import Toolset
+from .volatility import CacheLayoutWarning, Volatility
 
 if TYPE_CHECKING:
     from .overrides import LocalOverridesStore, OverridesStore, PromptOverrides, SectionOverride, ToolOverride
@@ -39,6 +40,7 @@ __all__ = [
     "KEY_PATTERN",
     "OPEN_SECTIONS_TOOL",
     "AnySection",
+    "CacheLayoutWarning",
     "EnabledPredicate",
     "LocalOverridesStore",
     "MarkdownSection",
@@ -61,6 +63,7 @@ __all__ = [
     "ToolSchemaCache",
     "Toolset",
     "Visibility",
+    "Volatility",
     "extract_json",
     "format_path",
     "normalize_key",

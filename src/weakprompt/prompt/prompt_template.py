@@ -8,6 +8,7 @@ the output type. Rendering then only fills in text.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Generic, overload
 
@@ -22,6 +23,7 @@ from .keys import SectionPath, format_path, normalize_key, validate_ns
 from .output import OutputMode, OutputT, check_output_mode, output_schema, validate_output_type
 from .section import AnySection, Section
 from .tool_schemas import ToolSchemaCache
+from .volatility import CacheLayoutWarning, Volatility, effective_volatility
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -89,6 +91,7 @@ class PromptTemplate(Generic[OutputT]):
     )
     _params_types: frozenset[type[object]] = attrs.field(init=False, repr=False)
     _example_text: dict[str, str] = attrs.field(init=False, factory=dict[str, str], repr=False)
+    _has_turn_sections: bool = attrs.field(init=False, default=False, repr=False)
 
     if TYPE_CHECKING:
         # For the type checker only (attrs writes the real __init__): without ``output_type``
@@ -147,6 +150,33 @@ class PromptTemplate(Generic[OutputT]):
             schema = output_schema(self.output_type)
         object.__setattr__(self, "output_schema", schema)
         object.__setattr__(self, "descriptor", self._build_descriptor())
+        for problem in self._layout_problems():
+            warnings.warn(f"prompt {self.ns}/{self.key}: {problem}", CacheLayoutWarning, stacklevel=4)
+
+    def _layout_problems(self) -> list[str]:
+        """Declarations that keep the request prefix from staying byte-identical (``specs/CACHING.md``)."""
+        placed: dict[SectionPath, Volatility] = {}
+        problems: list[str] = []
+        for node in self.nodes:
+            section, path = node.section, node.path
+            parent = placed.get(path[:-1], "stable")
+            placed[path] = where = effective_volatility(section.volatility, parent)
+            if where == "turn":
+                object.__setattr__(self, "_has_turn_sections", True)
+            # (a stable child under a session parent only loses reuse across sessions: no warning)
+            if where == "turn" and section.volatility != "turn":
+                problems.append(
+                    f"section {format_path(path)!r} is declared {section.volatility!r} but sits under a "
+                    "'turn' section, so it is rendered with its parent after the conversation, every turn; "
+                    "declare it 'turn' or move it out of that subtree"
+                )
+            if where == "turn" and (section.tools or section.toolsets):
+                problems.append(
+                    f"section {format_path(path)!r} is rendered every turn but owns tools: the tools are "
+                    "part of the cached prefix, so enabling or disabling it changes every request after "
+                    "them; give the tools to a stable section"
+                )
+        return problems
 
     # -- validation -------------------------------------------------------------------
 
@@ -219,6 +249,11 @@ class PromptTemplate(Generic[OutputT]):
     def display_name(self) -> str:
         """``name`` when given, else ``ns/key``."""
         return self.name or f"{self.ns}/{self.key}"
+
+    @property
+    def has_turn_sections(self) -> bool:
+        """Whether some section is rendered every turn (then each request renders its turn text)."""
+        return self._has_turn_sections
 
     @property
     def params_types(self) -> frozenset[type[object]]:

@@ -2,6 +2,12 @@
 
 A disabled section contributes nothing: not its text, not its tools, not its
 children. A summarized section contributes its heading and summary only.
+
+Volatility decides the layout (``specs/CACHING.md``): among siblings, stable
+sections come first, then session ones, then turn ones (template order kept
+within each); a section is placed with its parent when the parent changes
+more often. Turn text goes to ``turn_text`` (sent after the conversation),
+the rest to ``text`` (the system message); tools are ordered the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from .output import OutputT
 from .rendered import RenderedPrompt, RenderedSection
 from .section import AnySection, Visibility
 from .template import CompiledTemplate, FieldValues
+from .volatility import VOLATILITY_RANK, Volatility, effective_volatility
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
@@ -131,6 +138,10 @@ class _Walk:
     expanded: frozenset[str]
     overrides: ResolvedOverrides
     blocks: list[str] = attrs.field(factory=list[str])
+    turn_blocks: list[str] = attrs.field(factory=list[str])
+    first_session_block: int | None = None
+    """Index in ``blocks`` of the first session block: where the stable prefix of ``text`` ends."""
+    tool_ranks: list[int] = attrs.field(factory=list[int])
     tools: list[AnyTool] = attrs.field(factory=list["AnyTool"])
     schemas: list[JSONObject] = attrs.field(factory=list["JSONObject"])
     hashes: list[str] = attrs.field(factory=list[str])
@@ -155,7 +166,9 @@ class _Walk:
             "or give the section default_params"
         )
 
-    def offer(self, tool: AnyTool, policy: ApprovalPolicy | None = None, *, required: bool = False) -> None:
+    def offer(
+        self, tool: AnyTool, policy: ApprovalPolicy | None = None, rank: int = 0, *, required: bool = False
+    ) -> None:
         entry = self.template.schema_cache.entry(tool, self.overrides.tools.get(tool.name))
         offered = entry.tool or tool
         if policy is not None and offered.requires_approval is False:  # the section's policy applies
@@ -165,8 +178,9 @@ class _Walk:
         self.tools.append(offered)
         self.schemas.append(entry.schema)
         self.hashes.append(entry.hash)
+        self.tool_ranks.append(rank)
 
-    def offer_live(self, section: AnySection, path: SectionPath) -> None:
+    def offer_live(self, section: AnySection, path: SectionPath, rank: int) -> None:
         """Offer the tools a section's toolsets hold right now (no overrides: they are not declared)."""
         for toolset in section.toolsets:
             self.toolsets.append((toolset, toolset.version))
@@ -182,7 +196,17 @@ class _Walk:
                 self.tools.append(tool)
                 self.schemas.append(entry.schema)
                 self.hashes.append(entry.hash)
+                self.tool_ranks.append(rank)
                 self.names.add(tool.name)
+
+    def order_tools(self) -> None:
+        """Stable sections' tools first, then session ones', then turn ones' (declaration order within)."""
+        if not any(self.tool_ranks):
+            return
+        order = sorted(range(len(self.tools)), key=self.tool_ranks.__getitem__)
+        self.tools = [self.tools[i] for i in order]
+        self.schemas = [self.schemas[i] for i in order]
+        self.hashes = [self.hashes[i] for i in order]
 
     def values_for(self, params: object | None) -> FieldValues:
         """Formatted fields of ``params``, shared by every section bound to the same object."""
@@ -201,17 +225,20 @@ class _Walk:
         inherited: ApprovalPolicy | None = None,
         *,
         required: bool = False,
+        volatility: Volatility = "stable",
     ) -> None:
-        count = 0
         hashes = "#" * min(depth + 2, _MAX_HEADING)
+        shown: list[tuple[AnySection, SectionPath, object | None, Volatility]] = []
         for section in sections:
             if section.enabled is False:
                 continue
             path = (*parent, section.key)
             params = self.params_for(section, path)
-            if not section.is_enabled(params, self.session):
-                continue
-            count += 1
+            if section.is_enabled(params, self.session):
+                shown.append((section, path, params, effective_volatility(section.volatility, volatility)))
+        if any(placed != volatility for *_, placed in shown):  # stable first (a stable sort)
+            shown.sort(key=lambda entry: VOLATILITY_RANK[entry[3]])
+        for count, (section, path, params, placed) in enumerate(shown, start=1):
             number = f"{prefix}{count}"
             heading = f"{hashes} {number}. {section.title}"
             values = self.values_for(params)
@@ -234,20 +261,42 @@ class _Walk:
                     text_hash=content_hash(block),
                 )
             )
-            self.blocks.append(block)
+            if placed == "turn":
+                blocks = self.turn_blocks
+            else:
+                blocks = self.blocks
+                if placed == "session" and self.first_session_block is None:
+                    self.first_session_block = len(blocks)
+            blocks.append(block)
             if collapsed:
                 continue
             policy = section.requires_approval if section.requires_approval is not None else inherited
             needed = required or section.required
+            rank = VOLATILITY_RANK[placed]
             for tool in section.tools:
-                self.offer(tool, policy, required=needed)
+                self.offer(tool, policy, rank, required=needed)
                 examples = self.template.examples_text(tool.name)
                 if examples:
-                    self.blocks.append(examples)
+                    blocks.append(examples)
             if section.toolsets:
-                self.offer_live(section, path)
+                self.offer_live(section, path, rank)
             if section.children:
-                self.walk(section.children, path, f"{number}.", depth + 1, policy, required=needed)
+                child_prefix = f"{number}."
+                self.walk(
+                    section.children,
+                    path,
+                    child_prefix,
+                    depth + 1,
+                    policy,
+                    required=needed,
+                    volatility=placed,
+                )
+
+    def stable_chars(self, text: str) -> int:
+        """Length of the stable prefix of ``text`` (all of it when no session section was rendered)."""
+        if self.first_session_block is None:
+            return len(text)
+        return len("\n\n".join(self.blocks[: self.first_session_block]))
 
 
 def render_template(
@@ -267,12 +316,16 @@ def render_template(
         overrides=resolve_overrides(template, overrides),
     )
     walk.walk(template.sections, (), "", 0)
+    walk.order_tools()
     if walk.summarized:
         walk.offer(open_sections_tool(walk.summarized))
+    text = "\n\n".join(walk.blocks)
     return RenderedPrompt(
         ns=template.ns,
         key=template.key,
-        text="\n\n".join(walk.blocks),
+        text=text,
+        turn_text="\n\n".join(walk.turn_blocks),
+        stable_chars=walk.stable_chars(text),
         tools=tuple(walk.tools),
         tool_schemas=tuple(walk.schemas),
         tool_hashes=tuple(walk.hashes),

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Generic
 
 import attrs
 
+from ..canonical import content_hash
 from ..errors import OutputParseError
 from .keys import SectionPath, format_path
 from .output import OutputMode, OutputT, parse_output
@@ -54,6 +55,7 @@ class RenderedPrompt(Generic[OutputT]):
     ns: str
     key: str
     text: str
+    """The system message: stable sections' text, then session sections' (``specs/CACHING.md``)."""
     tools: tuple[AnyTool, ...]
     tool_schemas: tuple[JSONObject, ...]
     tool_hashes: tuple[str, ...]
@@ -71,10 +73,36 @@ class RenderedPrompt(Generic[OutputT]):
     """The template's model settings (over the adapter's, under the run's)."""
     toolset_versions: tuple[tuple[Toolset, int], ...] = ()
     """Each live toolset of an enabled, shown section, with the version this render offered."""
+    turn_text: str = ""
+    """The turn sections' text: sent after the conversation, never in the system message."""
+    stable_chars: int | None = None
+    """How many leading characters of ``text`` come from stable sections (``None``: all of them)."""
     _by_name: dict[str, int] = attrs.field(init=False, repr=False)
+    _cache_key: str | None = attrs.field(init=False, default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {tool.name: i for i, tool in enumerate(self.tools)})
+
+    @property
+    def stable_text(self) -> str:
+        """The part of ``text`` that is the same in every session of this template version."""
+        return self.text if self.stable_chars is None else self.text[: self.stable_chars]
+
+    @property
+    def cache_key(self) -> str:
+        """``ns/key@hash`` (64 characters at most): names this template version for a provider cache.
+
+        Sessions of one template version share it, so a provider that routes
+        by key (OpenAI's ``prompt_cache_key``) sends them to one cache.
+        """
+        if self._cache_key is None:
+            name = f"{self.ns}/{self.key}"
+            stable = {"template": name, "stable": self.stable_text, "tools": list(self.tool_hashes)}
+            digest = content_hash(stable)
+            # at most 64 characters (OpenAI's limit on prompt_cache_key); the digest covers the whole name
+            object.__setattr__(self, "_cache_key", f"{name[:47]}@{digest[:16]}")
+        assert self._cache_key is not None
+        return self._cache_key
 
     def tools_changed(self) -> bool:
         """Whether a toolset's tools changed since this render (then render again to offer them)."""

@@ -21,7 +21,7 @@ from ..errors import ConfigurationError, PromptRenderError, VisibilityExpansionR
 from ..events import PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
-from . import loop_messages, run_ending
+from . import loop_messages, request_layout, run_ending
 from .dispatcher import ToolDispatcher, ToolExecution
 from .guardrails import ToolGuard
 from .handoff_runs import HANDOFF_KEY, filtered_history
@@ -129,6 +129,7 @@ class Evaluation(Generic[OutputT]):
         self.resources = resources
         self.outputs = outputs
         self.offered: tuple[str, ...] = ()
+        self.turn_context = ""  # the turn sections' text sent after the conversation in the last request
         self.usage = Usage()
         self.turns = 0
         self.turns_before = 0  # model calls of the run before this resumption of it
@@ -287,12 +288,14 @@ class Evaluation(Generic[OutputT]):
             if self.history_size is None:  # the conversation as it was before this run's first turn
                 self.history_size = len(context.messages)
             context = filtered_history(context, self.settings.history_filter, self.history_size)
+        # stable prefix, conversation, then the turn text (specs/CACHING.md)
+        sent, cache, self.turn_context = request_layout.laid_out(context, self.prompt, rendered, self.session)
         tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
         self.link_tools(tools)
         settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
         self.model_settings_used = adapter_settings(self.adapter).merged(settings)
         return ModelRequest(
-            context=context,
+            context=sent,
             tools=tools,
             tool_choice=choice,
             output_schema=rendered.output_schema,
@@ -300,6 +303,7 @@ class Evaluation(Generic[OutputT]):
             max_output_tokens=self.settings.max_output_tokens or settings.max_output_tokens,
             output_mode=rendered.output_mode,
             settings=settings,
+            cache=cache,
             deadline=self.deadline,
             bus=self.session.bus,
         )

@@ -15,6 +15,7 @@ import attrs
 
 from ..events import ToolResultStored
 from ..messages import AssistantTurn, ToolCall, Usage
+from ..model import TURN_CONTEXT_KEY
 from .loop_events import ModelTurnCompleted
 
 if TYPE_CHECKING:
@@ -81,7 +82,12 @@ def record_reply(
         usage=usage,
         parts=reply.parts,
         metadata=_metadata(
-            reply.metadata, evaluation.model_settings_used, trace_ids, rejected, evaluation.output_schema_hash
+            reply.metadata,
+            evaluation.model_settings_used,
+            trace_ids,
+            rejected,
+            output_schema=evaluation.output_schema_hash,
+            turn_context=evaluation.turn_context,
         ),
     )
     evaluation.head = commit.hash
@@ -157,14 +163,20 @@ def _metadata(
     settings: ModelSettings,
     trace_ids: JSONObject | None,
     rejected: JSONObject | None,
+    *,
     output_schema: str | None,
+    turn_context: str = "",
 ) -> JSONObject | None:
     """The assistant commit's metadata: the reply's, the model settings used, the output schema's hash,
-    the trace ids, a rejection."""
+    the trace ids, a rejection.
+
+    ``turn_context``: the turn sections' text the request ended with (never a commit of its own).
+    """
     used = settings.to_json()
     extra: JSONObject = {
         **({SETTINGS_KEY: used} if used else {}),
         **({} if output_schema is None else {OUTPUT_SCHEMA_KEY: output_schema}),
+        **({TURN_CONTEXT_KEY: turn_context} if turn_context else {}),
         **({} if trace_ids is None else {TRACE_KEY: trace_ids}),
         **(rejected or {}),
     }

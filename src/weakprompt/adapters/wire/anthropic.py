@@ -14,6 +14,7 @@ provider is dropped or sent as text (:mod:`.reasoning`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import attrs
 
@@ -25,6 +26,7 @@ from .reasoning import ForeignReasoning, split_reasoning
 
 __all__ = [
     "PROVIDER",
+    "MAX_CACHE_POINTS",
     "SYSTEM_SEPARATOR",
     "anthropic_conversation",
     "anthropic_messages",
@@ -32,6 +34,7 @@ __all__ = [
     "anthropic_tool",
     "anthropic_tools",
     "reasoning_blocks",
+    "with_cache_points",
 ]
 
 SYSTEM_SEPARATOR = "\n\n"
@@ -169,3 +172,61 @@ def anthropic_params(
     if tools:
         params["tools"] = list[JSONValue](anthropic_tools(tools))
     return params
+
+
+MAX_CACHE_POINTS = 4
+"""The Messages API takes at most four ``cache_control`` breakpoints per request."""
+
+_EPHEMERAL: JSONObject = {"type": "ephemeral"}
+
+
+def _marked(block: JSONObject) -> JSONObject:
+    return {**block, "cache_control": dict(_EPHEMERAL)}
+
+
+def with_cache_points(
+    params: JSONObject, *, stable_system_chars: int | None, trailing_blocks: int = 0
+) -> JSONObject:
+    """``params`` with ``cache_control`` breakpoints (``specs/CACHING.md``), at most :data:`MAX_CACHE_POINTS`.
+
+    After the last tool; at the end of the stable system text (and at the end
+    of the rest of it, session text, when there is any); and on the last
+    conversation block before the ``trailing_blocks`` turn-context blocks.
+    ``stable_system_chars`` is where the stable system text ends (``None``:
+    all of it is treated as one block).
+    """
+    out: JSONObject = dict(params)
+    tools = out.get("tools")
+    if isinstance(tools, list) and tools:
+        out["tools"] = [*tools[:-1], _marked_value(tools[-1])]
+    system = out.get("system")
+    if isinstance(system, str) and system:
+        cut = len(system) if stable_system_chars is None else min(stable_system_chars, len(system))
+        parts = (system[:cut], system[cut:])  # the stable text, then the rest (session text)
+        out["system"] = [_marked({"type": "text", "text": text}) for text in parts if text]
+    messages = out.get("messages")
+    if isinstance(messages, list):  # at most three marks so far: one is left for the conversation
+        out["messages"] = _mark_last_stable(messages, trailing_blocks)
+    return out
+
+
+def _marked_value(value: JSONValue) -> JSONValue:
+    return _marked(value) if isinstance(value, dict) else value
+
+
+def _mark_last_stable(messages: list[JSONValue], skip: int) -> list[JSONValue]:
+    """The messages with the last block before the ``skip`` trailing ones marked (unchanged if none is)."""
+    marked = list(messages)
+    for index in range(len(marked) - 1, -1, -1):
+        message = marked[index]
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks: list[JSONValue] = [{"type": "text", "text": content}] if isinstance(content, str) else []
+        if isinstance(content, list):
+            blocks = list(content)
+        if skip < len(blocks):
+            at = len(blocks) - 1 - skip
+            blocks[at] = _marked_value(blocks[at])
+            marked[index] = {**cast("JSONObject", message), "content": blocks}
+            return marked
+        skip -= len(blocks)
+    return marked

@@ -17,7 +17,7 @@ from .logic import PlanChange, PlanningError, add_steps, clean_text, plan_status
 from .model import MAX_TEXT_LENGTH, Plan, PlanStatus, PlanStep, StepIdCounter, StepStatus
 from .names import ADD_STEP_TOOL, PLANNING_TOOL_NAMES, READ_PLAN_TOOL, SETUP_PLAN_TOOL, UPDATE_STEP_TOOL
 from .params import AddStep, ReadPlan, SetupPlan, UpdateStep
-from .section import PlanningToolsSection
+from .section import PLAN_VIEW_KEY, PlanningToolsSection, PlanViewSection, plan_view_section
 from .state import current_plan, register_planning_state, step_counter
 from .strategies import PlanningStrategy, StrategyCopy, render_planning_copy, strategy_copy
 from .tools import planning_tools
@@ -25,6 +25,7 @@ from .tools import planning_tools
 __all__ = [
     "ADD_STEP_TOOL",
     "MAX_TEXT_LENGTH",
+    "PLAN_VIEW_KEY",
     "PLANNING_TOOL_NAMES",
     "READ_PLAN_TOOL",
     "SETUP_PLAN_TOOL",
@@ -33,6 +34,7 @@ __all__ = [
     "Plan",
     "PlanChange",
     "PlanStatus",
+    "PlanViewSection",
     "PlanStep",
     "PlanningError",
     "PlanningStrategy",
@@ -47,6 +49,7 @@ __all__ = [
     "clean_text",
     "current_plan",
     "plan_status",
+    "plan_view_section",
     "planning_tools",
     "register_planning_state",
     "render_planning_copy",

@@ -385,6 +385,7 @@ def _neutral_usage(usage: AnthropicUsage) -> Usage:
         output_tokens=usage.output_tokens,
         cached_input_tokens=cache_read,
         model_calls=1,
+        cache_write_tokens=cache_write,
     )
 
 

@@ -243,7 +243,16 @@ class RunSpan(_Step):
 
 
 def _usage(usage: Usage) -> Mapping[str, AttributeValue]:
-    return {attr.INPUT_TOKENS: usage.input_tokens, attr.OUTPUT_TOKENS: usage.output_tokens}
+    """The GenAI usage attributes; the cache counts only when the provider reported some."""
+    counts: dict[str, AttributeValue] = {
+        attr.INPUT_TOKENS: usage.input_tokens,
+        attr.OUTPUT_TOKENS: usage.output_tokens,
+    }
+    if usage.cached_input_tokens:
+        counts[attr.CACHE_READ_INPUT_TOKENS] = usage.cached_input_tokens
+    if usage.cache_write_tokens:
+        counts[attr.CACHE_CREATION_INPUT_TOKENS] = usage.cache_write_tokens
+    return counts
 
 
 class ModelCallSpan(_Step):

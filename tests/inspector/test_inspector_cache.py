@@ -13,6 +13,7 @@ from weakprompt.inspector import create_app
 from weakprompt.inspector.charts import UsagePoint, usage_chart
 from weakprompt.inspector.session_view import hit_rate, load_session
 from weakprompt.messages import Usage
+from weakprompt.transcript import Transcript
 
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
@@ -74,3 +75,40 @@ def test_hit_rate_is_bounded_by_the_input() -> None:
     assert hit_rate(50, 10) == 1.0  # a provider's cached count never makes the rate exceed 100%
     chart = usage_chart([UsagePoint(1, 10, 1, cached_input_tokens=50)])
     assert "turn 1: 10 in (100% cached), 1 out" in chart
+
+
+def _busted_store(path: Path) -> Path:
+    """Two runs of one session whose role section changed between them, and a hostile recorded bust."""
+    with Store.open(path) as store:
+        for role in ("You help.", "You help, briefly."):
+            agent = Agent(ScriptedAdapter(["ok"]), instructions=role, name="helper", store=store)
+            agent.run_sync("hi", session="busted")
+        hostile = Transcript(store, "hostile")
+        hostile.user("hi")
+        bust = {"kind": "section", "cause": "changed", "name": "<script>alert(1)</script>", "old_hash": "<b>"}
+        hostile.assistant("ok", metadata={"cache_bust": bust})
+        Transcript(store, "odd").assistant("ok", metadata={"cache_bust": {"kind": "section"}})
+    return path
+
+
+def test_turn_view_names_what_busted_the_cache(tmp_path: Path) -> None:
+    db = _busted_store(tmp_path / "b.db")
+    with Store.open(db, read_only=True) as store:
+        view = load_session(store, "busted")
+        odd = load_session(store, "odd")
+    notes = [t.reply.cache_bust for t in view.turns if t.reply is not None]
+    assert notes[0] is None
+    assert notes[1] is not None and (notes[1].kind, notes[1].cause, notes[1].name) == (
+        "section",
+        "changed",
+        "instructions",
+    )
+    assert all(t.reply is None or t.reply.cache_bust is None for t in odd.turns)  # not readable: no note
+    with TestClient(create_app(str(db)), base_url=LOCAL) as client:
+        page = client.get("/session", params={"id": "busted"})
+        hostile = client.get("/session", params={"id": "hostile"})
+    (shown,) = re.findall(r'<div class="cache-bust warn">(.*?)</div>', page.text, re.S)
+    assert "section" in shown and "instructions" in shown and "changed" in shown
+    assert "<script>alert(1)</script>" not in hostile.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile.text
+    assert "&lt;b&gt;" in hostile.text

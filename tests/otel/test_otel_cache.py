@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from otel_support import Recorder
-from weakprompt import Agent
+from weakprompt import Agent, Store
 from weakprompt.adapters.testing import ScriptedAdapter, text_turn
 from weakprompt.messages import Usage
 from weakprompt.otel import OTelTracing
+from weakprompt.otel.attributes import EVENT_CACHE_BUSTED
 
 READ = "gen_ai.usage.cache_read.input_tokens"
 WRITTEN = "gen_ai.usage.cache_creation.input_tokens"
@@ -41,3 +44,21 @@ def test_spans_of_a_provider_that_reports_no_cache_say_nothing_about_it() -> Non
     for span in recorder.spans:
         assert READ not in (span.attributes or {})
         assert WRITTEN not in (span.attributes or {})
+
+
+def test_a_cache_bust_is_a_span_event_on_the_chat_span(tmp_path: Path) -> None:
+    recorder = Recorder()
+    with Store.open(tmp_path / "runs.db") as store:
+        for instructions in ("Answer.", "Answer briefly."):
+            agent = Agent(ScriptedAdapter(["ok"]), instructions=instructions, name="helper", store=store)
+            agent.run_sync("hi", session="s", tracing=OTelTracing(recorder.provider))
+    first, second = sorted(recorder.named("chat "), key=lambda s: s.start_time or 0)
+    assert [e.name for e in first.events] == []
+    (event,) = second.events
+    assert event.name == EVENT_CACHE_BUSTED
+    attributes = dict(event.attributes or {})
+    assert attributes["weakprompt.cache.kind"] == "section"
+    assert attributes["weakprompt.cache.cause"] == "changed"
+    assert attributes["weakprompt.cache.name"] == "instructions"
+    assert isinstance(attributes["weakprompt.cache.old_hash"], str)
+    assert "weakprompt.cache.previous_session" not in attributes

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, bindparam, select, text
 
 from ..jsontypes import JSONObject, JSONValue
 from ..lazy import lazy_exports
+from ..runtime.cache_prefix import CACHE_BUST_KEY
 from ..runtime.pause_records import ApprovalNote, CallDecision, PauseRecord, approval_note, read_pauses
 from ..runtime.results.extraction import EXTRACTION_KEY
 from ..store import Store, tables
@@ -150,11 +151,40 @@ class CommitView:
     decision: ApprovalNote | None = None
     cached_input_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_bust: CacheBustNote | None = None
 
     @property
     def cache_hit_rate(self) -> float | None:
         """Cached input / input of this reply's request (``None``: no input counted)."""
         return hit_rate(self.cached_input_tokens, self.input_tokens)
+
+
+@attrs.frozen
+class CacheBustNote:
+    """What busted the prompt cache for the request a reply answered (its commit's ``cache_bust``)."""
+
+    kind: str
+    cause: str
+    name: str
+    old_hash: str
+    new_hash: str
+    previous_session: str | None = None
+
+
+def cache_bust_note(metadata: JSONObject) -> CacheBustNote | None:
+    """The reply's recorded bust, or ``None`` (none recorded, or not readable as one)."""
+    recorded = as_object(metadata.get(CACHE_BUST_KEY))
+    kind, cause, name = (as_str(recorded.get(k)) for k in ("kind", "cause", "name"))
+    if kind is None or cause is None or name is None:
+        return None
+    return CacheBustNote(
+        kind=kind,
+        cause=cause,
+        name=name,
+        old_hash=as_str(recorded.get("old_hash")) or "-",
+        new_hash=as_str(recorded.get("new_hash")) or "-",
+        previous_session=as_str(recorded.get("previous_session")),
+    )
 
 
 @attrs.frozen
@@ -597,6 +627,7 @@ class _Builder:
             decision=approval_note(metadata),
             cached_input_tokens=counts.cached_input_tokens,
             cache_write_tokens=counts.cache_write_tokens,
+            cache_bust=cache_bust_note(metadata),
         )
 
     def _with_outcome(

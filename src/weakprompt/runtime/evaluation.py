@@ -21,6 +21,7 @@ from ..events import PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages, run_ending
+from .cache_prefix import PrefixWatch
 from .dispatcher import ToolDispatcher, ToolExecution
 from .history import HISTORY_KEY, stored_history
 from .loop_events import SectionsExpanded
@@ -123,6 +124,8 @@ class Evaluation(Generic[OutputT]):
         self.turns = 0
         self.turns_before = 0  # model calls of the run before this resumption of it
         self.empty_transcript = empty_transcript  # a private store made for this run: no system message yet
+        # The cache-bust detector: each request's prefix against the last one sent (specs/CACHING.md).
+        self.prefix_watch = PrefixWatch(look_in_store=not empty_transcript)
         self.retries_used = 0
         self.written: set[str] = set()  # the commits this run stored (for PromptResponse.new_messages)
         # The conversation compiled in the last turn before it was written, with that turn: a run
@@ -267,7 +270,7 @@ class Evaluation(Generic[OutputT]):
         self.link_tools(tools)
         settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
         self.model_settings_used = adapter_settings(self.adapter).merged(settings)
-        return ModelRequest(
+        request = ModelRequest(
             context=context,
             tools=tools,
             tool_choice=choice,
@@ -279,6 +282,15 @@ class Evaluation(Generic[OutputT]):
             deadline=self.deadline,
             bus=self.session.bus,
         )
+        self.prefix_watch.observe(
+            self.transcript,
+            rendered,
+            request,
+            self.model_settings_used,
+            prompt_name=self.name,
+            clock=self.session.clock,
+        )
+        return request
 
     # -- progressive disclosure -----------------------------------------------------------------
 

@@ -330,3 +330,14 @@ def test_describe_names_each_kind(kind: CacheBustKind, name: str, words: str) ->
     )
     assert event.describe() == f"prompt cache busted: {words} (- -> b)"
     assert "commit" not in event.to_json() and "previous_session" not in event.to_json()
+
+
+def test_a_last_reply_without_a_fingerprint_is_compared_with_nothing(runner: Runner) -> None:
+    runner.run(template=_template(plan="stable"))
+    transcript = Transcript(runner.store, "s")
+    last = [c for c in transcript.log() if c.role == "assistant"][-1]
+    transcript.commit(
+        Message("assistant", "done, edited"), operation=CommitOperation.EDIT, edit_target=last.hash
+    )
+    # the edited reply keeps no fingerprint: not an older request's, nor another session's
+    assert runner.run(template=_template(plan="stable"), step="2") == []

@@ -27,7 +27,7 @@ from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection
+    from sqlalchemy import Connection, Select
 
     from ..clock import Clock
     from ..events import CacheBustCause, CacheBusted, CacheBustKind
@@ -310,8 +310,9 @@ class PrefixWatch:
         previous, previous_session = self.previous, None
         if self._first:
             self._first = False
-            previous = self.previous = _recorded(request.context.messages)
-            if previous is None and self._look_in_store:
+            replied, previous = _recorded(request.context.messages)
+            self.previous = previous
+            if not replied and self._look_in_store:
                 found = _latest_of_template(transcript, new.template)
                 if found is not None:
                     previous_session, previous = found
@@ -359,12 +360,16 @@ class PrefixWatch:
         return metadata, busted
 
 
-def _recorded(messages: Sequence[Message]) -> Fingerprint | None:
-    """The fingerprint the last reply of the conversation recorded (a resumed or continued session)."""
+def _recorded(messages: Sequence[Message]) -> tuple[bool, Fingerprint | None]:
+    """Whether the conversation has a reply, and the fingerprint its last reply recorded.
+
+    A last reply without one (edited, or stored before fingerprints were kept) gives none: the
+    request is then compared with nothing, rather than with an older request.
+    """
     for message in reversed(messages):
-        if message.role == "assistant" and CACHE_PREFIX_KEY in message.metadata:
-            return Fingerprint.from_json(message.metadata[CACHE_PREFIX_KEY])
-    return None
+        if message.role == "assistant":
+            return True, Fingerprint.from_json(message.metadata.get(CACHE_PREFIX_KEY))
+    return False, None
 
 
 def _commit(transcript: Transcript, commit: str) -> CommitInfo | None:
@@ -386,24 +391,34 @@ def latest_fingerprint(
     conn: Connection, template: str, *, not_session: str
 ) -> tuple[str, Fingerprint] | None:
     """The newest assistant commit outside ``not_session`` whose fingerprint is of ``template``."""
-    from sqlalchemy import select
-
-    from ..store import tables
-
-    commits = tables.commits
-    query = (
-        select(commits.c.session_id, commits.c.metadata_json)
-        .where(
-            commits.c.role == "assistant",
-            commits.c.session_id != not_session,
-            commits.c.metadata_json.contains(template, autoescape=True),
-        )
-        .order_by(commits.c.created_at.desc(), commits.c.seq.desc())
-        .limit(20)
-    )
-    for session_id, text in conn.execute(query):
+    rows = conn.execute(_latest_query(), {"session": not_session, "pattern": f"%{template}%"})
+    for session_id, text in rows:
         metadata = parse_canonical_json(str(text))
         found = Fingerprint.from_json(metadata.get(CACHE_PREFIX_KEY) if isinstance(metadata, dict) else None)
         if found is not None and found.template == template:
             return str(session_id), found
     return None
+
+
+_QUERY: list[Select[str, str]] = []
+
+
+def _latest_query() -> Select[str, str]:
+    """Built once (SQLAlchemy then caches its compiled form): a template version is hex, no LIKE wildcard."""
+    if not _QUERY:
+        from sqlalchemy import bindparam, select
+
+        from ..store import tables
+
+        commits = tables.commits
+        _QUERY.append(
+            select(commits.c.session_id, commits.c.metadata_json)
+            .where(
+                commits.c.role == "assistant",
+                commits.c.session_id != bindparam("session"),
+                commits.c.metadata_json.like(bindparam("pattern")),
+            )
+            .order_by(commits.c.created_at.desc(), commits.c.seq.desc())
+            .limit(20)
+        )
+    return _QUERY[0]

@@ -341,3 +341,16 @@ def test_a_last_reply_without_a_fingerprint_is_compared_with_nothing(runner: Run
     )
     # the edited reply keeps no fingerprint: not an older request's, nor another session's
     assert runner.run(template=_template(plan="stable"), step="2") == []
+
+
+def test_the_store_lookups_work_on_each_backend(backend_url: str) -> None:
+    """Across sessions (the metadata scan) and across processes (the last reply), SQLite and PostgreSQL."""
+    with Store.open(backend_url) as store:
+        Runner(store).run(session="first", template=_template(plan="stable"))
+    with Store.open(backend_url) as store:
+        runner = Runner(store)
+        assert runner.run(session="first", template=_template(plan="stable")) == []
+        (across,) = runner.run(session="second", template=_template(plan="stable"), step="2")
+        (within,) = runner.run(session="second", template=_template(plan="stable"), step="3")
+    assert (across.name, across.previous_session) == ("plan", "first")
+    assert (within.name, within.previous_session) == ("plan", None)

@@ -351,11 +351,13 @@ def _usage(completion: ChatCompletion) -> Usage:
         return Usage(model_calls=1)
     details = usage.prompt_tokens_details
     cached = details.cached_tokens if details is not None and details.cached_tokens else 0
+    written = details.cache_write_tokens if details is not None and details.cache_write_tokens else 0
     return Usage(
         input_tokens=usage.prompt_tokens,
         output_tokens=usage.completion_tokens,
         cached_input_tokens=cached,
         model_calls=1,
+        cache_write_tokens=written,
     )
 
 

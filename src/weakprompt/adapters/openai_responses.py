@@ -389,6 +389,8 @@ def _usage(usage: ResponseUsage | None) -> Usage:
         output_tokens=usage.output_tokens,
         cached_input_tokens=usage.input_tokens_details.cached_tokens,
         model_calls=1,
+        # an older server leaves the count out, and the SDK builds its reply without checking
+        cache_write_tokens=getattr(usage.input_tokens_details, "cache_write_tokens", None) or 0,
     )
 
 

@@ -51,11 +51,13 @@ def chat_usage(raw: JSONValue | None) -> Usage:
         return Usage(model_calls=1)
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    written = details.get("cache_write_tokens") if isinstance(details, dict) else None
     return Usage(
         input_tokens=_int(raw.get("prompt_tokens")),
         output_tokens=_int(raw.get("completion_tokens")),
         cached_input_tokens=_int(cached),
         model_calls=1,
+        cache_write_tokens=_int(written),
     )
 
 

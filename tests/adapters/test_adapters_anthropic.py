@@ -247,7 +247,7 @@ def test_usage_counts_cache_reads_and_writes_as_input() -> None:
         "cache_creation_input_tokens": 20,
     }
     assert turn_from_message(_message(usage=usage)).usage == Usage(
-        input_tokens=130, output_tokens=4, cached_input_tokens=100, model_calls=1
+        input_tokens=130, output_tokens=4, cached_input_tokens=100, model_calls=1, cache_write_tokens=20
     )
 
 

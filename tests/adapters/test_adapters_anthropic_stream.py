@@ -218,7 +218,7 @@ def test_message_delta_usage_is_cumulative_and_replaces_the_start() -> None:
     reports = of_type(streamed, UsageReported)
     assert reports[0].usage == Usage(input_tokens=70, output_tokens=1, model_calls=1)
     assert reports[-1].usage == Usage(
-        input_tokens=95, output_tokens=40, cached_input_tokens=20, model_calls=1
+        input_tokens=95, output_tokens=40, cached_input_tokens=20, model_calls=1, cache_write_tokens=5
     )
     assert final_turn(streamed).usage == reports[-1].usage
 

@@ -153,10 +153,10 @@ def anthropic_message_body(turn: AssistantTurn, *, model: str = "claude-test") -
         "stop_reason": stop,
         "stop_sequence": None,
         "usage": {
-            "input_tokens": turn.usage.input_tokens - cached,
+            "input_tokens": turn.usage.input_tokens - cached - turn.usage.cache_write_tokens,
             "output_tokens": turn.usage.output_tokens,
             "cache_read_input_tokens": cached,
-            "cache_creation_input_tokens": 0,
+            "cache_creation_input_tokens": turn.usage.cache_write_tokens,
         },
     }
 

@@ -268,10 +268,10 @@ def anthropic_stream_events(
     """The named events the Messages API streams for ``turn`` (arguments must be JSON objects)."""
     cached = turn.usage.cached_input_tokens
     start_usage = {
-        "input_tokens": turn.usage.input_tokens - cached,
+        "input_tokens": turn.usage.input_tokens - cached - turn.usage.cache_write_tokens,
         "output_tokens": 1,
         "cache_read_input_tokens": cached,
-        "cache_creation_input_tokens": 0,
+        "cache_creation_input_tokens": turn.usage.cache_write_tokens,
     }
     message = {
         "id": "msg_stream",

@@ -525,6 +525,7 @@ def _neutral_usage(usage: AnthropicUsage) -> Usage:
         cached_input_tokens=cache_read,
         model_calls=1,
         reasoning_tokens=details.thinking_tokens if details is not None else 0,
+        cache_write_tokens=cache_write,
     )
 
 

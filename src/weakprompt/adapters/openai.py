@@ -375,12 +375,14 @@ def _usage(completion: ChatCompletion) -> Usage:
     cached = details.cached_tokens if details is not None and details.cached_tokens else 0
     output = usage.completion_tokens_details
     reasoning = output.reasoning_tokens if output is not None and output.reasoning_tokens else 0
+    written = details.cache_write_tokens if details is not None and details.cache_write_tokens else 0
     return Usage(
         input_tokens=usage.prompt_tokens,
         output_tokens=usage.completion_tokens,
         cached_input_tokens=cached,
         model_calls=1,
         reasoning_tokens=reasoning,
+        cache_write_tokens=written,
     )
 
 

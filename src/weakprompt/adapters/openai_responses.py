@@ -455,6 +455,8 @@ def _usage(usage: ResponseUsage | None) -> Usage:
         cached_input_tokens=usage.input_tokens_details.cached_tokens,
         model_calls=1,
         reasoning_tokens=usage.output_tokens_details.reasoning_tokens,
+        # an older server leaves the count out, and the SDK builds its reply without checking
+        cache_write_tokens=getattr(usage.input_tokens_details, "cache_write_tokens", None) or 0,
     )
 
 

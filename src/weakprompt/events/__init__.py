@@ -37,6 +37,7 @@ from ._types import (
 )
 
 if TYPE_CHECKING:
+    from ._cache import CacheBustCause, CacheBusted, CacheBustKind
     from ._children import ChildEvent
     from ._output_events import ToolOutputExtracted, ToolResultSummarized
     from ._pause import DecisionKind, PendingCall, RunPaused, RunResumed, ToolCallDecided
@@ -56,6 +57,9 @@ if TYPE_CHECKING:
 # (those adapters), extraction answers and summaries (the tool-output pipeline, the transcript),
 # a reply's stream (the model contract), a run's progress and its pauses (the loop).
 _LAZY: dict[str, str] = {
+    "CacheBustCause": "._cache",
+    "CacheBustKind": "._cache",
+    "CacheBusted": "._cache",
     "AdapterFellBack": "._provider",
     "ChildEvent": "._children",
     "ModelCallRetried": "._provider",
@@ -86,6 +90,9 @@ _RENAMED: dict[str, str] = {"Dispatcher": "EventBus"}
 __all__ = [
     "AdapterFellBack",
     "ChildEvent",
+    "CacheBustCause",
+    "CacheBustKind",
+    "CacheBusted",
     "DecisionKind",
     "DispatchResult",
     "EventBus",

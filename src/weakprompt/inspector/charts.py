@@ -22,6 +22,8 @@ class UsagePoint:
     input_tokens: int
     output_tokens: int
     href: str = ""
+    cached_input_tokens: int = 0
+    """Input tokens the provider read from its prompt cache (a part of ``input_tokens``)."""
 
 
 MAX_BARS = 200
@@ -39,11 +41,15 @@ class _Bar:
     input_tokens: int
     output_tokens: int
     href: str
+    cached_input_tokens: int = 0
 
     @property
     def label(self) -> str:
         turns = f"turn {self.first}" if self.first == self.last else f"turns {self.first} to {self.last}"
-        return f"{turns}: {self.input_tokens:,} in, {self.output_tokens:,} out"
+        cached = ""
+        if self.cached_input_tokens and self.input_tokens:
+            cached = f" ({min(self.cached_input_tokens, self.input_tokens) / self.input_tokens:.0%} cached)"
+        return f"{turns}: {self.input_tokens:,} in{cached}, {self.output_tokens:,} out"
 
 
 def _bars(points: Sequence[UsagePoint], limit: int) -> list[_Bar]:
@@ -59,6 +65,7 @@ def _bars(points: Sequence[UsagePoint], limit: int) -> list[_Bar]:
                 sum(p.input_tokens for p in run),
                 sum(p.output_tokens for p in run),
                 run[0].href,
+                sum(p.cached_input_tokens for p in run),
             )
         )
     return bars

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, bindparam, select, text
 
 from ..jsontypes import JSONObject, JSONValue
 from ..lazy import lazy_exports
+from ..runtime.cache_prefix import CACHE_BUST_KEY
 from ..runtime.child_runs import CHILD_SESSION_KEY
 from ..runtime.pause_records import ApprovalNote, CallDecision, PauseRecord, approval_note, read_pauses
 from ..runtime.results.extraction import EXTRACTION_KEY
@@ -151,6 +152,42 @@ class CommitView:
     decision: ApprovalNote | None = None
     child_session: str | None = None
     """The session of the agent this call ran as a tool (``specs/SUBAGENTS.md``)."""
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_bust: CacheBustNote | None = None
+
+    @property
+    def cache_hit_rate(self) -> float | None:
+        """Cached input / input of this reply's request (``None``: no input counted)."""
+        return hit_rate(self.cached_input_tokens, self.input_tokens)
+
+
+@attrs.frozen
+class CacheBustNote:
+    """What busted the prompt cache for the request a reply answered (its commit's ``cache_bust``)."""
+
+    kind: str
+    cause: str
+    name: str
+    old_hash: str
+    new_hash: str
+    previous_session: str | None = None
+
+
+def cache_bust_note(metadata: JSONObject) -> CacheBustNote | None:
+    """The reply's recorded bust, or ``None`` (none recorded, or not readable as one)."""
+    recorded = as_object(metadata.get(CACHE_BUST_KEY))
+    kind, cause, name = (as_str(recorded.get(k)) for k in ("kind", "cause", "name"))
+    if kind is None or cause is None or name is None:
+        return None
+    return CacheBustNote(
+        kind=kind,
+        cause=cause,
+        name=name,
+        old_hash=as_str(recorded.get("old_hash")) or "-",
+        new_hash=as_str(recorded.get("new_hash")) or "-",
+        previous_session=as_str(recorded.get("previous_session")),
+    )
 
 
 @attrs.frozen
@@ -192,6 +229,20 @@ class SessionView:
     outputs: int
     pauses: tuple[PauseRecord, ...] = ()
     damaged: tuple[DamagedRow, ...] = ()
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def cache_hit_rate(self) -> float | None:
+        """Cached input / input over the whole session (``None``: no input counted)."""
+        return hit_rate(self.cached_input_tokens, self.input_tokens)
+
+
+def hit_rate(cached: int, input_tokens: int) -> float | None:
+    """The share of input tokens read from the provider's prompt cache, or ``None`` with no input."""
+    if input_tokens <= 0:
+        return None
+    return min(max(cached, 0), input_tokens) / input_tokens
 
 
 @attrs.frozen
@@ -283,9 +334,34 @@ def _blobs(conn: Connection, hashes: Iterable[str]) -> dict[str, JSONObject]:
     return found
 
 
-def _usage(metadata: JSONObject) -> tuple[int, int]:
+@attrs.frozen
+class _Counts:
+    """A reply commit's recorded usage (zero where a count is missing or not a number)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+def _usage(metadata: JSONObject) -> _Counts:
     usage = as_object(metadata.get("usage"))
-    return as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens"))
+    return _Counts(
+        input_tokens=as_int(usage.get("input_tokens")),
+        output_tokens=as_int(usage.get("output_tokens")),
+        cached_input_tokens=as_int(usage.get("cached_input_tokens")),
+        cache_write_tokens=as_int(usage.get("cache_write_tokens")),
+    )
+
+
+def _point(number: int, counts: _Counts, per_page: int) -> UsagePoint:
+    return UsagePoint(
+        number,
+        counts.input_tokens,
+        counts.output_tokens,
+        href=_turn_href(number, per_page),
+        cached_input_tokens=counts.cached_input_tokens,
+    )
 
 
 def find_trace(metadata: JSONObject) -> TraceRef | None:
@@ -331,13 +407,12 @@ def load_session(
         page = min(max(page, 1), pages)
         start = (page - 1) * per_page
         shown = groups[start : start + per_page]
-        usage = tuple(
-            UsagePoint(
-                number + 1, *_usage(load_object(g.reply.metadata)), href=_turn_href(number + 1, per_page)
-            )
+        counts = [
+            (number + 1, _usage(load_object(g.reply.metadata)))
             for number, g in enumerate(groups)
             if g.reply is not None
-        )
+        ]
+        usage = tuple(_point(number, c, per_page) for number, c in counts)
         links = {str(c): str(s) for c, s in conn.execute(_LINKS, {"session": session_id})}
         tool_sets = _tool_sets(conn, groups, start, len(shown), links)
         pauses = read_pauses(conn, session_id)
@@ -370,6 +445,8 @@ def load_session(
         total_turns=len(groups),
         input_tokens=sum(p.input_tokens for p in usage),
         output_tokens=sum(p.output_tokens for p in usage),
+        cached_input_tokens=sum(c.cached_input_tokens for _, c in counts),
+        cache_write_tokens=sum(c.cache_write_tokens for _, c in counts),
         page=page,
         pages=pages,
         per_page=per_page,
@@ -531,7 +608,7 @@ class _Builder:
         newest = versions[-1]
         shown = self.blob(newest.blob_hash) if newest is not row else payload
         shown_metadata = load_object(newest.metadata) if newest is not row else metadata
-        input_tokens, output_tokens = _usage(metadata)
+        counts = _usage(metadata)
         stored = self._stored(metadata)
         if extraction is not None:
             extraction = self._with_outcome(extraction, shown, shown_metadata)
@@ -548,10 +625,13 @@ class _Builder:
             stored_output_seq=self._by_call.get(stored.tool_call_id) if stored is not None else None,
             extraction=extraction,
             trace=find_trace(metadata),
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            input_tokens=counts.input_tokens,
+            output_tokens=counts.output_tokens,
             decision=approval_note(metadata),
             child_session=as_str(metadata.get(CHILD_SESSION_KEY)),
+            cached_input_tokens=counts.cached_input_tokens,
+            cache_write_tokens=counts.cache_write_tokens,
+            cache_bust=cache_bust_note(metadata),
         )
 
     def _with_outcome(

@@ -19,6 +19,7 @@ if find_spec("opentelemetry") is None:  # pragma: no cover - the test environmen
 
 from .attributes import (
     CONTENT_ATTRIBUTES,
+    EVENT_CACHE_BUSTED,
     EVENT_HANDLE,
     EVENT_RETRY,
     EVENT_RUN_ROLLED_BACK,
@@ -29,6 +30,7 @@ from .tracing import OTelTracing, instrument, uninstrument
 
 __all__ = [
     "CONTENT_ATTRIBUTES",
+    "EVENT_CACHE_BUSTED",
     "EVENT_HANDLE",
     "EVENT_RETRY",
     "EVENT_RUN_ROLLED_BACK",

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 __all__ = [
     "AGENT_NAME",
+    "CACHE_CREATION_INPUT_TOKENS",
+    "CACHE_READ_INPUT_TOKENS",
     "CONTENT_ATTRIBUTES",
     "CONVERSATION_ID",
     "ERROR_TYPE",
     "EVENT_GUARDRAIL_TRIPPED",
+    "EVENT_CACHE_BUSTED",
     "EVENT_HANDLE",
     "EVENT_RETRY",
     "EVENT_RUN_ROLLED_BACK",
@@ -51,6 +54,10 @@ RESPONSE_MODEL = "gen_ai.response.model"
 FINISH_REASONS = "gen_ai.response.finish_reasons"
 INPUT_TOKENS = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+"""Input tokens the provider served from its prompt cache (a part of ``gen_ai.usage.input_tokens``)."""
+CACHE_CREATION_INPUT_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+"""Input tokens the provider wrote to its prompt cache (a part of ``gen_ai.usage.input_tokens``)."""
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
 TOOL_TYPE = "gen_ai.tool.type"
@@ -83,5 +90,8 @@ GUARDRAIL_NAME = "weakprompt.guardrail.name"
 GUARDRAIL_REASON = "weakprompt.guardrail.reason"
 EVENT_RETRY = "weakprompt.model_call.retry"
 """Span event on a ``chat`` span: the adapter retried the request (attributes: attempt, error type, delay)."""
+EVENT_CACHE_BUSTED = "weakprompt.cache.busted"
+"""Span event on a ``chat`` span: the request's prefix differs from the last one's (attributes:
+``weakprompt.cache.*``, what differs first and why; see ``specs/CACHING.md``)."""
 RETRY_ATTEMPT = "weakprompt.retry.attempt"
 RETRY_DELAY = "weakprompt.retry.delay_seconds"

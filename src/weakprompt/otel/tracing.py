@@ -15,6 +15,7 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import Generator, Mapping
+from typing import TYPE_CHECKING
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -31,6 +32,9 @@ from ..runtime.tracing import ModelCallPurpose, install_tracing
 from . import attributes as attr
 from . import content
 from .traced_adapter import TracedAdapter
+
+if TYPE_CHECKING:
+    from ..events import CacheBusted
 
 __all__ = ["OTelTracing", "instrument", "uninstrument"]
 
@@ -258,7 +262,16 @@ class RunSpan(_Step):
 
 
 def _usage(usage: Usage) -> Mapping[str, AttributeValue]:
-    return {attr.INPUT_TOKENS: usage.input_tokens, attr.OUTPUT_TOKENS: usage.output_tokens}
+    """The GenAI usage attributes; the cache counts only when the provider reported some."""
+    counts: dict[str, AttributeValue] = {
+        attr.INPUT_TOKENS: usage.input_tokens,
+        attr.OUTPUT_TOKENS: usage.output_tokens,
+    }
+    if usage.cached_input_tokens:
+        counts[attr.CACHE_READ_INPUT_TOKENS] = usage.cached_input_tokens
+    if usage.cache_write_tokens:
+        counts[attr.CACHE_CREATION_INPUT_TOKENS] = usage.cache_write_tokens
+    return counts
 
 
 class ModelCallSpan(_Step):
@@ -286,6 +299,23 @@ class ModelCallSpan(_Step):
 
     def fail(self, error: BaseException) -> None:
         self._end_failed(error)
+
+    def cache_busted(self, event: CacheBusted) -> None:
+        attributes: dict[str, AttributeValue] = {
+            "weakprompt.cache.kind": event.kind,
+            "weakprompt.cache.cause": event.cause,
+            "weakprompt.cache.name": event.name,
+            "weakprompt.cache.position": event.position,
+        }
+        for key, value in (
+            ("weakprompt.cache.old_hash", event.old_hash),
+            ("weakprompt.cache.new_hash", event.new_hash),
+            ("weakprompt.cache.commit", event.commit),
+            ("weakprompt.cache.previous_session", event.previous_session),
+        ):
+            if value is not None:
+                attributes[key] = value
+        self.span.add_event(attr.EVENT_CACHE_BUSTED, attributes)
 
     def retried(self, attempt: int, error: BaseException, delay_seconds: float | None) -> None:
         event: dict[str, AttributeValue] = {attr.RETRY_ATTEMPT: attempt, attr.ERROR_TYPE: _error_type(error)}

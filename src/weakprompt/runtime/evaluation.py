@@ -22,6 +22,7 @@ from ..events import PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages, request_layout, run_ending
+from .cache_prefix import PrefixWatch
 from .dispatcher import ToolDispatcher, ToolExecution
 from .guardrails import ToolGuard
 from .handoff_runs import HANDOFF_KEY, filtered_history
@@ -134,6 +135,8 @@ class Evaluation(Generic[OutputT]):
         self.turns = 0
         self.turns_before = 0  # model calls of the run before this resumption of it
         self.empty_transcript = empty_transcript  # a private store made for this run: no system message yet
+        # The cache-bust detector: each request's prefix against the last one sent (specs/CACHING.md).
+        self.prefix_watch = PrefixWatch(look_in_store=not empty_transcript)
         self.retries_used = 0
         self.written: set[str] = set()  # the commits this run stored (for PromptResponse.new_messages)
         # The conversation compiled in the last turn before it was written, with that turn: a run
@@ -294,7 +297,7 @@ class Evaluation(Generic[OutputT]):
         self.link_tools(tools)
         settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
         self.model_settings_used = adapter_settings(self.adapter).merged(settings)
-        return ModelRequest(
+        request = ModelRequest(
             context=sent,
             tools=tools,
             tool_choice=choice,
@@ -307,6 +310,15 @@ class Evaluation(Generic[OutputT]):
             deadline=self.deadline,
             bus=self.session.bus,
         )
+        self.prefix_watch.observe(
+            self.transcript,
+            rendered,
+            request,
+            self.model_settings_used,
+            prompt_name=self.name,
+            clock=self.session.clock,
+        )
+        return request
 
     # -- progressive disclosure -----------------------------------------------------------------
 

@@ -76,21 +76,25 @@ def record_reply(
     evaluation.usage = evaluation.usage + usage
     if evaluation.tracker is not None:
         evaluation.tracker.record(usage)
+    prefix, busted = evaluation.prefix_watch.sent()
+    metadata = _metadata(
+        reply.metadata,
+        evaluation.model_settings_used,
+        trace_ids,
+        rejected,
+        output_schema=evaluation.output_schema_hash,
+        turn_context=evaluation.turn_context,
+    )
     commit = evaluation.transcript.assistant(
         reply.text,
         tool_calls=reply.tool_calls,
         usage=usage,
         parts=reply.parts,
-        metadata=_metadata(
-            reply.metadata,
-            evaluation.model_settings_used,
-            trace_ids,
-            rejected,
-            output_schema=evaluation.output_schema_hash,
-            turn_context=evaluation.turn_context,
-        ),
+        metadata={**(metadata or {}), **prefix} or None,
     )
     evaluation.head = commit.hash
+    if busted is not None:
+        evaluation.publish(busted)
     if not evaluation.session.bus.wants(ModelTurnCompleted):
         return reply, usage
     event = ModelTurnCompleted(

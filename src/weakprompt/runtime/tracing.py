@@ -28,6 +28,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
+    from ..events import CacheBusted
     from ..jsontypes import JSONObject
     from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
     from ..model import ModelRequest, ProviderAdapter
@@ -71,6 +72,10 @@ class ModelCallSpan(SpanHook, Protocol):
 
     def retried(self, attempt: int, error: BaseException, delay_seconds: float | None) -> None:
         """The adapter retries: ``attempt`` failed with ``error``; the next waits ``delay_seconds``."""
+        ...
+
+    def cache_busted(self, event: CacheBusted) -> None:
+        """This request's prefix differs from the last one's (``specs/CACHING.md``)."""
         ...
 
 

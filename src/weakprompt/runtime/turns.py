@@ -255,6 +255,8 @@ async def traced_model_call(
     evaluation: Evaluation[Any], trace: RunSpan, request: ModelRequest, turn: TurnRecord
 ) -> tuple[AssistantTurn, Usage]:
     span = trace.model_call(request)
+    if evaluation.prefix_watch.busted is not None:
+        span.cache_busted(evaluation.prefix_watch.busted)
     try:
         with span.activated(), model_call_scope(span):
             reply = await model_reply(

@@ -53,12 +53,14 @@ def chat_usage(raw: JSONValue | None) -> Usage:
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     output = raw.get("completion_tokens_details")
     reasoning = output.get("reasoning_tokens") if isinstance(output, dict) else None
+    written = details.get("cache_write_tokens") if isinstance(details, dict) else None
     return Usage(
         input_tokens=_int(raw.get("prompt_tokens")),
         output_tokens=_int(raw.get("completion_tokens")),
         cached_input_tokens=_int(cached),
         model_calls=1,
         reasoning_tokens=_int(reasoning),
+        cache_write_tokens=_int(written),
     )
 
 

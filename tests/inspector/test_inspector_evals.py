@@ -144,6 +144,14 @@ def test_case_names_answers_and_errors_are_escaped_on_every_experiment_page(db: 
     assert "&lt;script&gt;alert(&#39;case&#39;)" in pages[2]
 
 
+def test_reading_the_experiment_pages_leaves_the_store_file_unchanged(db: Path) -> None:
+    before = db.read_bytes()
+    with _client(db) as client:
+        for path in ("/experiments", "/experiment?id=exp-a", "/experiments/compare?a=exp-a&b=exp-b"):
+            assert client.get(path).status_code == 200
+    assert db.read_bytes() == before
+
+
 def test_an_unknown_experiment_is_a_404_page(db: Path) -> None:
     with _client(db) as client:
         missing = client.get("/experiment", params={"id": "<b>nope</b>"})

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING
 
 import attrs
 
 from ..errors import ConfigurationError
 from ..jsontypes import JSONValue
 from ..messages import Usage
-from ..store.eval_rows import EvalRow, experiment_ids, read_eval_rows
+from ..store.eval_rows import Change, EvalRow, case_changes, experiment_ids, read_eval_rows
 from .evaluators import Outcome
 
 if TYPE_CHECKING:
@@ -204,12 +204,6 @@ def load_experiment(store: Store, experiment: str, *, min_pass_rate: float = 1.0
     )
 
 
-Change: TypeAlias = Literal["fixed", "broken", "better", "worse", "same", "only_a", "only_b"]
-"""How a case moved from experiment A to B: ``fixed`` (failed in A, passes in B), ``broken`` (the
-reverse), ``better`` / ``worse`` (its pass rate moved without crossing ``min_pass_rate``), ``same``,
-or found in one experiment only."""
-
-
 @attrs.frozen(kw_only=True)
 class CaseComparison:
     """One case in two experiments: pass rates, mean scores per evaluator, and the change."""
@@ -242,26 +236,15 @@ def _mean_scores(runs: Sequence[RunResult]) -> dict[str, float]:
     return {name: sum(values) / len(values) for name, values in collected.items()}
 
 
-def _change(rate_a: float, rate_b: float, threshold: float) -> Change:
-    passed_a, passed_b = rate_a >= threshold, rate_b >= threshold
-    if passed_a != passed_b:
-        return "fixed" if passed_b else "broken"
-    if rate_a == rate_b:
-        return "same"
-    return "better" if rate_b > rate_a else "worse"
-
-
 def compare_experiments(a: ExperimentResult, b: ExperimentResult) -> Comparison:
     """Case by case, in A's order then B's new cases; a case passes at B's ``min_pass_rate``."""
     summaries_a = {c.case_name: c for c in a.cases}
     summaries_b = {c.case_name: c for c in b.cases}
+    rates_a = {name: summary.pass_rate for name, summary in summaries_a.items()}
+    rates_b = {name: summary.pass_rate for name, summary in summaries_b.items()}
     rows: list[CaseComparison] = []
-    for name in [*summaries_a, *(n for n in summaries_b if n not in summaries_a)]:
+    for name, change in case_changes(rates_a, rates_b, b.min_pass_rate):
         case_a, case_b = summaries_a.get(name), summaries_b.get(name)
-        if case_a is None or case_b is None:
-            change: Change = "only_a" if case_b is None else "only_b"
-        else:
-            change = _change(case_a.pass_rate, case_b.pass_rate, b.min_pass_rate)
         rows.append(
             CaseComparison(
                 case_name=name,

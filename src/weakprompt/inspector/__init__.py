@@ -3,7 +3,7 @@
 ``weakprompt inspect --db URL`` serves it; :func:`create_app` builds the
 Starlette app for a URL or an open store. The query modules
 (:mod:`~weakprompt.inspector.sessions`, ``session_view``, ``outputs``,
-``toolsets``) need only SQLAlchemy, so the terminal's session list uses
+``toolsets``, ``experiments``) need only SQLAlchemy, so the terminal's session list uses
 them without the extra. Nothing here is imported by ``import weakprompt``.
 """
 

@@ -32,6 +32,12 @@ from ..safetext import escape_surrogates
 from ..store import Store
 from .access import TokenCheck, checked_token
 from .charts import usage_chart
+from .experiments import (
+    UnknownExperiment,
+    compare_stored,
+    list_experiment_summaries,
+    load_experiment_view,
+)
 from .hosts import HostCheck, allowed_host
 from .outputs import DamagedOutput, check_payload, list_outputs, load_output, stream_payload
 from .session_view import UnknownSession, load_session, locate_commit
@@ -61,6 +67,8 @@ class InspectorSettings:
     sessions_per_page: int = 50
     turns_per_page: int = 50
     outputs_per_page: int = 100
+    experiments_per_page: int = 50
+    runs_per_page: int = 100
     paused_runs: PausedRuns = DEFAULT_PAUSED_RUNS
     trace_url: str | None = None
     allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple[str, ...])
@@ -197,6 +205,10 @@ def create_app(
                 return await run_in_threadpool(lambda: handler(request, holder.get()))
             except _Problem as exc:
                 return problem_page(exc)
+            except UnknownExperiment as exc:
+                return problem_page(
+                    _Problem(404, "Unknown experiment", f"this store has no experiment {exc.args[0]!r}")
+                )
             except UnknownSession as exc:
                 return problem_page(
                     _Problem(404, "Unknown session", f"this store has no session {exc.args[0]!r}")
@@ -290,8 +302,34 @@ def create_app(
             raise _Problem(404, "Unknown tool set", f"this store has no tool set {set_hash!r}")
         return render("toolset.html", toolset=found)
 
+    def experiments(request: Request, store: Store) -> Response:
+        number = _positive(request, "page")
+        per = config.experiments_per_page
+        listing = list_experiment_summaries(store, offset=(number - 1) * per, limit=per)
+        pages = max(1, -(-listing.total // per))
+        if number > pages:
+            return RedirectResponse(f"/experiments?{_query({'page': pages})}", status_code=303)
+        return render("experiments.html", listing=listing, page=number, pages=pages)
+
+    def experiment(request: Request, store: Store) -> Response:
+        experiment_id = _required(request, "id")
+        view = load_experiment_view(
+            store, experiment_id, page=_positive(request, "page"), per_page=config.runs_per_page
+        )
+        if view is None:
+            raise UnknownExperiment(experiment_id)
+        return render("experiment.html", view=view)
+
+    def comparison(request: Request, store: Store) -> Response:
+        a, b = _required(request, "a"), _required(request, "b")
+        found = compare_stored(store, a, b, min_pass_rate=_rate(request, "min_pass_rate"))
+        return render("comparison.html", comparison=found)
+
     routes = [
         Route("/", page(sessions)),
+        Route("/experiments", page(experiments)),
+        Route("/experiment", page(experiment)),
+        Route("/experiments/compare", page(comparison)),
         Route("/session", page(session)),
         Route("/session/commit", page(commit)),
         Route("/outputs", page(outputs)),
@@ -328,4 +366,18 @@ def _seq(request: Request) -> int:
         value = -1
     if value < 0:
         raise _Problem(400, "Bad request", f"seq must be a whole number from 0 up, got {raw!r}")
+    return value
+
+
+def _rate(request: Request, name: str) -> float:
+    """A pass-rate threshold from the query (default 1.0: every run of a case passes)."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return 1.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise _Problem(400, "Bad request", f"{name} must be a number from 0 to 1, got {raw!r}")
     return value

@@ -251,7 +251,8 @@ def main(quick: bool) -> dict[str, object]:
         identical = sum(
             1
             for report in reports
-            if report.identical and _sent(store, report.replay_session_id) == _sent(store, report.session_id)
+            if report.identical
+            and _sent(report.replay_store, report.replay_session_id) == _sent(store, report.session_id)
         )
         checked = mutation_check(store, sessions)
     share = replay_seconds / recorded_seconds
@@ -289,8 +290,9 @@ def main(quick: bool) -> dict[str, object]:
         "notes": [
             f"{count} sessions recorded against a scripted model taking {CALL_SECONDS * 1000:.0f} ms "
             "per call "
-            f"({recorded_calls} calls); each replayed with the same prompt into a fresh session of the same "
-            "SQLite file (the replay writes its own session).",
+            f"({recorded_calls} calls); each replayed with the same prompt, read from the SQLite file, "
+            "its own run written to a private in-memory store (replay's default; record=True keeps it "
+            "in the file).",
             f"Replay wall time {replay_seconds:.3f} s against {recorded_seconds:.3f} s recorded: {share:.2%} "
             f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs while it ran).",
             "Mutations: a section's text (by path, nested ones included), a tool's description, a tool's "

@@ -179,6 +179,36 @@ def test_raise_divergence_raises_the_typed_divergence(tmp_path: Path) -> None:
     assert "section_hash:" in raised.value.describe()
 
 
+def test_a_replay_that_raises_closes_its_private_store_and_never_the_given_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store:
+        opened: list[Store] = []
+        real_open = Store.open
+
+        def spy(*args: object, **kwargs: object) -> Store:
+            made = real_open(*args, **kwargs)  # type: ignore[arg-type]
+            opened.append(made)
+            return made
+
+        monkeypatch.setattr(Store, "open", spy)
+        with pytest.raises(ReplayDivergence):
+            replay_sync(store, "rec", prompt=make_prompt(rules="Answer."), raise_divergence=True)
+        assert len(opened) == 1 and opened[0].closed  # no report hands it out: closed at once
+
+        async def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("the run failed")
+
+        monkeypatch.setattr("weakprompt.replay._replay.run_with", broken)
+        with pytest.raises(RuntimeError, match="the run failed"):
+            replay_sync(store, "rec", prompt=make_prompt())
+        assert len(opened) == 2 and opened[1].closed
+        with pytest.raises(RuntimeError, match="the run failed"):
+            replay_sync(store, "rec", prompt=make_prompt(), record=True)
+        assert len(opened) == 2 and not store.closed  # the caller's store is the caller's to close
+
+
 def test_bad_calls_are_refused_with_what_was_wrong(tmp_path: Path) -> None:
     db = record(tmp_path / "rec.db")
     with Store.open(db) as store:

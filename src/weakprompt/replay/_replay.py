@@ -231,10 +231,10 @@ async def replay(
             call for call in recording.results if decided.get(call, "approved") in _RUN_AGAIN
         )
     replay_id = into if into is not None else f"{session_id}.replay-{uuid.uuid4().hex[:12]}"
-    written = store if record else Store.open(clock=store.clock)
     # Only a store given holds sessions: commits of its own, or a fork's shared ones
     if record and Transcript(store, replay_id).head is not None:
         raise ConfigurationError(f"replay: session {replay_id!r} already exists; replay into a fresh one")
+    written = store if record else Store.open(clock=store.clock)
     session = Session(session_id=replay_id)
     rendered_now: list[tuple[tuple[str, str], ...]] = [()]
 
@@ -262,6 +262,9 @@ async def replay(
             await run_with(target, settings)
     except ReplayDivergence as found:
         divergence = found
+    except BaseException:
+        _drop(written, store)
+        raise
     if divergence is None and adapter.served < adapter.recorded:
         divergence = ReplayDivergence(
             turn=adapter.served + 1,
@@ -271,6 +274,7 @@ async def replay(
             ),
         )
     if divergence is not None and raise_divergence:
+        _drop(written, store)
         raise divergence
     return ReplayReport(
         session_id=session_id,
@@ -280,6 +284,12 @@ async def replay(
         recorded_turns=adapter.recorded,
         divergence=divergence,
     )
+
+
+def _drop(written: Store, store: Store) -> None:
+    """Close the replay's private store when no report will hand it out (the caller's stays open)."""
+    if written is not store:
+        written.close()
 
 
 def replay_sync(

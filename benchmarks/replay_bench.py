@@ -11,10 +11,11 @@ Two measurements, one process, one run:
   recording's), and the whole replay must take under 5% of the recorded
   runs' wall time. The recording is read from the file; each replayed run
   writes its own session to a private in-memory store (``replay``'s
-  default). Measured on 2 shared CPUs at load average 9 to 10: CPU time
-  3.8% of the recorded wall time, wall time 11% (it was 32% wall, 7% CPU,
-  when the replay wrote its run into the file); on a quiet machine wall
-  time follows CPU time;
+  default). Measured on 2 CPUs shared by other jobs (load average 5 to 7),
+  four runs: replay CPU time 3.0% to 3.9% of the recorded wall time, wall
+  time 4.2% to 8.7% (the wall share follows the load). The same machine,
+  the same minutes, with the replay writing its run into the file (as
+  before): CPU 4.0%, wall 7.4% to 7.9%;
 - **naming**: 30 seeded mutations of the prompt (a section's text, a tool's
   description, a tool's schema, a model setting; 8, 8, 7 and 7), each
   replayed over a recorded session: the report must name the changed item

@@ -35,7 +35,7 @@ def test_unchanged_replay_is_identical_and_calls_no_provider(tmp_path: Path) -> 
         assert (report.turns, report.recorded_turns) == (2, 2)
         assert RAN == []  # stored results answered every call
         assert [(c.hash, c.seq) for c in Transcript(store, "rec").log()] == before  # the original untouched
-        replayed = Transcript(store, report.replay_session_id).compile().messages
+        replayed = Transcript(report.replay_store, report.replay_session_id).compile().messages
         recorded = Transcript(store, "rec").compile().messages
         assert [(m.role, m.content, m.tool_calls) for m in replayed] == [
             (m.role, m.content, m.tool_calls) for m in recorded
@@ -45,10 +45,25 @@ def test_unchanged_replay_is_identical_and_calls_no_provider(tmp_path: Path) -> 
 def test_replay_is_async_and_records_into_the_session_asked_for(tmp_path: Path) -> None:
     db = record(tmp_path / "rec.db")
     with Store.open(db) as store:
-        report = asyncio.run(replay(store, "rec", prompt=make_prompt().template, into="again"))
-        assert report.identical and report.replay_session_id == "again"
+        report = asyncio.run(replay(store, "rec", prompt=make_prompt().template, into="again", record=True))
+        assert report.identical and report.replay_session_id == "again" and report.replay_store is store
         with pytest.raises(ConfigurationError, match="already exists"):
-            asyncio.run(replay(store, "rec", prompt=make_prompt(), into="again"))
+            asyncio.run(replay(store, "rec", prompt=make_prompt(), into="again", record=True))
+
+
+def test_a_replay_writes_nothing_to_the_recorded_store_unless_asked_to_record(tmp_path: Path) -> None:
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store:
+        writes = store.write_count
+        report = replay_sync(store, "rec", prompt=make_prompt(), into="again")
+        assert report.identical and store.write_count == writes and store.session_ids() == ["rec"]
+        assert report.replay_store is not store and report.replay_store.in_memory
+        assert Transcript(report.replay_store, "again").head is not None
+        again = replay_sync(store, "rec", prompt=make_prompt(), into="again")  # nothing stored to clash
+        assert again.identical
+        kept = replay_sync(store, "rec", prompt=make_prompt(), record=True)
+        assert kept.replay_store is store and store.write_count > writes
+        assert sorted(store.session_ids()) == sorted(["rec", kept.replay_session_id])
 
 
 def test_tools_run_executes_the_handlers_again(tmp_path: Path) -> None:
@@ -162,6 +177,36 @@ def test_raise_divergence_raises_the_typed_divergence(tmp_path: Path) -> None:
     assert raised.value.section_path == "shop"
     assert str(raised.value).startswith("turn 1: the text of section 'shop'")
     assert "section_hash:" in raised.value.describe()
+
+
+def test_a_replay_that_raises_closes_its_private_store_and_never_the_given_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = record(tmp_path / "rec.db")
+    with Store.open(db) as store:
+        opened: list[Store] = []
+        real_open = Store.open
+
+        def spy(*args: object, **kwargs: object) -> Store:
+            made = real_open(*args, **kwargs)  # type: ignore[arg-type]
+            opened.append(made)
+            return made
+
+        monkeypatch.setattr(Store, "open", spy)
+        with pytest.raises(ReplayDivergence):
+            replay_sync(store, "rec", prompt=make_prompt(rules="Answer."), raise_divergence=True)
+        assert len(opened) == 1 and opened[0].closed  # no report hands it out: closed at once
+
+        async def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("the run failed")
+
+        monkeypatch.setattr("weakprompt.replay._replay.run_with", broken)
+        with pytest.raises(RuntimeError, match="the run failed"):
+            replay_sync(store, "rec", prompt=make_prompt())
+        assert len(opened) == 2 and opened[1].closed
+        with pytest.raises(RuntimeError, match="the run failed"):
+            replay_sync(store, "rec", prompt=make_prompt(), record=True)
+        assert len(opened) == 2 and not store.closed  # the caller's store is the caller's to close
 
 
 def test_bad_calls_are_refused_with_what_was_wrong(tmp_path: Path) -> None:
@@ -381,7 +426,7 @@ def test_a_session_of_two_runs_replays_each_input_in_order(tmp_path: Path) -> No
         assert report.identical and (report.turns, report.recorded_turns) == (4, 4)
         users = [
             m.content
-            for m in Transcript(store, report.replay_session_id).compile().messages
+            for m in Transcript(report.replay_store, report.replay_session_id).compile().messages
             if m.role == "user"
         ]
     assert users == ["Mugs?", "And cups?"]

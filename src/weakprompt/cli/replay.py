@@ -29,7 +29,12 @@ __all__ = ["replay_command"]
     show_default=True,
     help="Answer each tool call with its recorded result, or run the handlers again.",
 )
-def replay_command(*, db: str, session_id: str, target: str, tool_mode: str) -> None:
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Keep the replayed run as a new session of DB (by default it is not stored).",
+)
+def replay_command(*, db: str, session_id: str, target: str, tool_mode: str, record: bool) -> None:
     """Replay SESSION_ID of DB with the prompt TARGET (app.py:build_prompt), calling no model.
 
     Exits 0 when every request equals the recorded one, 1 with the first divergence.
@@ -41,11 +46,15 @@ def replay_command(*, db: str, session_id: str, target: str, tool_mode: str) -> 
         prompt = load_prompt(target)
         with Store.open(db) as store:
             report = replay_sync(
-                store, session_id, prompt=prompt, tools="run" if tool_mode == "run" else "stored"
+                store,
+                session_id,
+                prompt=prompt,
+                tools="run" if tool_mode == "run" else "stored",
+                record=record,
             )
     except WeakpromptError as exc:
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
-    where = f"replayed into session {markup_text(report.replay_session_id)}"
+    where = f"recorded as session {markup_text(report.replay_session_id)}" if record else "not stored"
     if report.divergence is None:
         console.print(f"identical: {report.turns} model call(s) {where}")
         return

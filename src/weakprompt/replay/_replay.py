@@ -22,6 +22,7 @@ from ..runtime.pause_records import decision_records
 from ..runtime.recording import OUTPUT_SCHEMA_KEY, SECTIONS_KEY, SETTINGS_KEY
 from ..runtime.run_settings import RunSettings, ToolWrapper
 from ..session import Session
+from ..store import Store
 from ..store.tool_rows import fetch_definitions, fetch_session_links
 from ..tokens import DEFAULT_TOKEN_COUNTER
 from ..tools import ToolResult
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..jsontypes import JSONObject
     from ..messages import Message
-    from ..store import Store
     from ..tools import AnyTool, ToolContext
     from ..transcript import CommitInfo
 
@@ -56,6 +56,9 @@ class ReplayReport:
     """The recorded session."""
     replay_session_id: str
     """The fresh session the replay was recorded in (the recorded one is never written)."""
+    replay_store: Store = attrs.field(eq=False, repr=False, kw_only=True)
+    """The store holding ``replay_session_id``: a private in-memory one, or the recorded
+    session's store when the replay was asked to be recorded (``record=True``)."""
     turns: int
     """Model calls answered from the recording before the replay ended or diverged."""
     recorded_turns: int
@@ -198,14 +201,19 @@ async def replay(
     agent: Agent[Any] | None = None,
     tools: ToolMode = "stored",
     into: str | None = None,
+    record: bool = False,
     raise_divergence: bool = False,
 ) -> ReplayReport:
     """Run ``prompt`` (or ``agent``'s prompt) again over a stored session, with no provider.
 
     Each model call is answered with the recorded reply after the request is
-    checked against the recorded one (``specs/REPLAY.md``). The replay is
-    recorded in the fresh session ``into`` (default: a new id). The first
-    divergence stops it and is reported (raised with ``raise_divergence``).
+    checked against the recorded one (``specs/REPLAY.md``). The replayed run
+    writes its own session ``into`` (default: a new id) to a private
+    in-memory store (``report.replay_store``): a replay is a check, and
+    storing each of its turns in the recorded store cost more than the rest
+    of it. ``record=True`` writes it to ``store`` instead, to keep it there.
+    The first divergence stops the replay and is reported (raised with
+    ``raise_divergence``).
     """
     if (prompt is None) == (agent is None):
         raise ConfigurationError("replay: give exactly one of prompt= or agent=")
@@ -223,8 +231,10 @@ async def replay(
             call for call in recording.results if decided.get(call, "approved") in _RUN_AGAIN
         )
     replay_id = into if into is not None else f"{session_id}.replay-{uuid.uuid4().hex[:12]}"
-    if Transcript(store, replay_id).head is not None:  # commits of its own, or a fork's shared ones
+    # Only a store given holds sessions: commits of its own, or a fork's shared ones
+    if record and Transcript(store, replay_id).head is not None:
         raise ConfigurationError(f"replay: session {replay_id!r} already exists; replay into a fresh one")
+    written = store if record else Store.open(clock=store.clock)
     session = Session(session_id=replay_id)
     rendered_now: list[tuple[tuple[str, str], ...]] = [()]
 
@@ -242,7 +252,7 @@ async def replay(
                 adapter=adapter,
                 session=session,
                 input=text,
-                store=store,
+                store=written,
                 tool_wrapper=_wrapper(recording, tools, run_again),
                 output_retries=agent.output_retries if agent is not None else 1,
                 output_validators=agent.output_validators if agent is not None else (),
@@ -252,6 +262,9 @@ async def replay(
             await run_with(target, settings)
     except ReplayDivergence as found:
         divergence = found
+    except BaseException:
+        _drop(written, store)
+        raise
     if divergence is None and adapter.served < adapter.recorded:
         divergence = ReplayDivergence(
             turn=adapter.served + 1,
@@ -261,14 +274,22 @@ async def replay(
             ),
         )
     if divergence is not None and raise_divergence:
+        _drop(written, store)
         raise divergence
     return ReplayReport(
         session_id=session_id,
         replay_session_id=replay_id,
+        replay_store=written,
         turns=adapter.served,
         recorded_turns=adapter.recorded,
         divergence=divergence,
     )
+
+
+def _drop(written: Store, store: Store) -> None:
+    """Close the replay's private store when no report will hand it out (the caller's stays open)."""
+    if written is not store:
+        written.close()
 
 
 def replay_sync(
@@ -279,6 +300,7 @@ def replay_sync(
     agent: Agent[Any] | None = None,
     tools: ToolMode = "stored",
     into: str | None = None,
+    record: bool = False,
     raise_divergence: bool = False,
 ) -> ReplayReport:
     """:func:`replay`, blocking."""
@@ -290,6 +312,7 @@ def replay_sync(
             agent=agent,
             tools=tools,
             into=into,
+            record=record,
             raise_divergence=raise_divergence,
         )
     )

@@ -13,7 +13,7 @@ from ..canonical import parse_canonical_json
 from ..jsontypes import JSONObject, JSONValue
 from . import tables
 from .fork_rows import chain_sessions
-from .prepared import PreparedInsertIgnore, PreparedStatement, Row
+from .prepared import PreparedInsertIgnore, PreparedStatement
 
 __all__ = [
     "ToolDefinition",
@@ -156,23 +156,33 @@ def fetch_session_links(
 
     A fork's chain includes its parent's commits up to the fork commit (``fork_rows``).
     """
-    rows: list[Row] = []
+    # One prepared statement per level gives each linked commit's set with its members: a
+    # second query for the members (an IN list, built and compiled anew each time) cost more.
+    members: dict[str, list[str]] = {}
     for session, last in reversed(chain_sessions(conn, session_id).items()):  # oldest first
         if last is not None and last <= after_seq:
             continue
         upto = _NO_LIMIT if last is None else last
-        rows += _SESSION_LINKS.all(conn, {"session_id": session, "after_seq": after_seq, "upto_seq": upto})
-    return _links(conn, rows)
+        values = {"session_id": session, "after_seq": after_seq, "upto_seq": upto}
+        for commit_hash, tool_hash in _SESSION_LINKS.all(conn, values):
+            tools = members.setdefault(str(commit_hash), [])
+            if tool_hash is not None:  # None: the commit's set has no members (outer join)
+                tools.append(str(tool_hash))
+    return {commit: tuple(tools) for commit, tools in members.items()}
 
 
 _NO_LIMIT = 2**31 - 1  # above every seq; fits PostgreSQL's INTEGER
 _SESSION_LINKS = PreparedStatement(
-    select(tables.commit_tools.c.commit_hash, tables.commit_tools.c.tool_set_hash)
+    select(tables.commit_tools.c.commit_hash, tables.tool_set_members.c.tool_hash)
     .join(tables.commits, tables.commits.c.hash == tables.commit_tools.c.commit_hash)
+    .outerjoin(
+        tables.tool_set_members,
+        tables.tool_set_members.c.set_hash == tables.commit_tools.c.tool_set_hash,
+    )
     .where(
         tables.commits.c.session_id == bindparam("session_id"),
         tables.commits.c.seq > bindparam("after_seq"),
         tables.commits.c.seq <= bindparam("upto_seq"),
     )
-    .order_by(tables.commits.c.seq)
+    .order_by(tables.commits.c.seq, tables.tool_set_members.c.position)
 )

@@ -241,6 +241,21 @@ def _v6_run_leases(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _v_part_blobs(conn: Connection) -> None:
+    """Images and documents of messages, stored once by digest; message blobs name the digest."""
+    md = MetaData()
+    Table(
+        "part_blobs",
+        md,
+        Column("digest", String(80), primary_key=True),
+        Column("media_type", String(255), nullable=False),
+        Column("size_bytes", BigInteger, nullable=False),
+        Column("data", LargeBinary, nullable=False),
+        Column("created_at", String(40), nullable=False),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
     Migration(
@@ -250,6 +265,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "approval and resume: paused_runs, run_journal", _v4_paused_runs),
     Migration(5, "store identity: store_identity", _v5_store_identity),
     Migration(6, "one run per session: run_leases", _v6_run_leases),
+    Migration(7, "message parts: part_blobs", _v_part_blobs),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -30,6 +30,7 @@ __all__ = [
     "commit_tools",
     "commits",
     "metadata",
+    "part_blobs",
     "paused_runs",
     "run_journal",
     "run_leases",
@@ -201,3 +202,14 @@ run_leases = Table(
     Column("expires_ms", BigInteger, nullable=False),
 )
 """At most one row per session: the run under way on it (``store/run_leases.py``); removed when it ends."""
+
+part_blobs = Table(
+    "part_blobs",
+    metadata,
+    Column("digest", String(80), primary_key=True),
+    Column("media_type", String(255), nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+"""The bytes of image and document parts, once per ``sha256:<hex>`` digest (``store/part_blob_rows.py``)."""

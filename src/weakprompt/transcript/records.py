@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -22,9 +22,11 @@ from ..errors import TranscriptError
 from ..jsontypes import JSONLike, JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
 from ..tokens import TokenCounter
-from .part_codec import parts_from_json, parts_to_json
+from .part_codec import PartBlobs, parts_from_json, parts_to_json, payload_digests
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from ..store.commit_rows import CommitRow
 
 __all__ = [
@@ -33,6 +35,8 @@ __all__ = [
     "CommitOperation",
     "commit_hash",
     "commit_info",
+    "commit_infos",
+    "load_part_blobs",
     "label_text",
     "message_from_payload",
     "message_payload",
@@ -142,9 +146,13 @@ def _str_or_none(value: JSONValue | None) -> str | None:
 
 
 def message_from_payload(
-    payload: JSONValue, metadata: JSONObject, *, tool_calls: tuple[ToolCall, ...] | None = None
+    payload: JSONValue,
+    metadata: JSONObject,
+    *,
+    tool_calls: tuple[ToolCall, ...] | None = None,
+    blobs: PartBlobs | None = None,
 ) -> Message:
-    """The message a stored payload holds.
+    """The message a stored payload holds; ``blobs``: the bytes of its parts by digest.
 
     ``tool_calls``, when given, are the calls the payload was built from
     and equal to what it holds (their fields are plain text): they are used
@@ -174,7 +182,7 @@ def message_from_payload(
     return Message(
         role=role,
         content=content if isinstance(content, str) else "",
-        parts=() if raw_parts is None else parts_from_json(raw_parts, "stored message parts"),
+        parts=() if raw_parts is None else parts_from_json(raw_parts, "stored message parts", blobs or {}),
         tool_calls=tuple(calls) if tool_calls is None else tool_calls,
         tool_call_id=_str_or_none(payload.get("tool_call_id")),
         name=_str_or_none(payload.get("name")),
@@ -255,11 +263,32 @@ def usage_metadata(usage: Usage) -> JSONObject:
     return recorded
 
 
-def commit_info(row: CommitRow, *, tool_calls: tuple[ToolCall, ...] | None = None) -> CommitInfo:
+def load_part_blobs(conn: Connection, payloads: Iterable[JSONValue]) -> PartBlobs:
+    """The stored bytes every part of ``payloads`` refers to, read in one query (none: no query)."""
+    digests: set[str] = set()
+    for payload in payloads:
+        digests |= payload_digests(payload)
+    if not digests:
+        return {}
+    from ..store.part_blob_rows import fetch_part_blobs
+
+    return fetch_part_blobs(conn, digests)
+
+
+def commit_infos(conn: Connection, rows: Sequence[CommitRow]) -> list[CommitInfo]:
+    """Decode stored rows, with the bytes of their parts loaded through ``conn``."""
+    blobs = load_part_blobs(conn, (row.content for row in rows))
+    return [commit_info(row, blobs=blobs) for row in rows]
+
+
+def commit_info(
+    row: CommitRow, *, tool_calls: tuple[ToolCall, ...] | None = None, blobs: PartBlobs | None = None
+) -> CommitInfo:
     """Decode a stored row; the message carries the commit metadata.
 
     ``tool_calls``: the calls the row was written from, if they are what a
-    reader decodes (see :func:`message_from_payload`).
+    reader decodes (see :func:`message_from_payload`). ``blobs``: the bytes
+    of the message's parts (see :func:`load_part_blobs`).
     """
     return CommitInfo(
         hash=row.hash,
@@ -268,7 +297,7 @@ def commit_info(row: CommitRow, *, tool_calls: tuple[ToolCall, ...] | None = Non
         parent=row.parent_hash,
         operation=CommitOperation(row.operation),
         edit_target=row.edit_target,
-        content=message_from_payload(row.content, row.metadata, tool_calls=tool_calls),
+        content=message_from_payload(row.content, row.metadata, tool_calls=tool_calls, blobs=blobs),
         message=row.message,
         metadata=row.metadata,
         token_count=row.token_count,

@@ -17,6 +17,7 @@ from ...jsontypes import JSONObject, JSONValue
 from ...messages import Message
 from ...model.tool_shapes import read_function_tool
 from .arguments import arguments_object
+from .media import anthropic_content, has_media
 
 __all__ = [
     "SYSTEM_SEPARATOR",
@@ -39,15 +40,18 @@ class _WireMessage:
 
 def _blocks(message: Message) -> list[JSONObject]:
     """Content blocks for one message; empty text is dropped (the API rejects it)."""
+    media = bool(message.parts) and has_media(message)
     if message.role == "tool":
         block: JSONObject = {
             "type": "tool_result",
             "tool_use_id": message.tool_call_id or "",
-            "content": message.content,
+            "content": list[JSONValue](anthropic_content(message)) if media else message.content,
         }
         if message.is_error:
             block["is_error"] = True
         return [block]
+    if media and message.role == "user":
+        return anthropic_content(message)
     blocks: list[JSONObject] = []
     if message.content:
         blocks.append({"type": "text", "text": message.content})

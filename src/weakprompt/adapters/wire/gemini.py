@@ -29,6 +29,7 @@ from ...model import (
 )
 from .._support import REASONING_TOKENS_KEY, completed_with_metadata
 from .arguments import arguments_object
+from .media import gemini_content_parts, gemini_media_parts, has_media
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -99,7 +100,10 @@ def _parts(message: Message, names: dict[str, str]) -> list[types.Part]:
         )
         if call_id and not call_id.startswith(GENERATED_ID):
             function_response.id = call_id
-        return [types.Part(function_response=function_response)]
+        # Images and documents of a result go in the same user turn, after its function response.
+        return [types.Part(function_response=function_response), *gemini_media_parts(message)]
+    if message.role == "user" and message.parts and has_media(message):
+        return gemini_content_parts(message)
     parts: list[types.Part] = []
     if message.content:
         parts.append(types.Part(text=message.content))

@@ -110,7 +110,7 @@ def test_an_assistant_reply_with_reasoning_is_stored_and_compiled_with_it(tmp_pa
         ([{"kind": "image", "media_type": "image/png"}], "exactly one of"),
         (
             [{"kind": "image", "media_type": "image/png", "digest": "sha256:00"}],
-            "no stored bytes for part sha256:00",
+            "no stored bytes for sha256:00",
         ),
     ],
 )

@@ -21,7 +21,8 @@ from ..canonical import canonical_json, content_hash, find_surrogate
 from ..errors import TranscriptError
 from ..jsontypes import JSONLike, JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
-from ..tokens import TokenCounter
+from ..parts import DocumentPart, ImagePart, Part
+from ..tokens import TokenCounter, anthropic_image_tokens, image_size, openai_image_tokens
 from .part_codec import PartBlobs, parts_from_json, parts_to_json, payload_digests
 
 if TYPE_CHECKING:
@@ -192,11 +193,32 @@ def message_from_payload(
 
 
 def message_tokens(message: Message, counter: TokenCounter) -> int:
-    """Tokens of what is sent: the text plus each tool call's name and arguments."""
+    """Tokens of what is sent: the text, each tool call's name and arguments, and its images.
+
+    An image of known pixel size counts by the larger of OpenAI's and
+    Anthropic's documented rules, so a budget check never undercounts it;
+    a text document counts as its text; anything else (a URL, a PDF) counts
+    0 here and in the usage the provider reports.
+    """
     total = counter.count(_countable(message.content))
     for call in message.tool_calls:
         total += counter.count(_countable(call.name)) + counter.count(_countable(call.arguments_json()))
+    for part in message.parts:
+        total += _part_tokens(part, counter)
     return total
+
+
+def _part_tokens(part: Part, counter: TokenCounter) -> int:
+    if not isinstance(part, ImagePart | DocumentPart) or part.data is None:
+        return 0
+    if isinstance(part, DocumentPart):
+        if not part.media_type.startswith("text/"):
+            return 0
+        return counter.count(_countable(part.data.decode("utf-8", "replace")))
+    size = image_size(part.data)
+    if size is None:
+        return 0
+    return max(openai_image_tokens(*size), anthropic_image_tokens(*size))
 
 
 def _countable(text: str) -> str:

@@ -35,6 +35,7 @@ from ..transcript.tool_tracking import ToolSetChange
 from ._json import as_int, as_object, as_str, load_object, pretty
 from .charts import UsagePoint
 from .diffs import DiffLine, line_diff
+from .parts import PartView, part_views
 from .sessions import prompt_label, row_problem
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns, RunStatus, shape_status
 from .toolsets import compare_sets, set_members
@@ -148,6 +149,8 @@ class CommitView:
     input_tokens: int = 0
     output_tokens: int = 0
     decision: ApprovalNote | None = None
+    parts: tuple[PartView, ...] = ()
+    """Images, documents and reasoning of the (newest) message, shown by ``_commit.html``'s ``parts``."""
 
 
 @attrs.frozen
@@ -548,6 +551,7 @@ class _Builder:
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             decision=approval_note(metadata),
+            parts=part_views(shown),
         )
 
     def _with_outcome(

@@ -305,3 +305,17 @@ def test_the_local_adapter_refuses_image_parts_before_calling_the_model() -> Non
 
     with pytest.raises(ConfigurationError, match="cannot read images"):
         asyncio.run(streamed())
+
+
+def test_linked_pdfs_go_as_urls_where_the_api_takes_them_and_as_placeholders_where_not() -> None:
+    from weakprompt.adapters.wire.anthropic import anthropic_messages
+
+    linked = DocumentPart(media_type="application/pdf", url="https://example.test/r.pdf", name="r.pdf")
+    _, (wire,) = anthropic_messages([Message.of("user", ["read", linked])])
+    assert wire["content"][1] == {
+        "type": "document",
+        "source": {"type": "url", "url": "https://example.test/r.pdf"},
+        "title": "r.pdf",
+    }
+    (chat,) = openai_messages([Message.of("user", ["read", linked])])
+    assert "document r.pdf (application/pdf, at https://example.test/r.pdf)" in chat["content"][1]["text"]

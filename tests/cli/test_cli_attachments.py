@@ -98,3 +98,23 @@ def test_a_missing_unknown_or_unreadable_file_is_a_clear_error(
         and "cannot read" in unreadable.output
         and "Permission denied" in unreadable.output
     )
+
+
+def test_transcript_show_lists_images_documents_and_reasoning_escaped(tmp_path: Path) -> None:
+    from weakprompt.messages import ToolCall
+    from weakprompt.parts import ReasoningPart
+
+    db = tmp_path / "show.db"
+    store = Store.open(db)
+    transcript = Transcript(store, "s")
+    transcript.user(["look", ImagePart(media_type="image/png", data=PNG, name="\x1b[31mred.png")])
+    linked = DocumentPart(media_type="application/pdf", url="https://example.test/r.pdf")
+    transcript.user(["and", linked])
+    thinking = (ReasoningPart("hmm", issuer="anthropic:m"), ReasoningPart(redacted=True))
+    transcript.assistant("", tool_calls=[ToolCall(id="c", name="t", arguments="{}")], parts=thinking)
+    store.close()
+    shown = CliRunner().invoke(cli, ["transcript", "show", "--db", str(db), "--session", "s"])
+    assert shown.exit_code == 0, shown.output
+    assert "image \\x1b[31mred.png (image/png, 24 bytes, sha256:" in shown.output
+    assert "document (application/pdf, https://example.test/r.pdf)" in shown.output
+    assert "reasoning from anthropic:m: hmm" in shown.output and "reasoning from ? (redacted)" in shown.output

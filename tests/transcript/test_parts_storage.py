@@ -140,3 +140,13 @@ def test_user_content_that_is_not_text_or_parts_is_refused_by_index(
 ) -> None:
     with pytest.raises(TranscriptError, match=complaint):
         Transcript(Store.open(tmp_path / "t.db"), "s").user(content)  # type: ignore[arg-type]
+
+
+def test_only_the_parts_of_a_payload_name_digests() -> None:
+    from weakprompt.transcript.part_codec import payload_digests
+
+    assert payload_digests("not an object") == set()
+    assert payload_digests({"parts": "not a list"}) == set()
+    assert payload_digests({"parts": [{"kind": "image", "digest": "sha256:ab"}, "x", {"digest": 3}]}) == {
+        "sha256:ab"
+    }

@@ -115,7 +115,8 @@ def _check_result_type(tool: Tool[Any, Any], _attribute: object, result_type: ob
 
 def _renders_itself(tp: object) -> bool:
     """A value that renders its own text, or an image or document (shown to the model as a part)."""
-    members = typing.get_args(tp) if isinstance(tp, types.UnionType) else (tp,)
+    union = typing.get_origin(tp) in (typing.Union, types.UnionType)
+    members = typing.get_args(tp) if union else (tp,)
     return all(
         isinstance(member, type) and issubclass(member, (RenderableResult, BinaryPart)) for member in members
     )

@@ -115,3 +115,15 @@ def test_a_result_whose_parts_are_not_parts_is_a_failed_call(tmp_path: Path) -> 
 @pytest.mark.parametrize(("sizes", "fitting"), [([], 0), ([10, 10], 2), ([2000], 0), ([500, 600, 1], 1)])
 def test_size_policy_counts_parts_by_bytes_in_order(sizes: list[int], fitting: int) -> None:
     assert SizePolicy(max_part_bytes=1024).fitting_parts(sizes) == fitting
+
+
+@tool
+def either(pdf: bool) -> ImagePart | DocumentPart:
+    """A picture or a document: a result type made of parts needs no JSON schema."""
+    return DocumentPart(media_type="application/pdf", data=b"%PDF") if pdf else SHOT
+
+
+def test_a_tool_returning_an_image_or_a_document_is_accepted_and_shows_it(tmp_path: Path) -> None:
+    adapter = ScriptedAdapter([tool_call_turn(tool_call("either", {"pdf": True}, id="c1")), "done"])
+    Agent(adapter, instructions="x", tools=[either]).run_sync("go")
+    assert _tool_message(adapter).parts == (DocumentPart(media_type="application/pdf", data=b"%PDF"),)

@@ -14,6 +14,7 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
@@ -29,7 +30,9 @@ from ..parts import (
     as_parts,
     text_of,
 )
-from ..store.part_blob_rows import PartBlob
+
+if TYPE_CHECKING:
+    from ..store.part_blob_rows import PartBlob
 
 __all__ = [
     "PartBlobs",
@@ -41,7 +44,7 @@ __all__ = [
     "with_text",
 ]
 
-PartBlobs = Mapping[str, PartBlob]
+PartBlobs: TypeAlias = "Mapping[str, PartBlob]"
 """Stored payloads by digest, as a reader of messages is handed them."""
 
 _NO_BLOBS: PartBlobs = {}
@@ -76,6 +79,8 @@ def parts_to_json(parts: Sequence[Part]) -> list[JSONValue]:
 
 def part_blobs(parts: Iterable[Part]) -> tuple[PartBlob, ...]:
     """The payloads to store for ``parts``: one per distinct digest of a part given as bytes."""
+    from ..store.part_blob_rows import PartBlob  # loaded by a write: reading records needs no store
+
     found: dict[str, PartBlob] = {}
     for part in parts:
         if isinstance(part, BinaryPart) and part.data is not None:

@@ -13,7 +13,8 @@ from weakprompt.errors import TranscriptError
 from weakprompt.messages import AssistantTurn, Message
 from weakprompt.parts import DocumentPart, ImagePart, Part, ReasoningPart, TextPart, as_parts, text_of
 from weakprompt.transcript import Transcript
-from weakprompt.transcript.part_codec import part_blobs, parts_from_json, parts_to_json
+from weakprompt.transcript.part_codec import parts_from_json, parts_to_json
+from weakprompt.transcript.part_store import part_blobs
 
 _text = st.text(max_size=20)
 _optional = st.none() | _text

@@ -22,8 +22,8 @@ from ..store import tables
 from ..store.commit_rows import put_blob
 from ..store.part_blob_rows import PartBlob, put_part_blobs
 from ..store.store import Store
-from .part_codec import part_blobs
-from .records import load_part_blobs, message_from_payload, message_payload
+from .part_store import load_part_blobs, part_blobs
+from .records import message_from_payload, message_payload
 from .turns import TurnRecord
 
 __all__ = ["load_message_blob", "stage_message_blob", "store_message_blob"]

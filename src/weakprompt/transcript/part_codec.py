@@ -13,14 +13,13 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message, Role
 from ..parts import (
-    BinaryPart,
     Content,
     DocumentPart,
     ImagePart,
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = [
     "PartBlobs",
     "content_message",
-    "part_blobs",
     "parts_from_json",
     "parts_to_json",
     "payload_digests",
@@ -75,17 +73,6 @@ def _part_json(part: Part) -> JSONObject:
 def parts_to_json(parts: Sequence[Part]) -> list[JSONValue]:
     """The parts as JSON objects, one each, in order (bytes named by digest, see :func:`part_blobs`)."""
     return [_part_json(part) for part in parts]
-
-
-def part_blobs(parts: Iterable[Part]) -> tuple[PartBlob, ...]:
-    """The payloads to store for ``parts``: one per distinct digest of a part given as bytes."""
-    from ..store.part_blob_rows import PartBlob  # loaded by a write: reading records needs no store
-
-    found: dict[str, PartBlob] = {}
-    for part in parts:
-        if isinstance(part, BinaryPart) and part.data is not None:
-            found.setdefault(part.digest, PartBlob(part.digest, part.media_type, part.data))
-    return tuple(found.values())
 
 
 def payload_digests(payload: JSONValue) -> set[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -23,11 +23,9 @@ from ..jsontypes import JSONLike, JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
 from ..parts import DocumentPart, ImagePart, Part
 from ..tokens import TokenCounter, anthropic_image_tokens, image_size, openai_image_tokens
-from .part_codec import PartBlobs, parts_from_json, parts_to_json, payload_digests
+from .part_codec import PartBlobs, parts_from_json, parts_to_json
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
     from ..store.commit_rows import CommitRow
 
 __all__ = [
@@ -36,8 +34,6 @@ __all__ = [
     "CommitOperation",
     "commit_hash",
     "commit_info",
-    "commit_infos",
-    "load_part_blobs",
     "label_text",
     "message_from_payload",
     "message_payload",
@@ -283,24 +279,6 @@ def usage_metadata(usage: Usage) -> JSONObject:
     if usage.reasoning_tokens:
         recorded["reasoning_tokens"] = usage.reasoning_tokens
     return recorded
-
-
-def load_part_blobs(conn: Connection, payloads: Iterable[JSONValue]) -> PartBlobs:
-    """The stored bytes every part of ``payloads`` refers to, read in one query (none: no query)."""
-    digests: set[str] = set()
-    for payload in payloads:
-        digests |= payload_digests(payload)
-    if not digests:
-        return {}
-    from ..store.part_blob_rows import fetch_part_blobs
-
-    return fetch_part_blobs(conn, digests)
-
-
-def commit_infos(conn: Connection, rows: Sequence[CommitRow]) -> list[CommitInfo]:
-    """Decode stored rows, with the bytes of their parts loaded through ``conn``."""
-    blobs = load_part_blobs(conn, (row.content for row in rows))
-    return [commit_info(row, blobs=blobs) for row in rows]
 
 
 def commit_info(

@@ -43,8 +43,9 @@ from .lazy import LoadToolResults, with_lazy_loading
 from .options import CompileOptions, CompileView
 from .originals import load_message_blob
 from .part_codec import content_message, with_text
+from .part_store import commit_infos
 from .queries import ToolTurn, select_tool_calls, select_tool_results, select_tool_turns
-from .records import CommitInfo, CommitOperation, commit_infos, label_text, usage_metadata
+from .records import CommitInfo, CommitOperation, label_text, usage_metadata
 from .summarization_config import configure_tool_summarization as _configure_tool_summarization
 from .tool_tracking import PreparedTool, ToolSetChange, diff_tool_sets, hash_tool_set, prepare_tools
 from .turns import StagedTurn, TurnRecord

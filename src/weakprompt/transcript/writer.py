@@ -38,13 +38,12 @@ from ..store.commit_rows import (
 from ..store.part_blob_rows import PartBlob, put_part_blobs
 from ..store.tool_rows import link_tool_sets, put_definitions, put_tool_set, tool_set_exists
 from ..tokens import TokenCounter
-from .part_codec import part_blobs
+from .part_store import commit_infos, part_blobs
 from .records import (
     HASH_FORMAT_VERSION,
     CommitInfo,
     CommitOperation,
     commit_info,
-    commit_infos,
     message_payload,
     message_tokens,
     metadata_text,

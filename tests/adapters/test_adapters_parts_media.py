@@ -311,7 +311,12 @@ def test_linked_pdfs_go_as_urls_where_the_api_takes_them_and_as_placeholders_whe
     from weakprompt.adapters.wire.anthropic import anthropic_messages
 
     linked = DocumentPart(media_type="application/pdf", url="https://example.test/r.pdf", name="r.pdf")
-    _, (wire,) = anthropic_messages([Message.of("user", ["read", linked])])
+    unnamed = DocumentPart(media_type="application/pdf", data=PDF)
+    _, (wire,) = anthropic_messages([Message.of("user", ["read", linked, unnamed])])
+    assert wire["content"][2] == {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": B64_PDF},
+    }
     assert wire["content"][1] == {
         "type": "document",
         "source": {"type": "url", "url": "https://example.test/r.pdf"},

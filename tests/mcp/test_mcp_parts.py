@@ -108,3 +108,10 @@ def test_server_everything_get_tiny_image_reaches_the_model_as_an_image_part() -
     images = [part for part in message.parts if isinstance(part, ImagePart)]
     assert len(images) == 1 and images[0].media_type == "image/png"
     assert images[0].data is not None and images[0].data.startswith(b"\x89PNG")
+
+
+def test_media_in_both_content_and_structured_content_is_taken_once_from_the_content() -> None:
+    image = mcp_types.ImageContent(type="image", data=_b64(PNG), mime_type="image/png")
+    structured = {"content": [{"type": "image", "data": _b64(PNG), "mimeType": "image/png"}]}
+    result = tool_result("t", mcp_types.CallToolResult(content=[image], structured_content=structured))
+    assert result.parts == (ImagePart(media_type="image/png", data=PNG),)

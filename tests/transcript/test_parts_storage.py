@@ -150,3 +150,17 @@ def test_only_the_parts_of_a_payload_name_digests() -> None:
     assert payload_digests({"parts": [{"kind": "image", "digest": "sha256:ab"}, "x", {"digest": 3}]}) == {
         "sha256:ab"
     }
+
+
+def test_a_hook_that_approves_a_result_keeps_its_parts_as_they_were(tmp_path: Path) -> None:
+    from weakprompt.transcript import PendingToolResult
+
+    transcript = Transcript(Store.open(tmp_path / "t.db"), "s")
+
+    def approve(pending: PendingToolResult) -> None:
+        pending.approve()
+
+    transcript.on("tool_result", approve)
+    image = ImagePart(media_type="image/png", data=PNG)
+    kept = transcript.tool_result("c1", "shot", ["one", image, "two"])
+    assert kept.content.parts == (TextPart("one"), image, TextPart("two"))

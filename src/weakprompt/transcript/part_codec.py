@@ -184,10 +184,7 @@ def content_message(
                 f"{where}: content[{index}] is a {type(item).__name__}, expected a string or a part "
                 "(TextPart, ImagePart, DocumentPart)"
             )
-    try:
-        return Message.of(role, content, tool_call_id=tool_call_id, name=name, is_error=is_error)
-    except ValueError as exc:
-        raise TranscriptError(f"cannot record the {role} message: {exc}") from exc
+    return Message.of(role, content, tool_call_id=tool_call_id, name=name, is_error=is_error)
 
 
 def with_text(parts: Sequence[Part], text: str) -> tuple[Part, ...]:

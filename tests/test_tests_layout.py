@@ -22,6 +22,7 @@ AT_ROOT = {
     "test_budget_limits.py",
     "test_deadline_budget.py",
     "test_docs_snippets.py",
+    "test_image_tokens.py",
     "test_extras_install.py",
     "test_package_public_kwargs.py",
     "test_import_contracts.py",

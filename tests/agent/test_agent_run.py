@@ -491,7 +491,7 @@ def test_a_model_name_is_not_an_adapter() -> None:
 
 def test_input_that_is_not_text_is_refused_naming_input() -> None:
     agent = Agent(ScriptedAdapter(["ok"]), instructions="x")
-    with pytest.raises(ConfigurationError, match=r"Agent\.run_sync: input .* must be text or None, not dict"):
+    with pytest.raises(ConfigurationError, match=r"Agent\.run_sync: input .* or None, not dict"):
         agent.run_sync({"q": "hi"})  # type: ignore[arg-type]
 
 

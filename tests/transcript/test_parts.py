@@ -14,6 +14,7 @@ from weakprompt.messages import AssistantTurn, Message
 from weakprompt.parts import DocumentPart, ImagePart, Part, ReasoningPart, TextPart, as_parts, text_of
 from weakprompt.transcript import Transcript
 from weakprompt.transcript.part_codec import parts_from_json, parts_to_json
+from weakprompt.transcript.part_store import part_blobs
 
 _text = st.text(max_size=20)
 _optional = st.none() | _text
@@ -43,7 +44,9 @@ _parts = st.lists(st.builds(TextPart, _text) | _binary | _linked | _reasoning, m
 
 @given(_parts)
 def test_parts_survive_their_stored_json(parts: list[Part]) -> None:
-    assert parts_from_json(parts_to_json(parts), "parts") == tuple(parts)
+    blobs = {blob.digest: blob for blob in part_blobs(parts)}
+    assert parts_from_json(parts_to_json(parts), "parts", blobs) == tuple(parts)
+    assert "data" not in str(parts_to_json(parts))  # bytes are never inline, only their digest
 
 
 def test_a_message_of_parts_keeps_its_text_in_content() -> None:
@@ -106,6 +109,10 @@ def test_an_assistant_reply_with_reasoning_is_stored_and_compiled_with_it(tmp_pa
         ([{"kind": "text", "text": 3}], "'text' must be a string"),
         ([{"kind": "image", "media_type": "image/png", "data": "@@"}], "not base64"),
         ([{"kind": "image", "media_type": "image/png"}], "exactly one of"),
+        (
+            [{"kind": "image", "media_type": "image/png", "digest": "sha256:00"}],
+            "no stored bytes for sha256:00",
+        ),
     ],
 )
 def test_malformed_stored_parts_name_what_is_wrong(stored: object, complaint: str) -> None:

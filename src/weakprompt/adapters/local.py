@@ -65,6 +65,7 @@ from ._llama import (
 from ._support import OPENAI_FINISH_REASONS, check_tool_choice, forced_tool_name
 from .error_mapping import classify_status
 from .output_modes import OutputModes, with_schema_instruction
+from .wire.media import refuse_media
 from .wire.openai import openai_params
 from .wire.openai_chunks import ChatChunkReader, chat_usage
 
@@ -251,6 +252,7 @@ class LocalAdapter(SettingsAware):
         return span
 
     def _messages(self, request: ModelRequest) -> list[JSONObject]:
+        refuse_media(request.context.messages, adapter="LocalAdapter", model=self._name)
         messages = with_content_strings(openai_params(request.context.messages, request.context.tools))
         if self._plain_template:
             messages = tool_results_as_user_messages(messages, request.context.messages)

@@ -46,6 +46,7 @@ from .options import AgentDefaults, RunOverrides
 if TYPE_CHECKING:
     from ..budget import Budget, BudgetTracker
     from ..model import ModelSettings, ProviderAdapter, ToolChoice
+    from ..parts import Content
     from ..prompt import Toolset
     from ..prompt.output import OutputMode
     from ..resources import ResourceRegistry
@@ -258,7 +259,7 @@ class Agent(Generic[OutputT]):
 
     async def run(
         self,
-        input: str | None = None,
+        input: Content | None = None,
         *,
         params: Sequence[object] = (),
         session: Session | str | None = None,
@@ -283,7 +284,7 @@ class Agent(Generic[OutputT]):
 
     def run_sync(
         self,
-        input: str | None = None,
+        input: Content | None = None,
         *,
         params: Sequence[object] = (),
         session: Session | str | None = None,
@@ -300,7 +301,7 @@ class Agent(Generic[OutputT]):
 
     def stream(
         self,
-        input: str | None = None,
+        input: Content | None = None,
         *,
         params: Sequence[object] = (),
         session: Session | str | None = None,
@@ -318,7 +319,7 @@ class Agent(Generic[OutputT]):
 
     def stream_sync(
         self,
-        input: str | None = None,
+        input: Content | None = None,
         *,
         params: Sequence[object] = (),
         session: Session | str | None = None,
@@ -420,13 +421,15 @@ class Agent(Generic[OutputT]):
     ) -> tuple[Prompt[OutputT], RunSettings]:
         where = f"Agent.{method}"
         check_names(where, overrides, _OVERRIDE_NAMES, "(the overrides a call takes)")
-        if input is not None and not isinstance(input, str):
+        if input is not None and (not isinstance(input, Sequence) or isinstance(input, bytes | bytearray)):
             raise ConfigurationError(
-                f"{where}: input (the user's message) must be text or None, not {type_name(input)}"
+                f"{where}: input (the user's message) must be text, a sequence of text and parts "
+                f"(ImagePart, DocumentPart), or None, not {type_name(input)}"
             )
         prompt = self._bound(where, params)
         store = overrides.get("store", self.store)
-        return prompt, self._settings(where, session_for(where, session, store), input, overrides)
+        given = cast("Content | None", input)
+        return prompt, self._settings(where, session_for(where, session, store), given, overrides)
 
     def _resume(
         self, method: str, session: object, params: Sequence[object], overrides: RunOverrides
@@ -491,7 +494,7 @@ class Agent(Generic[OutputT]):
         return self.prompt.bind(*params) if params else self.prompt
 
     def _settings(
-        self, where: str, session: Session, input: str | None, overrides: RunOverrides
+        self, where: str, session: Session, input: Content | None, overrides: RunOverrides
     ) -> RunSettings:
         """The run's settings: each override given for this call, else the agent's default."""
         adapter = overrides.get("adapter", self.adapter)

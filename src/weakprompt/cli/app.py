@@ -30,6 +30,7 @@ from ..session import Session
 from ..store import Store
 from ..transcript import Transcript
 from .adapters import BUILTIN_ADAPTERS, AdapterOptions, build_adapter
+from .attachments import input_content
 from .evals import eval_command
 from .files import mount_files
 from .fork import fork_command
@@ -98,6 +99,20 @@ def cli() -> None:
 )
 @click.option("--base-url", help="Endpoint of the provider's server (or of one compatible with its API).")
 @click.option("--input", "input_text", help="The user message.")
+@click.option(
+    "--image",
+    "images",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Send this image with the user message (media type from its suffix). Repeatable.",
+)
+@click.option(
+    "--file",
+    "files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Send this document (a PDF, a text file, ...) with the user message. Repeatable.",
+)
 @click.option("--db", help="SQLite file (or database URL) that keeps the transcript; default: in memory.")
 @click.option("--session", "session_id", help="Session id for the transcript; default: a new one.")
 @click.option("--max-turns", default=16, show_default=True, type=click.IntRange(min=1))
@@ -160,6 +175,8 @@ def run(
     model: str | None,
     base_url: str | None,
     input_text: str | None,
+    images: tuple[str, ...] = (),
+    files: tuple[str, ...] = (),
     db: str | None,
     session_id: str | None,
     max_turns: int,
@@ -187,6 +204,7 @@ def run(
         redact = load_redactor(redact_ref) if redact_ref is not None else default_redact
         if files_writable and files_dir is None:
             raise click.UsageError("--files-writable needs --files DIR")
+        content = input_content(input_text, images, files)
         prompt = load_prompt(target)
         resources = None
         if files_dir is not None:
@@ -216,7 +234,7 @@ def run(
                     mounted,
                     adapter=adapter,
                     session=session,
-                    input=input_text,
+                    input=content,
                     store=store,
                     deadline=Deadline.after(timeout, clock=session.clock) if timeout is not None else None,
                     max_turns=max_turns,

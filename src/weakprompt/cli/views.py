@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ..parts import DocumentPart, ImagePart, Part, ReasoningPart
 from ..runtime.pause_records import approval_note
 from .live import call_text, shorten
 from .terminal import markup_text
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from ..transcript.records import CommitInfo
     from ..transcript.transcript import Transcript
 
-__all__ = ["print_commits", "print_pauses", "print_sessions", "print_tools", "tools_document"]
+__all__ = ["part_text", "print_commits", "print_pauses", "print_sessions", "print_tools", "tools_document"]
 
 _ROLE_STYLE = {"system": "blue", "user": "green", "assistant": "cyan", "tool": "yellow"}
 
@@ -61,7 +62,26 @@ def print_commits(
             console.print(markup_text(shorten(message.content, limit)), highlight=False)
         for call in message.tool_calls:
             console.print(f"  [yellow]→ call[/yellow] {call_text(call, limit)}")
+        for part in message.parts:
+            shown = part_text(part)
+            if shown is not None:
+                console.print(
+                    f"  [magenta]{part.kind}[/magenta] {markup_text(shown)}", highlight=False, emoji=False
+                )
         console.print()
+
+
+def part_text(part: Part) -> str | None:
+    """One line for an image, document or reasoning part (text parts are the message's text)."""
+    if isinstance(part, ImagePart | DocumentPart):
+        name = f"{part.name} " if part.name else ""
+        source = f"{part.size} bytes, {part.digest[:19]}" if part.data is not None else part.url
+        return f"{name}({part.media_type}, {source})"
+    if isinstance(part, ReasoningPart):
+        return f"from {part.issuer or '?'}" + (
+            " (redacted)" if part.redacted else f": {shorten(part.text, 200)}"
+        )
+    return None
 
 
 def decision_text(decision: ApprovalNote, when: str) -> str:

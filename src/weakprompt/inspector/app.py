@@ -40,6 +40,7 @@ from .experiments import (
 )
 from .hosts import HostCheck, allowed_host
 from .outputs import DamagedOutput, check_payload, list_outputs, load_output, stream_payload
+from .parts import DIGEST, SAFE_IMAGE_TYPES, load_part_bytes
 from .session_view import UnknownSession, load_session, locate_commit
 from .sessions import list_sessions, session_exists
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns
@@ -295,6 +296,24 @@ def create_app(
             },
         )
 
+    def part(request: Request, store: Store) -> Response:
+        digest = request.path_params["digest"]
+        found = load_part_bytes(store, digest) if DIGEST.fullmatch(digest) else None
+        if found is None:
+            raise _Problem(404, "Unknown part", f"this store has no image or document {digest!r}")
+        if not found.intact:
+            raise _Problem(500, "Damaged part", f"the stored bytes of {digest} do not hash to that digest")
+        headers = {
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "default-src 'none'; sandbox",
+            "Cache-Control": "private, max-age=3600",
+        }
+        if found.media_type in SAFE_IMAGE_TYPES:
+            return Response(found.data, media_type=found.media_type, headers=headers)
+        name = digest.removeprefix("sha256:")[:16]
+        headers["Content-Disposition"] = f'attachment; filename="part-{name}"'
+        return Response(found.data, media_type="application/octet-stream", headers=headers)
+
     def toolset(request: Request, store: Store) -> Response:
         set_hash = request.path_params["set_hash"]
         found = load_tool_set_page(store, set_hash)
@@ -336,6 +355,7 @@ def create_app(
         Route("/output", page(output)),
         Route("/output/raw", page(raw)),
         Route("/toolset/{set_hash}", page(toolset)),
+        Route("/part/{digest}", page(part)),
     ]
 
     async def not_found(request: Request, exc: Exception) -> Response:

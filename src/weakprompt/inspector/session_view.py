@@ -37,6 +37,7 @@ from ..transcript.tool_tracking import ToolSetChange
 from ._json import as_int, as_object, as_str, load_object, pretty
 from .charts import UsagePoint
 from .diffs import DiffLine, line_diff
+from .parts import PartView, part_views
 from .sessions import prompt_label, row_problem
 from .status import DEFAULT_PAUSED_RUNS, PausedRuns, RunStatus, shape_status
 from .toolsets import compare_sets, set_members
@@ -155,6 +156,8 @@ class CommitView:
     cached_input_tokens: int = 0
     cache_write_tokens: int = 0
     cache_bust: CacheBustNote | None = None
+    parts: tuple[PartView, ...] = ()
+    """Images, documents and reasoning of the (newest) message, shown by ``_commit.html``'s ``parts``."""
 
     @property
     def cache_hit_rate(self) -> float | None:
@@ -632,6 +635,7 @@ class _Builder:
             cached_input_tokens=counts.cached_input_tokens,
             cache_write_tokens=counts.cache_write_tokens,
             cache_bust=cache_bust_note(metadata),
+            parts=part_views(shown),
         )
 
     def _with_outcome(

@@ -19,6 +19,7 @@ from ..errors import (
     ToolValidationError,
     VisibilityExpansionRequired,
 )
+from ..parts import DocumentPart, ImagePart
 from ..tools import AnyTool, ToolResult
 from . import tool_messages
 from .handler_calls import Ready
@@ -62,6 +63,8 @@ def as_result(outcome: object) -> ToolResult[object]:
     """What the handler returned as a result: a plain value (``None`` too) is a success carrying it."""
     if isinstance(outcome, ToolResult):
         return cast("ToolResult[object]", outcome)
+    if isinstance(outcome, ImagePart | DocumentPart):  # a screenshot tool's picture: the model sees it
+        return ToolResult(message="", value=outcome, exclude_value_from_context=True, parts=(outcome,))
     return ToolResult.ok(outcome)
 
 
@@ -79,6 +82,11 @@ def checked_rendering(result: ToolResult[object]) -> str:
         raise BadResult(f"its result's success is {type_name(result.success)}, not a bool")
     if not isinstance(result.message, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise BadResult(f"its result's message is {type_name(result.message)}, not a str")
+    for index, part in enumerate(result.parts):
+        if not isinstance(part, ImagePart | DocumentPart):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise BadResult(
+                f"its result's parts[{index}] is {type_name(part)}, not an ImagePart or DocumentPart"
+            )
     try:
         text = result.render()
     except Exception as exc:

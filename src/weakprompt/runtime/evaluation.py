@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..events import ToolResultStored
     from ..jsontypes import JSONObject
     from ..model import ToolChoice
+    from ..parts import Content
     from ..prompt import Prompt, RenderedPrompt
     from ..resources import ResourceSnapshot
     from ..session import SessionSnapshot
@@ -229,7 +230,7 @@ class Evaluation(Generic[OutputT]):
 
     # -- the loop -------------------------------------------------------------------------------
 
-    def start(self, input: str | None, first_choice: ToolChoice) -> None:
+    def start(self, input: Content | None, first_choice: ToolChoice) -> None:
         if self.resumption is not None and self.resumption.context.expanded:
             self.prompt = self.prompt.with_expanded(self.resumption.context.expanded)
             self.expanded.extend(self.resumption.context.expanded)

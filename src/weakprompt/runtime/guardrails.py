@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast, get_ar
 import attrs
 
 from ..errors import ConfigurationError, GuardrailTripped
+from ..parts import Content, Part, TextPart, as_parts, text_of
 from ..safetext import type_name
 from .blocking import block_on
 
@@ -336,31 +337,43 @@ class ToolGuard:
 
 
 async def check_input(
-    evaluation: Evaluation[Any], input: str | None
-) -> tuple[str | None, GuardrailTripped | None]:
+    evaluation: Evaluation[Any], input: Content | None
+) -> tuple[Content | None, GuardrailTripped | None]:
     """The input's sequential checks, before the run stores it: the input to store, or the trip.
 
-    What the input's commit records (the rewrites, or the trip) is left on
-    ``evaluation.input_metadata``. The concurrent checks are started on
-    the event loop (``evaluation.input_check``), for :func:`alongside`.
+    Input guardrails read the input's text; a rewrite of input made of parts
+    replaces its text parts with the new text, ahead of its images and
+    documents. What the input's commit records (the rewrites, or the trip)
+    is left on ``evaluation.input_metadata``. The concurrent checks are
+    started on the event loop (``evaluation.input_check``), for :func:`alongside`.
     """
     guards = evaluation.settings.guardrails
     if input is None or not guards:
         return input, None
     sequential = [g for g in guards if g.point == "input" and not g.concurrent]
     concurrent = [g for g in guards if g.point == "input" and g.concurrent]
+    parts: tuple[Part, ...] | None = None
+    if isinstance(input, str):
+        text = input
+    else:
+        parts = as_parts(input)
+        text = text_of(parts)
     try:
-        input, notes = await run_checks(sequential, "input", input, evaluation.session)
+        checked, notes = await run_checks(sequential, "input", text, evaluation.session)
     except GuardrailTripped as trip:
         evaluation.input_metadata = {GUARDRAIL_TRIP_KEY: trip_record(trip)}
         return input, trip
     if notes:
         evaluation.input_metadata = {GUARDRAILS_KEY: list(notes)}
+        if parts is None:
+            input = checked
+        else:
+            input = [checked, *(part for part in parts if not isinstance(part, TextPart))]
     if concurrent:
         import asyncio
 
         evaluation.input_check = asyncio.ensure_future(
-            run_checks(concurrent, "input", input, evaluation.session)
+            run_checks(concurrent, "input", checked, evaluation.session)
         )
     return input, None
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 from typing_extensions import Unpack
 
 from ..errors import ConfigurationError
+from ..parts import as_parts, text_of
 from ._store_work import StoreWork, claim_private_loop, on_private_loop
 from .blocking import block_on
 from .evaluation import PROMPT_KEY
@@ -246,7 +247,7 @@ async def run_resumed(
                 agent_name=prompt.template.display_name,
                 adapter=settings.adapter,
                 conversation_id=session.session_id,
-                input=settings.input,
+                input=None if settings.input is None else text_of(as_parts(settings.input)),
                 redact=settings.redact,
             )
         )

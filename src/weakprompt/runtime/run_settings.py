@@ -12,6 +12,7 @@ themselves, with :attr:`RunSettings.tool_wrapper`, and call
 from __future__ import annotations
 
 import difflib
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -22,6 +23,7 @@ from ..errors import ConfigurationError
 from ..jsontypes import JSONObject
 from ..messages import Message
 from ..model_settings import ModelSettings
+from ..parts import Content, DocumentPart, ImagePart, TextPart
 from .guardrails import Guardrail, checked_guardrails
 from .handoff_runs import HistoryFilter
 from .output_checks import AnyOutputValidator
@@ -103,6 +105,29 @@ def _validators(value: Sequence[AnyOutputValidator]) -> tuple[AnyOutputValidator
     return tuple(value)
 
 
+_INPUT_ITEMS = (str, TextPart, ImagePart, DocumentPart)
+
+
+def _input(value: Content | None) -> Content | None:
+    """The user's input: text, or text, images and documents in order (frozen as a tuple), checked."""
+    if value is None or isinstance(value, str):
+        return value
+    given: object = value
+    if not isinstance(given, Sequence) or isinstance(given, bytes | bytearray):
+        raise ConfigurationError(
+            f"evaluate: input must be text or a sequence of text and parts (ImagePart, DocumentPart), "
+            f"got {type(given).__name__}"
+        )
+    items = tuple(typing.cast("Sequence[object]", given))
+    for index, item in enumerate(items):
+        if not isinstance(item, _INPUT_ITEMS):
+            raise ConfigurationError(
+                f"evaluate: input[{index}] is a {type(item).__name__}; input holds text, TextPart, "
+                "ImagePart and DocumentPart items"
+            )
+    return typing.cast("tuple[str | TextPart | ImagePart | DocumentPart, ...]", items)
+
+
 def _history(value: Sequence[Message] | None) -> tuple[Message, ...] | None:
     """The prior messages as a tuple, each checked: a :class:`Message`, and not a system message."""
     if value is None:
@@ -138,7 +163,7 @@ class RunSettings:
 
     adapter: ProviderAdapter
     session: Session
-    input: str | None = None
+    input: Content | None = attrs.field(default=None, converter=_input)
     message_history: tuple[Message, ...] | None = attrs.field(default=None, converter=_history)
     store: Store | None = None
     transcript: Transcript | None = None
@@ -180,7 +205,7 @@ class StreamOptions(TypedDict, Generic[OutputT], total=False):
     knows every keyword and its type; each default is the field's default.
     """
 
-    input: str | None
+    input: Content | None
     message_history: Sequence[Message] | None
     store: Store | None
     transcript: Transcript | None

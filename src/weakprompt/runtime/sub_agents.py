@@ -14,6 +14,7 @@ from .redaction import Redactor, default_redact
 if TYPE_CHECKING:
     from ..deadlines import Deadline
     from ..model import ProviderAdapter
+    from ..parts import Content
     from ..prompt import Prompt
     from ..session import Session
     from .response import PromptResponse
@@ -57,7 +58,7 @@ def make_sub_agent_runner(redact: Redactor, tracing: Tracing | None) -> RunSubAg
         *,
         adapter: ProviderAdapter,
         session: Session,
-        input: str | None,
+        input: Content | None,
         deadline: Deadline | None,
         max_turns: int,
         max_output_tokens: int | None,

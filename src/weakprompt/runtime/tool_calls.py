@@ -204,7 +204,7 @@ def stage_plain(
             metadata[APPROVAL_KEY] = provenance
         failed = not outcome.result.success
         processed = evaluation.outputs.process(
-            call, outcome.message, is_error=failed, turn=turn, metadata=metadata
+            call, outcome.message, is_error=failed, turn=turn, metadata=metadata, parts=outcome.result.parts
         )
     if span is not None and processed.oversize_reason is not None:
         _report_handle(span, processed.metadata, processed.oversize_reason)

@@ -38,6 +38,7 @@ from .tracing import model_call_scope
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
     from ..model import ModelRequest, ToolChoice
+    from ..parts import Content
     from ..transcript.turns import TurnRecord
     from .evaluation import Evaluation
     from .response import PromptResponse
@@ -50,7 +51,7 @@ T = TypeVar("T")
 
 
 async def drive(
-    evaluation: Evaluation[OutputT], input: str | None, *, max_turns: int, first_choice: ToolChoice
+    evaluation: Evaluation[OutputT], input: Content | None, *, max_turns: int, first_choice: ToolChoice
 ) -> PromptResponse[OutputT]:
     choice: ToolChoice = first_choice
     ahead: _OpenTurn | None = None  # the next turn, opened with the write of the last one
@@ -315,7 +316,7 @@ async def _decide_inline(evaluation: Evaluation[Any]) -> None:
     await pausing.decide_inline(evaluation)
 
 
-async def _start(evaluation: Evaluation[Any], input: str | None, choice: ToolChoice) -> _OpenTurn:
+async def _start(evaluation: Evaluation[Any], input: Content | None, choice: ToolChoice) -> _OpenTurn:
     """Start the run (its system message and input, stored) and open its first turn: one trip.
 
     A cancellation meanwhile waits for the trip, then closes the turn it opened unused.
@@ -335,7 +336,7 @@ async def _start(evaluation: Evaluation[Any], input: str | None, choice: ToolCho
 
 def _start_and_open(
     evaluation: Evaluation[Any],
-    input: str | None,
+    input: Content | None,
     staging: contextlib.AbstractContextManager[TurnRecord],
     entered: list[TurnRecord],
     choice: ToolChoice,

@@ -285,6 +285,21 @@ def _v_eval_results(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _v_part_blobs(conn: Connection) -> None:
+    """Images and documents of messages, stored once by digest; message blobs name the digest."""
+    md = MetaData()
+    Table(
+        "part_blobs",
+        md,
+        Column("digest", String(80), primary_key=True),
+        Column("media_type", String(255), nullable=False),
+        Column("size_bytes", BigInteger, nullable=False),
+        Column("data", LargeBinary, nullable=False),
+        Column("created_at", String(40), nullable=False),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "transcript: blobs and commits", _v1_transcript),
     Migration(
@@ -296,6 +311,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "one run per session: run_leases", _v6_run_leases),
     Migration(7, "forks: sessions sharing a chain up to a commit", _v_forks),
     Migration(8, "eval results: eval_results", _v_eval_results),
+    Migration(9, "message parts: part_blobs", _v_part_blobs),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -32,6 +32,7 @@ __all__ = [
     "forks",
     "eval_results",
     "metadata",
+    "part_blobs",
     "paused_runs",
     "run_journal",
     "run_leases",
@@ -236,3 +237,13 @@ eval_results = Table(
     Index("ix_eval_results_session", "session_id"),
 )
 """One row per run of an eval case (``specs/EVALS.md``); ``session_id`` names the run's transcript."""
+part_blobs = Table(
+    "part_blobs",
+    metadata,
+    Column("digest", String(80), primary_key=True),
+    Column("media_type", String(255), nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+"""The bytes of image and document parts, once per ``sha256:<hex>`` digest (``store/part_blob_rows.py``)."""

@@ -13,6 +13,7 @@ import attrs
 
 from ..errors import PromptValidationError
 from ..jsontypes import JSONObject
+from ..parts import BinaryPart
 from ..serde import parse, schema
 from ..serde.expressible import unexpressible
 from .approval import ApprovalPolicy, needs_approval
@@ -113,7 +114,12 @@ def _check_result_type(tool: Tool[Any, Any], _attribute: object, result_type: ob
 
 
 def _renders_itself(tp: object) -> bool:
-    return isinstance(tp, type) and issubclass(tp, RenderableResult)
+    """A value that renders its own text, or an image or document (shown to the model as a part)."""
+    union = typing.get_origin(tp) in (typing.Union, types.UnionType)
+    members = typing.get_args(tp) if union else (tp,)
+    return all(
+        isinstance(member, type) and issubclass(member, (RenderableResult, BinaryPart)) for member in members
+    )
 
 
 def _check_expressible(tp: object, what: str, role: str) -> None:

@@ -1,16 +1,19 @@
-"""What a tool hands back: a message for the model plus an optional typed value.
+"""What a tool hands back: a message for the model plus an optional typed value, and any media.
 
 The message and the value are separate because the orchestrator (reducers,
-events, stores) wants the typed value while the model only ever sees text.
+events, stores) wants the typed value while the model sees text. Images and
+documents (a screenshot, a chart, a PDF) travel in ``parts``, after the text.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Generic, Never, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
+from ..parts import DocumentPart, ImagePart
 from ..serde import dump
 
 __all__ = ["RenderableResult", "ToolResult"]
@@ -33,17 +36,24 @@ class ToolResult(Generic[R_co]):
     ``success=False`` marks a failure the model should read about and react
     to; it never aborts the evaluation. ``exclude_value_from_context`` keeps
     the value for the orchestrator while the model sees only ``message``.
+    ``parts``: images and documents the model is shown after the text
+    (``ToolResult.ok(None, message="captured", parts=[ImagePart(...)])``);
+    a handler may also return one :class:`~weakprompt.parts.ImagePart` or
+    :class:`~weakprompt.parts.DocumentPart` alone.
     """
 
     message: str
     value: R_co | None = None
     success: bool = True
     exclude_value_from_context: bool = False
+    parts: tuple[ImagePart | DocumentPart, ...] = attrs.field(default=(), converter=tuple)
 
     @classmethod
-    def ok(cls, value: T, *, message: str = "") -> ToolResult[T]:
-        """A successful result carrying ``value``."""
-        return ToolResult(message=message, value=value)
+    def ok(
+        cls, value: T, *, message: str = "", parts: Iterable[ImagePart | DocumentPart] = ()
+    ) -> ToolResult[T]:
+        """A successful result carrying ``value`` (and ``parts``, shown to the model after the text)."""
+        return ToolResult(message=message, value=value, parts=tuple(parts))
 
     @classmethod
     def error(cls, message: str) -> ToolResult[Never]:

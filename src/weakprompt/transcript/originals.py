@@ -20,7 +20,9 @@ from ..errors import TranscriptError
 from ..messages import Message
 from ..store import tables
 from ..store.commit_rows import put_blob
+from ..store.part_blob_rows import PartBlob, put_part_blobs
 from ..store.store import Store
+from .part_store import load_part_blobs, part_blobs
 from .records import message_from_payload, message_payload
 from .turns import TurnRecord
 
@@ -36,7 +38,7 @@ def store_message_blob(store: Store, message: Message, now: datetime) -> str:
     payload = message_payload(message)
     digest = content_hash(payload)
     with store.write() as conn:
-        put_blob(conn, digest, canonical_json(payload), now)
+        _BlobWrite(digest, canonical_json(payload), now, part_blobs(message.parts)).write(conn)
     return digest
 
 
@@ -48,7 +50,7 @@ def stage_message_blob(turn: TurnRecord, message: Message, now: datetime) -> str
     """
     payload = message_payload(message)
     digest = content_hash(payload)
-    turn.attach(_BlobWrite(digest, canonical_json(payload), now))
+    turn.attach(_BlobWrite(digest, canonical_json(payload), now, part_blobs(message.parts)))
     return digest
 
 
@@ -59,9 +61,12 @@ class _BlobWrite:
     digest: str
     canonical: str
     now: datetime
+    parts: tuple[PartBlob, ...] = ()
 
     def write(self, conn: Connection) -> None:
         put_blob(conn, self.digest, self.canonical, self.now)
+        if self.parts:
+            put_part_blobs(conn, self.parts, self.now)
 
     def plan(self) -> Callable[[Connection], None]:
         return self.write  # it reads nothing
@@ -77,6 +82,8 @@ def load_message_blob(store: Store, blob_hash: str) -> Message:
     query = select(tables.blobs.c.content).where(tables.blobs.c.hash == blob_hash)
     with store.read() as conn:
         row = conn.execute(query).first()
-    if row is None:
-        raise TranscriptError(f"no stored blob {blob_hash!r}")
-    return message_from_payload(parse_canonical_json(str(row[0])), {})
+        if row is None:
+            raise TranscriptError(f"no stored blob {blob_hash!r}")
+        payload = parse_canonical_json(str(row[0]))
+        blobs = load_part_blobs(conn, [payload])
+    return message_from_payload(payload, {}, blobs=blobs)

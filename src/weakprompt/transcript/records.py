@@ -21,8 +21,9 @@ from ..canonical import canonical_json, content_hash, find_surrogate
 from ..errors import TranscriptError
 from ..jsontypes import JSONLike, JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
-from ..tokens import TokenCounter
-from .part_codec import parts_from_json, parts_to_json
+from ..parts import DocumentPart, ImagePart, Part
+from ..tokens import TokenCounter, anthropic_image_tokens, image_size, openai_image_tokens
+from .part_codec import PartBlobs, parts_from_json, parts_to_json
 
 if TYPE_CHECKING:
     from ..store.commit_rows import CommitRow
@@ -142,9 +143,13 @@ def _str_or_none(value: JSONValue | None) -> str | None:
 
 
 def message_from_payload(
-    payload: JSONValue, metadata: JSONObject, *, tool_calls: tuple[ToolCall, ...] | None = None
+    payload: JSONValue,
+    metadata: JSONObject,
+    *,
+    tool_calls: tuple[ToolCall, ...] | None = None,
+    blobs: PartBlobs | None = None,
 ) -> Message:
-    """The message a stored payload holds.
+    """The message a stored payload holds; ``blobs``: the bytes of its parts by digest.
 
     ``tool_calls``, when given, are the calls the payload was built from
     and equal to what it holds (their fields are plain text): they are used
@@ -174,7 +179,7 @@ def message_from_payload(
     return Message(
         role=role,
         content=content if isinstance(content, str) else "",
-        parts=() if raw_parts is None else parts_from_json(raw_parts, "stored message parts"),
+        parts=() if raw_parts is None else parts_from_json(raw_parts, "stored message parts", blobs or {}),
         tool_calls=tuple(calls) if tool_calls is None else tool_calls,
         tool_call_id=_str_or_none(payload.get("tool_call_id")),
         name=_str_or_none(payload.get("name")),
@@ -184,11 +189,32 @@ def message_from_payload(
 
 
 def message_tokens(message: Message, counter: TokenCounter) -> int:
-    """Tokens of what is sent: the text plus each tool call's name and arguments."""
+    """Tokens of what is sent: the text, each tool call's name and arguments, and its images.
+
+    An image of known pixel size counts by the larger of OpenAI's and
+    Anthropic's documented rules, so a budget check never undercounts it;
+    a text document counts as its text; anything else (a URL, a PDF) counts
+    0 here and in the usage the provider reports.
+    """
     total = counter.count(_countable(message.content))
     for call in message.tool_calls:
         total += counter.count(_countable(call.name)) + counter.count(_countable(call.arguments_json()))
+    for part in message.parts:
+        total += _part_tokens(part, counter)
     return total
+
+
+def _part_tokens(part: Part, counter: TokenCounter) -> int:
+    if not isinstance(part, ImagePart | DocumentPart) or part.data is None:
+        return 0
+    if isinstance(part, DocumentPart):
+        if not part.media_type.startswith("text/"):
+            return 0
+        return counter.count(_countable(part.data.decode("utf-8", "replace")))
+    size = image_size(part.data)
+    if size is None:
+        return 0
+    return max(openai_image_tokens(*size), anthropic_image_tokens(*size))
 
 
 def _countable(text: str) -> str:
@@ -255,11 +281,14 @@ def usage_metadata(usage: Usage) -> JSONObject:
     return recorded
 
 
-def commit_info(row: CommitRow, *, tool_calls: tuple[ToolCall, ...] | None = None) -> CommitInfo:
+def commit_info(
+    row: CommitRow, *, tool_calls: tuple[ToolCall, ...] | None = None, blobs: PartBlobs | None = None
+) -> CommitInfo:
     """Decode a stored row; the message carries the commit metadata.
 
     ``tool_calls``: the calls the row was written from, if they are what a
-    reader decodes (see :func:`message_from_payload`).
+    reader decodes (see :func:`message_from_payload`). ``blobs``: the bytes
+    of the message's parts (see :func:`load_part_blobs`).
     """
     return CommitInfo(
         hash=row.hash,
@@ -268,7 +297,7 @@ def commit_info(row: CommitRow, *, tool_calls: tuple[ToolCall, ...] | None = Non
         parent=row.parent_hash,
         operation=CommitOperation(row.operation),
         edit_target=row.edit_target,
-        content=message_from_payload(row.content, row.metadata, tool_calls=tool_calls),
+        content=message_from_payload(row.content, row.metadata, tool_calls=tool_calls, blobs=blobs),
         message=row.message,
         metadata=row.metadata,
         token_count=row.token_count,

@@ -23,7 +23,7 @@ from ..errors import TranscriptError
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message, Role, ToolCall, Usage
 from ..model import CompiledContext
-from ..parts import Part
+from ..parts import Content, Part
 from ..store.commit_rows import CommitRow, fetch_commit, fetch_commits, session_head
 from ..store.fork_rows import in_chain
 from ..store.store import Store
@@ -44,8 +44,10 @@ from .hooks import HookEvent, ToolResultHandler, ToolResultHooks
 from .lazy import LoadToolResults, with_lazy_loading
 from .options import CompileOptions, CompileView
 from .originals import load_message_blob
+from .part_codec import content_message, with_text
+from .part_store import commit_infos
 from .queries import ToolTurn, select_tool_calls, select_tool_results, select_tool_turns
-from .records import CommitInfo, CommitOperation, commit_info, label_text, usage_metadata
+from .records import CommitInfo, CommitOperation, label_text, usage_metadata
 from .summarization_config import configure_tool_summarization as _configure_tool_summarization
 from .tool_tracking import PreparedTool, ToolSetChange, diff_tool_sets, hash_tool_set, prepare_tools
 from .turns import StagedTurn, TurnRecord
@@ -175,13 +177,14 @@ class Transcript:
 
     def user(
         self,
-        text: str,
+        text: Content,
         *,
         edit: str | None = None,
         message: str | None = None,
         metadata: Mapping[str, JSONValue] | None = None,
         tools: ToolsArgument = ACTIVE_TOOLS,
     ) -> CommitInfo:
+        """Record the user's input: a string, or text, images and documents in order (``Content``)."""
         return self._simple("user", text, edit=edit, message=message, metadata=metadata, tools=tools)
 
     def assistant(
@@ -219,7 +222,7 @@ class Transcript:
         self,
         tool_call_id: str,
         name: str,
-        content: str,
+        content: Content,
         *,
         edit: str | None = None,
         message: str | None = None,
@@ -233,26 +236,37 @@ class Transcript:
         result still answers its call. Without ``edit=``, a ``tool_result``
         hook (see :meth:`on`) sees the result first and may change it or
         reject it (:class:`ToolResultRejected` is raised, nothing committed).
+        ``content`` may hold images and documents besides text: a hook sees
+        and rewrites the text; the other parts are kept.
         """
+        result = content_message(
+            "tool", content, where="tool_result", tool_call_id=tool_call_id, name=name, is_error=is_error
+        )
         if edit is None and self._hooks.should_fire("tool_result"):
 
             def write(text: str, meta: JSONObject, label: str | None) -> CommitInfo:
                 return self.tool_result(
-                    tool_call_id, name, text, message=label, metadata=meta, is_error=is_error, tools=tools
+                    tool_call_id,
+                    name,
+                    with_text(result.parts, text) if result.parts else text,
+                    message=label,
+                    metadata=meta,
+                    is_error=is_error,
+                    tools=tools,
                 )
 
             return run_tool_result_hook(
                 self,
                 tool_call_id=tool_call_id,
                 name=name,
-                content=content,
+                content=result.content,
                 message=message,
                 metadata=metadata,
                 is_error=is_error,
                 write=write,
             )
         return self._write(
-            Message("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error),
+            result,
             edit=edit,
             message=message if message is not None else f"tool result: {label_text(name)}",
             metadata=metadata,
@@ -284,14 +298,15 @@ class Transcript:
     def _simple(
         self,
         role: Literal["system", "user"],
-        text: str,
+        text: Content,
         *,
         edit: str | None,
         message: str | None,
         metadata: Mapping[str, JSONValue] | None,
         tools: ToolsArgument,
     ) -> CommitInfo:
-        return self._write(Message(role, text), edit=edit, message=message, metadata=metadata, tools=tools)
+        built = Message(role, text) if isinstance(text, str) else content_message(role, text, where=role)
+        return self._write(built, edit=edit, message=message, metadata=metadata, tools=tools)
 
     def _write(
         self,
@@ -556,7 +571,7 @@ class Transcript:
         """Every commit of the session, edits and originals alike, oldest first (staged ones last)."""
         staged = [p.info for p in self._staged_chain()]
         with self._store.read() as conn:
-            return [commit_info(r) for r in fetch_commits(conn, self._session_id)] + staged
+            return commit_infos(conn, fetch_commits(conn, self._session_id)) + staged
 
     def get(self, commit: str) -> CommitInfo:
         """One commit of this session by hash, staged or stored; TranscriptError if there is none."""
@@ -564,7 +579,7 @@ class Transcript:
         if staged is not None:
             return staged.info
         with self._store.read() as conn:
-            return commit_info(self._require_commit(conn, commit))
+            return commit_infos(conn, [self._require_commit(conn, commit)])[0]
 
     def _staged_chain(self) -> list[Placed]:
         with self._lock:
@@ -643,10 +658,10 @@ class Transcript:
             return
         self._compiled = None
         rows = fetch_commits(conn, self._session_id, after_seq=self._state.seq)
-        commits = [commit_info(r) for r in rows]
+        commits = commit_infos(conn, rows)
         if not commits or not self._state.continues_from(commits[0]):
             self._state = CompileState()
-            commits = [commit_info(r) for r in fetch_commits(conn, self._session_id)]
+            commits = commit_infos(conn, fetch_commits(conn, self._session_id))
         links = fetch_session_links(conn, self._session_id, after_seq=self._state.seq)
         self._state.apply(commits, links)
 

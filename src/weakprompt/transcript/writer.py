@@ -36,8 +36,10 @@ from ..store.commit_rows import (
     put_blobs,
 )
 from ..store.fork_rows import in_chain
+from ..store.part_blob_rows import PartBlob, put_part_blobs
 from ..store.tool_rows import link_tool_sets, put_definitions, put_tool_set, tool_set_exists
 from ..tokens import TokenCounter
+from .part_store import commit_infos, part_blobs
 from .records import (
     HASH_FORMAT_VERSION,
     CommitInfo,
@@ -79,6 +81,8 @@ class Draft:
     created_at: datetime
     calls: tuple[ToolCall, ...] | None = None
     """The message's tool calls, when the payload holds them as plain text (then reused as they are)."""
+    blobs: tuple[PartBlob, ...] = ()
+    """The bytes of the message's images and documents, stored with the commit (one row per digest)."""
 
 
 def draft_commit(
@@ -124,6 +128,7 @@ def draft_commit(
         token_count=message_tokens(content, counter),
         created_at=now,
         calls=_reusable_calls(content) if plain else None,
+        blobs=part_blobs(content.parts) if content.parts else (),
     )
 
 
@@ -237,7 +242,8 @@ def place(draft: Draft, *, session_id: str, parent: str | None, seq: int, edit_t
         created_at=draft.created_at,
     )
     # The view keeps the caller's ToolCall objects (with the arguments they decoded and encoded).
-    return Placed(draft=draft, row=row, info=commit_info(row, tool_calls=draft.calls))
+    blobs = {blob.digest: blob for blob in draft.blobs} if draft.blobs else None
+    return Placed(draft=draft, row=row, info=commit_info(row, tool_calls=draft.calls, blobs=blobs))
 
 
 def _json(value: str | None) -> str:
@@ -292,7 +298,7 @@ def stored_commit(conn: Connection) -> Callable[[str], CommitInfo | None]:
 
     def lookup(commit: str) -> CommitInfo | None:
         row = fetch_commit(conn, commit)
-        return None if row is None else commit_info(row)
+        return None if row is None else commit_infos(conn, [row])[0]
 
     return lookup
 
@@ -345,6 +351,9 @@ def store_commits(conn: Connection, chain: Sequence[Placed], stored_sets: set[st
     has committed.
     """
     put_blobs(conn, [blob_params(p.draft.blob_hash, p.draft.canonical, p.draft.created_at) for p in chain])
+    payloads = [blob for p in chain for blob in p.draft.blobs]
+    if payloads:
+        put_part_blobs(conn, payloads, chain[0].draft.created_at)
     insert_commits(conn, [commit_params(p.row, p.draft.metadata_text) for p in chain])
     new_sets: set[str] = set()
     links: list[tuple[str, str]] = []

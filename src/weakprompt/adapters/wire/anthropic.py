@@ -22,6 +22,7 @@ from ...jsontypes import JSONObject, JSONValue
 from ...messages import Message
 from ...model.tool_shapes import read_function_tool
 from .arguments import arguments_object
+from .media import anthropic_content, has_media
 from .reasoning import ForeignReasoning, split_reasoning
 
 __all__ = [
@@ -71,15 +72,18 @@ def reasoning_blocks(message: Message, foreign: ForeignReasoning = "drop") -> li
 
 def _blocks(message: Message, foreign: ForeignReasoning = "drop") -> list[JSONObject]:
     """Content blocks for one message; empty text is dropped (the API rejects it)."""
+    media = bool(message.parts) and has_media(message)
     if message.role == "tool":
         block: JSONObject = {
             "type": "tool_result",
             "tool_use_id": message.tool_call_id or "",
-            "content": message.content,
+            "content": list[JSONValue](anthropic_content(message)) if media else message.content,
         }
         if message.is_error:
             block["is_error"] = True
         return [block]
+    if media and message.role == "user":
+        return anthropic_content(message)
     blocks: list[JSONObject] = reasoning_blocks(message, foreign)
     if message.content:
         blocks.append({"type": "text", "text": message.content})

@@ -34,6 +34,7 @@ from ...model import (
     UsageReported,
 )
 from .arguments import arguments_object
+from .media import gemini_content_parts, gemini_media_parts, has_media
 from .reasoning import ForeignReasoning, issuer_of, split_reasoning
 
 if TYPE_CHECKING:
@@ -112,7 +113,10 @@ def _parts(message: Message, names: dict[str, str], foreign: ForeignReasoning = 
         )
         if call_id and not call_id.startswith(GENERATED_ID):
             function_response.id = call_id
-        return [types.Part(function_response=function_response)]
+        # Images and documents of a result go in the same user turn, after its function response.
+        return [types.Part(function_response=function_response), *gemini_media_parts(message)]
+    if message.role == "user" and message.parts and has_media(message):
+        return gemini_content_parts(message)
     parts: list[types.Part] = []
     split = split_reasoning(message, PROVIDER, foreign)
     if split.foreign_text:

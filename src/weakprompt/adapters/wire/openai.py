@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from ...jsontypes import JSONObject, JSONValue
 from ...messages import Message
 from ...model.tool_shapes import read_function_tool
+from .media import chat_content, chat_tool_followup, chat_tool_text, has_media
 from .reasoning import ForeignReasoning, split_reasoning
 
 __all__ = ["PROVIDER", "openai_message", "openai_messages", "openai_params", "openai_tool", "openai_tools"]
@@ -28,10 +29,13 @@ PROVIDER = "openai-chat"
 def openai_message(message: Message, foreign: ForeignReasoning = "drop") -> JSONObject:
     """One neutral message as a Chat Completions message dict."""
     if message.role == "tool":
-        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
+        text = chat_tool_text(message) if message.parts and has_media(message) else message.content
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": text}
     reasoning = split_reasoning(message, PROVIDER, foreign).foreign_text
     content = "\n\n".join(text for text in (reasoning, message.content) if text)
     out: JSONObject = {"role": message.role, "content": content}
+    if message.role == "user" and message.parts and has_media(message):
+        out["content"] = chat_content(message)
     if message.name:
         out["name"] = message.name
     if message.role == "assistant" and message.tool_calls:
@@ -50,7 +54,30 @@ def openai_message(message: Message, foreign: ForeignReasoning = "drop") -> JSON
 def openai_messages(
     messages: Sequence[Message], *, foreign_reasoning: ForeignReasoning = "drop"
 ) -> list[JSONObject]:
-    return [openai_message(m, foreign_reasoning) for m in messages]
+    """The conversation as Chat Completions messages; images and documents of tool results follow them.
+
+    A ``tool`` message takes text only, so a run of tool results whose
+    parts hold images or documents is followed by one user message carrying
+    them (``wire/media.py``).
+    """
+    out: list[JSONObject] = []
+    results: list[Message] = []
+    for message in messages:
+        if message.role != "tool" and results:
+            _follow(out, results)
+        out.append(openai_message(message, foreign_reasoning))
+        if message.role == "tool":
+            results.append(message)
+    if results:
+        _follow(out, results)
+    return out
+
+
+def _follow(out: list[JSONObject], results: list[Message]) -> None:
+    followup = chat_tool_followup(results) if any(m.parts for m in results) else None
+    if followup is not None:
+        out.append(followup)
+    results.clear()
 
 
 def openai_tool(schema: JSONObject, *, index: int = 0) -> JSONObject:

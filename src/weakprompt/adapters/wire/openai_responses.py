@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from ...jsontypes import JSONObject, JSONValue
 from ...messages import Message
+from .media import has_media, responses_content
 from .reasoning import ForeignReasoning, split_reasoning
 
 __all__ = ["PROVIDER", "reasoning_items", "responses_input", "responses_items"]
@@ -56,12 +57,14 @@ def responses_items(
     message: Message, foreign: ForeignReasoning = "drop", *, by_reference: bool = False
 ) -> list[JSONObject]:
     """One neutral message as its Responses input items (none for an empty assistant message)."""
+    media = bool(message.parts) and has_media(message)
     if message.role == "tool":
-        return [
-            {"type": "function_call_output", "call_id": message.tool_call_id or "", "output": message.content}
-        ]
+        output = responses_content(message) if media else message.content
+        return [{"type": "function_call_output", "call_id": message.tool_call_id or "", "output": output}]
     items: list[JSONObject] = reasoning_items(message, foreign, by_reference=by_reference)
-    if message.content or message.role != "assistant":
+    if media and message.role == "user":
+        items.append({"type": "message", "role": "user", "content": responses_content(message)})
+    elif message.content or message.role != "assistant":
         items.append({"type": "message", "role": message.role, "content": message.content})
     items.extend(
         {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments_json()}

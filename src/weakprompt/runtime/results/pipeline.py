@@ -14,7 +14,9 @@ The order is the point (``specs/TOOL_RESULTS.md``, "The pipeline"):
    with a placeholder and stored nowhere.
 3. **size policy**: what the hook approved is measured; a text that fits
    goes in the context as it is, an oversized one is replaced by the
-   handle message.
+   handle message. A result's images and documents are counted by their
+   bytes (``max_part_bytes``): one past the cap is left out and named in a
+   placeholder (``metadata["parts_left_out"]``).
 4. **stage**: the output goes to the output store with the transcript turn
    that commits it (or at once, without a turn), and the commit keeps a
    reference to it in its metadata, which is what lazy loading reads.
@@ -26,13 +28,14 @@ stored results: they pass steps 3 and 4 unstored.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
-from ...jsontypes import JSONObject
+from ...jsontypes import JSONObject, JSONValue
 from ...messages import Message
+from ...parts import Content, DocumentPart, ImagePart
 from ...store.output_record import ToolResultMetadata
 from ...transcript.hook_run import commit_withheld, run_tool_result_hook
 from ...transcript.hooks import ToolResultRejected
@@ -54,7 +57,10 @@ if TYPE_CHECKING:
     from ..guardrails import ToolGuard
     from .store import StagedOutput, ToolOutputStore
 
-__all__ = ["ProcessedResult", "ToolResultPipeline"]
+__all__ = ["PARTS_LEFT_OUT", "ProcessedResult", "ToolResultPipeline"]
+
+PARTS_LEFT_OUT = "parts_left_out"
+"""Commit metadata: the images and documents of a result the size policy kept out of the context."""
 
 logger = logging.getLogger(__name__)
 
@@ -144,8 +150,12 @@ class ToolResultPipeline:
         metadata: JSONObject | None = None,
         on_stored: Callable[[ToolResultMetadata], None] | None = None,
         framework_text: bool = False,
+        parts: Sequence[ImagePart | DocumentPart] = (),
     ) -> ProcessedResult:
         """The whole pipeline for ``content``, the result of ``call``: redact, hook, size policy, stage.
+
+        ``parts``: the result's images and documents, committed after its
+        text (those over the size policy's ``max_part_bytes`` as placeholders).
 
         Commits the result to ``transcript`` (in ``turn`` when given, with
         the output's row in the same transaction; ``on_stored`` then gets
@@ -158,6 +168,7 @@ class ToolResultPipeline:
         (:func:`~weakprompt.transcript.commit_withheld`).
         """
         meta: JSONObject = dict(metadata or {})
+        shown_parts = self._fit_parts(parts, meta) if parts else ()
         if not framework_text:
             content = self._redact(call, content, is_error, turn, meta)
             if self.result_guard is not None:  # guardrails: a rewrite is named, a trip raises
@@ -176,10 +187,15 @@ class ToolResultPipeline:
                 turn=turn,
                 on_stored=on_stored,
                 framework_text=framework_text,
+                parts=shown_parts,
             )
         processed = self._stage(measured, content, meta, turn, on_stored)
         commit = transcript.tool_result(
-            call.id, call.name, processed.content, metadata=processed.metadata, is_error=is_error
+            call.id,
+            call.name,
+            _content(processed.content, shown_parts),
+            metadata=processed.metadata,
+            is_error=is_error,
         )
         return attrs.evolve(processed, commit=commit)
 
@@ -195,6 +211,7 @@ class ToolResultPipeline:
         turn: TurnRecord | None,
         on_stored: Callable[[ToolResultMetadata], None] | None,
         framework_text: bool,
+        parts: Sequence[ImagePart | DocumentPart | str] = (),
     ) -> ProcessedResult:
         """Step 2, the transcript's hook, then steps 3 and 4 on what it approved.
 
@@ -213,7 +230,7 @@ class ToolResultPipeline:
             return transcript.tool_result(
                 call.id,
                 call.name,
-                processed.content,
+                _content(processed.content, parts),
                 message=message,
                 metadata=processed.metadata,
                 is_error=is_error,
@@ -263,6 +280,26 @@ class ToolResultPipeline:
         return self._stage(self._measure(call, content, is_error), content, metadata, turn, on_stored)
 
     # -- the steps ------------------------------------------------------------------------------
+
+    def _fit_parts(
+        self, parts: Sequence[ImagePart | DocumentPart], metadata: JSONObject
+    ) -> tuple[ImagePart | DocumentPart | str, ...]:
+        """The parts the size policy lets in, in order; each one past it becomes a placeholder line."""
+        fitting = self.policy.fitting_parts([part.size for part in parts])
+        shown: list[ImagePart | DocumentPart | str] = list(parts[:fitting])
+        left_out: list[JSONValue] = []
+        for part in parts[fitting:]:
+            label = f"{part.kind} {part.name}" if part.name else part.kind
+            shown.append(
+                f"[{label} ({part.media_type}, {part.size} bytes) left out: the result's images and "
+                f"documents are over the size policy's {self.policy.max_part_bytes} bytes]"
+            )
+            left_out.append(
+                {"kind": part.kind, "media_type": part.media_type, "size": part.size, "digest": part.digest}
+            )
+        if left_out:
+            metadata[PARTS_LEFT_OUT] = left_out
+        return tuple(shown)
 
     def _redact(
         self, call: ToolCall, content: str, is_error: bool, turn: TurnRecord | None, metadata: JSONObject
@@ -333,3 +370,10 @@ class ToolResultPipeline:
         if turn is not None:
             return stage_message_blob(turn, message, store.clock.now())
         return store_message_blob(store, message, store.clock.now())
+
+
+def _content(text: str, parts: Sequence[ImagePart | DocumentPart | str]) -> Content:
+    """A result's text followed by its parts (the text alone when there are none)."""
+    if not parts:
+        return text
+    return [text, *parts] if text else list(parts)

@@ -39,6 +39,7 @@ from ...errors import ConfigurationError, TranscriptError
 from ...events import ToolOutputExtracted
 from ...jsontypes import JSONObject
 from ...messages import Usage
+from ...parts import DocumentPart, ImagePart
 from ...store.output_record import ToolResultMetadata
 from ...tools import AnyTool, ToolContext
 from ...transcript.lazy import SLIM_REFERENCE_KEY, LazyToolResults, LoadToolResults, normalize_load
@@ -256,6 +257,7 @@ class EvaluationOutputs:
         turn: TurnRecord | None = None,
         metadata: JSONObject | None = None,
         framework_text: bool = False,
+        parts: Sequence[ImagePart | DocumentPart] = (),
     ) -> ProcessedResult:
         """Run one result through the pipeline and commit it (see :meth:`ToolResultPipeline.commit`).
 
@@ -271,6 +273,7 @@ class EvaluationOutputs:
             metadata=metadata,
             on_stored=self._stored,
             framework_text=framework_text,
+            parts=parts,
         )
         if processed.oversized:
             self._oversized = True

@@ -27,6 +27,7 @@ EXTRAS_OF: dict[str, frozenset[str]] = {
     "otel": frozenset({"otel"}),
     "serde": frozenset({"pydantic"}),
     "testing": frozenset({"testing"}),
+    "evals": frozenset({"testing"}),  # each case as a pytest test (evals.as_tests)
 }
 # Modules that exist only for type checkers (imported under TYPE_CHECKING), never installed.
 TYPE_CHECKER_ONLY = frozenset({"_typeshed"})

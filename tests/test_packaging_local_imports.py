@@ -39,6 +39,15 @@ ALLOWED: dict[tuple[str, str], str] = {
         "weakprompt worker needs the optional 'dbos' extra: refused with the pip command when "
         "missing, never loaded by the other commands"
     ),
+    ("weakprompt.runtime.cache_prefix", "weakprompt.transcript.compress"): (
+        "the cache-bust detector names an edited message's cause only when a message busted the "
+        "prefix; an agent's imports do not load the transcript package"
+    ),
+    ("weakprompt.runtime.cache_prefix", "weakprompt.transcript.provenance"): "as weakprompt.transcript.compress",
+    ("weakprompt.runtime.cache_prefix", "weakprompt.store.tables"): (
+        "the cross-session lookup is built on a session's first request over a given store; "
+        "an agent's imports do not load SQLAlchemy"
+    ),
 }
 
 

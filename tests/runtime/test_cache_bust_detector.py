@@ -18,7 +18,7 @@ from weakprompt.canonical import content_hash
 from weakprompt.clock import FakeClock
 from weakprompt.events import CacheBusted, CacheBustKind
 from weakprompt.messages import AssistantTurn, Message
-from weakprompt.model import CompiledContext, ModelRequest
+from weakprompt.model import TURN_CONTEXT_KEY, CompiledContext, ModelRequest
 from weakprompt.model_settings import ModelSettings
 from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
 from weakprompt.prompt.volatility import Volatility
@@ -74,7 +74,7 @@ def _template(*, role: str = "You help.", tools: tuple[AnyTool, ...] = (lookup,)
 
 def _model(request: ModelRequest) -> AssistantTurn | str:
     """Calls ``lookup`` once per user message, then answers."""
-    last = request.context.messages[-1]
+    last = [m for m in request.context.messages if not m.metadata.get(TURN_CONTEXT_KEY)][-1]
     if last.role == "user":
         return tool_call_turn(tool_call("lookup", {"city": "Oslo"}, id=f"c{len(request.context.messages)}"))
     return "done"

@@ -25,7 +25,7 @@ from weakprompt import Agent, Approve, Deny, Store
 from weakprompt.adapters.testing import FunctionAdapter, tool_call, tool_call_turn
 from weakprompt.events import CacheBusted
 from weakprompt.messages import AssistantTurn, Message
-from weakprompt.model import ModelRequest
+from weakprompt.model import TURN_CONTEXT_KEY, ModelRequest
 from weakprompt.model_settings import ModelSettings
 from weakprompt.prompt import MarkdownSection, PromptTemplate
 from weakprompt.prompt.volatility import Volatility
@@ -116,7 +116,9 @@ class CacheSessions(RuleBasedStateMachine):
 
     def _items(self) -> list[Item]:
         sections: list[Item] = [("section", "role", 0)]
-        sections += [("section", k, self.versions[k]) for k in KEYS if self.volatility[k] != "turn"]
+        # the render places stable sections first, then session ones (specs/CACHING.md)
+        for placed in ("stable", "session"):
+            sections += [("section", k, self.versions[k]) for k in KEYS if self.volatility[k] == placed]
         tools: list[Item] = [("tool", "gate", 0), *(("tool", name, v) for name, v in self.tools)]
         return [*sections, *tools, ("settings", "model_settings", self.temperature)]
 
@@ -133,7 +135,7 @@ class CacheSessions(RuleBasedStateMachine):
         return PromptTemplate[None](ns="props", key="cache", sections=sections)
 
     def _model(self, request: ModelRequest) -> AssistantTurn | str:
-        last = request.context.messages[-1]
+        last = [m for m in request.context.messages if not m.metadata.get(TURN_CONTEXT_KEY)][-1]
         if last.role != "user":
             return "done"
         if self.approve:

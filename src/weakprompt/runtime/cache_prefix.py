@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, TypeVar
 import attrs
 
 from ..canonical import content_hash, parse_canonical_json
+from ..errors import TranscriptError
+from ..events import CacheBusted
 from ..jsontypes import JSONObject, JSONValue
 from ..messages import Message
 
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection, Select
 
     from ..clock import Clock
-    from ..events import CacheBustCause, CacheBusted, CacheBustKind
+    from ..events import CacheBustCause, CacheBustKind
     from ..model import ModelRequest
     from ..model_settings import ModelSettings
     from ..prompt import RenderedPrompt
@@ -257,21 +259,18 @@ def first_difference(
 
 def _message_difference(was: Pair, now: Pair, info: CommitInfo | None, position: int) -> Difference:
     """A message whose commit changed: its provenance names an edit, a summary or a compaction."""
-    from ..transcript.records import CommitOperation  # the transcript is loaded by then; not at import
-
-    if info is None or info.operation is not CommitOperation.EDIT or info.edit_target is None:
+    if info is None or info.operation != "EDIT" or info.edit_target is None:
         name = info.hash if info is not None else now[0]
         return Difference(
             "message", "replaced", name, was[0], now[0], position, None if info is None else info.hash
         )
-    from ..transcript.compress import TRIGGER_COMPRESS  # loaded when a message busts the cache, not before
-    from ..transcript.provenance import SUMMARIZED_FROM, TRIGGERED_BY
+    from ..transcript import compress, provenance  # loaded when a message busts the cache, not before
 
     metadata = info.metadata
     cause: CacheBustCause = "edited"
-    if metadata.get(TRIGGERED_BY) == TRIGGER_COMPRESS:
+    if metadata.get(provenance.TRIGGERED_BY) == compress.TRIGGER_COMPRESS:
         cause = "compacted"
-    elif SUMMARIZED_FROM in metadata:
+    elif provenance.SUMMARIZED_FROM in metadata:
         cause = "summarized"
     return Difference("message", cause, info.edit_target, was[0], now[0], position, info.hash)
 
@@ -331,8 +330,6 @@ class PrefixWatch:
         found_difference = first_difference(previous, new, lookup, messages=previous_session is None)
         if found_difference is None:
             return
-        from ..events import CacheBusted
-
         self.busted = CacheBusted(
             prompt_name=prompt_name,
             kind=found_difference.kind,
@@ -373,8 +370,6 @@ def _recorded(messages: Sequence[Message]) -> tuple[bool, Fingerprint | None]:
 
 
 def _commit(transcript: Transcript, commit: str) -> CommitInfo | None:
-    from ..errors import TranscriptError
-
     try:
         return transcript.get(commit)
     except TranscriptError:  # pragma: no cover - a compiled message's commit is in its session

@@ -444,13 +444,11 @@ async def recording_trips(evaluation: Evaluation[Any], work: Awaitable[T]) -> T:
 
 def _record_trip(evaluation: Evaluation[Any], head: str, trip: GuardrailTripped) -> None:
     """Store the trip as an edit of ``head``: its message unchanged, the trip added to its metadata."""
-    from ..transcript import CommitOperation
-
     transcript = evaluation.transcript
     commit = transcript.get(head)
     stored = transcript.commit(
         commit.content,
-        operation=CommitOperation.EDIT,
+        operation=type(commit.operation).EDIT,  # the transcript's own operation kind, not imported here
         edit_target=commit.edit_target or commit.hash,
         metadata={**commit.metadata, GUARDRAIL_TRIP_KEY: trip_record(trip)},
         message=f"guardrail {trip.guardrail} tripped",

@@ -10,7 +10,7 @@ it to the loop (:func:`~weakprompt.runtime.loop.run_with`) or to
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Generic, TypeVar, cast, overload
 
@@ -40,7 +40,7 @@ from .building import (
     prompt_of,
     session_for,
 )
-from .handoffs import Handoff, handed_to, handoff_provenance, handoffs_of, joined
+from .handoffs import Handoff, handed_to, handoff_provenance, handoffs_of, joining, one_finish
 from .options import AgentDefaults, RunOverrides
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from ..runtime.output_checks import OutputValidator
     from ..runtime.results import Retention, ToolOutputSettings
     from ..runtime.run_events import EventCallback, RunEvent
+    from ..runtime.streaming import Feed
     from ..runtime.tracing import Tracing
     from ..store import Store
     from ..tools import AnyTool, Tool
@@ -275,12 +276,7 @@ class Agent(Generic[OutputT]):
         else is :func:`~weakprompt.runtime.loop.run`'s.
         """
         prompt, settings = self._start("run", input, params, session, overrides)
-        response = await run_with(prompt, settings)
-        agent: Agent[OutputT] = self
-        while (step := handed_to(agent.handoffs, response)) is not None:  # a handoff: the target goes on
-            agent, prompt, settings = agent._handed(step[0], step[1], response, settings, overrides)
-            response = joined(response, await run_with(prompt, settings))
-        return response
+        return await _followed(self._runs(prompt, settings, overrides), run_with)
 
     def run_sync(
         self,
@@ -292,12 +288,13 @@ class Agent(Generic[OutputT]):
     ) -> PromptResponse[OutputT]:
         """:meth:`run`, blocking: from a script, or from code already inside an event loop."""
         prompt, settings = self._start("run_sync", input, params, session, overrides)
-        response = run_with_sync(prompt, settings)
-        agent: Agent[OutputT] = self
-        while (step := handed_to(agent.handoffs, response)) is not None:
-            agent, prompt, settings = agent._handed(step[0], step[1], response, settings, overrides)
-            response = joined(response, run_with_sync(prompt, settings))
-        return response
+        runs = self._runs(prompt, settings, overrides)
+        step = next(runs)
+        while True:
+            try:
+                step = runs.send(run_with_sync(*step))
+            except StopIteration as end:
+                return cast("PromptResponse[OutputT]", end.value)
 
     def stream(
         self,
@@ -310,12 +307,15 @@ class Agent(Generic[OutputT]):
         """``async with agent.stream(...) as events: async for event in events: ...``.
 
         :meth:`run`'s arguments; the events end with ``RunFinished`` (holding
-        the response) when the run succeeds. Leaving the block early cancels
-        the run (``weakprompt.runtime.streaming``). An ``on_event`` hears the
-        events too.
+        the response, as :meth:`run` returns it) when the run succeeds. A
+        handoff is followed: the target's events come next, in the same
+        stream. Leaving the block early cancels the run
+        (``weakprompt.runtime.streaming``). An ``on_event`` hears the events too.
         """
         prompt, settings = self._start("stream", input, params, session, overrides)
-        return runtime.stream_with(prompt, settings)
+        return runtime.stream_runs(
+            lambda feed: _followed(self._runs(prompt, settings, overrides, feed), run_with)
+        )
 
     def stream_sync(
         self,
@@ -327,7 +327,9 @@ class Agent(Generic[OutputT]):
     ) -> AbstractContextManager[Iterator[RunEvent[OutputT]]]:
         """``with agent.stream_sync(...) as events: for event in events: ...`` (runs on a worker thread)."""
         prompt, settings = self._start("stream_sync", input, params, session, overrides)
-        return runtime.stream_sync_with(prompt, settings)
+        return runtime.stream_runs_sync(
+            lambda feed: _followed(self._runs(prompt, settings, overrides, feed), run_with)
+        )
 
     # -- resuming ----------------------------------------------------------------------------------
 
@@ -452,6 +454,33 @@ class Agent(Generic[OutputT]):
         resumed: RunOverrides = {"tool_choice": "auto", **overrides}
         return prompt, self._settings(where, used, None, resumed), used.session_id
 
+    def _runs(
+        self,
+        prompt: Prompt[OutputT],
+        settings: RunSettings,
+        overrides: RunOverrides,
+        feed: Feed | None = None,
+    ) -> Generator[tuple[Prompt[OutputT], RunSettings], PromptResponse[OutputT], PromptResponse[OutputT]]:
+        """The runs of one call: this agent's, then each one a handoff passes the conversation to.
+
+        Sent each run's response, it yields the next run (its prompt and
+        settings, through ``feed`` for a stream) and returns the responses
+        joined. Listeners hear one ``RunFinished``, the last (``one_finish``).
+        """
+        agent: Agent[OutputT] = self
+        before: PromptResponse[OutputT] | None = None
+        while True:
+            shown = settings if feed is None else feed(settings)
+            join = joining(before)
+            if agent.handoffs or before is not None:  # a chain of runs: its listeners hear one end
+                shown = one_finish(agent.handoffs, join, shown)
+            response = yield prompt, shown
+            step = handed_to(agent.handoffs, response)
+            before = join(response)
+            if step is None:
+                return before
+            agent, prompt, settings = agent._handed(step[0], step[1], response, settings, overrides)
+
     def _handed(
         self,
         handoff: Handoff[OutputT],
@@ -527,3 +556,16 @@ class Agent(Generic[OutputT]):
             guardrails=(*self.guardrails, *overrides.get("guardrails", ())),
             strict_verdict=overrides.get("strict_verdict", self.strict_verdict),
         )
+
+
+async def _followed(
+    runs: Generator[tuple[Prompt[OutputT], RunSettings], PromptResponse[OutputT], PromptResponse[OutputT]],
+    run: Callable[[Prompt[OutputT], RunSettings], Awaitable[PromptResponse[OutputT]]],
+) -> PromptResponse[OutputT]:
+    """Make the runs of :meth:`Agent._runs` one after another with ``run``; the joined response."""
+    step = next(runs)
+    while True:
+        try:
+            step = runs.send(await run(*step))
+        except StopIteration as end:
+            return cast("PromptResponse[OutputT]", end.value)

@@ -4,7 +4,8 @@ The checking agent answers a :class:`GuardrailAnswer` (its ``output_type``);
 :func:`agent_guardrail` turns it into a :class:`~weakprompt.runtime.Guardrail`
 whose check runs the agent on a description of what it is shown. Each check
 is a run of its own (the checking agent's store and session, or a private
-one), so its usage is not counted in the checked run's.
+one); its model calls are the checked run's cost, so they count in the
+checked run's usage and charge its budget, as an agent called as a tool does.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ..budget import Budget
 from ..canonical import canonical_json
 from ..errors import ConfigurationError
+from ..runtime.child_runs import SubtreeTracker, current_frame
 from ..runtime.guardrails import Guardrail, GuardrailCheck, GuardrailOutcome, GuardrailPoint, Rewrite, Trip
 from ..safetext import type_name
 from ..serde import dump
@@ -68,7 +71,15 @@ def agent_guardrail(
         )
 
     async def ask(check: GuardrailCheck) -> GuardrailOutcome:
-        answer = (await agent.run(describe(check))).output
+        frame = current_frame()  # the checked run's (None only when called outside a run)
+        # The check's model calls are the checked run's: they charge its budget (and every one above).
+        own = agent.budget if isinstance(agent.budget, Budget) else None
+        tracker = SubtreeTracker(own, None if frame is None else frame.budget)
+        try:
+            answer = (await agent.run(describe(check), budget=tracker)).output
+        finally:
+            if frame is not None:
+                frame.add_usage(tracker.usage)  # and count in its usage, whatever came of the check
         if answer.trip:
             return Trip(answer.reason or "the checking agent said no")
         if answer.rewrite is not None:

@@ -12,9 +12,9 @@ conversation before the handoff (``input_filter``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
 
@@ -26,12 +26,21 @@ from ..tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from ..jsontypes import JSONObject
-    from ..runtime import PromptResponse
+    from ..runtime import PromptResponse, RunSettings
     from ..runtime.dispatcher import ToolExecution
     from ..tools import AnyTool
     from .agent import Agent
 
-__all__ = ["Handoff", "TransferParams", "handed_to", "handoff_provenance", "joined", "transfer_name"]
+__all__ = [
+    "Handoff",
+    "TransferParams",
+    "handed_to",
+    "handoff_provenance",
+    "joined",
+    "joining",
+    "one_finish",
+    "transfer_name",
+]
 
 OutputT = TypeVar("OutputT")
 T = TypeVar("T")
@@ -167,6 +176,47 @@ def joined(before: PromptResponse[T], after: PromptResponse[T]) -> PromptRespons
         output_retries_used=before.output_retries_used + after.output_retries_used,
         verdict=_joined_verdicts(before.verdict, after.verdict, after.tool_executions),
     )
+
+
+def joining(before: PromptResponse[T] | None) -> Callable[[PromptResponse[T]], PromptResponse[T]]:
+    """Joins one run's response to ``before`` (the runs before it); asked again, the same object."""
+    made: list[PromptResponse[T]] = []
+
+    def join(response: PromptResponse[T]) -> PromptResponse[T]:
+        if before is None:
+            return response
+        if not made:  # the listener's RunFinished and the run's return share the one joined response
+            made.append(joined(before, response))
+        return made[0]
+
+    return join
+
+
+def one_finish(
+    handoffs: tuple[Handoff[T], ...],
+    join: Callable[[PromptResponse[T]], PromptResponse[T]],
+    settings: RunSettings,
+) -> RunSettings:
+    """``settings`` whose listener hears one ``RunFinished`` for a whole chain of handoffs, the last.
+
+    A run that ends on a handoff keeps its ``RunFinished`` back (the target's
+    run goes on in the same stream); the last run's carries ``join`` of its
+    response: every run's work, the very response ``run`` returns.
+    """
+    listener = settings.on_event
+    if listener is None:
+        return settings
+    from ..events import RunFinished  # loaded only for a listener, as the loop does
+
+    def heard(event: object) -> object:
+        if isinstance(event, RunFinished):
+            response = cast("PromptResponse[T]", cast("RunFinished[object]", event).response)
+            if handed_to(handoffs, response) is not None:
+                return None  # the target's run goes on: the chain has not finished
+            event = RunFinished(join(response))
+        return listener(cast("Any", event))
+
+    return attrs.evolve(settings, on_event=heard)
 
 
 def _joined_verdicts(before: RunVerdict, after: RunVerdict, later: tuple[ToolExecution, ...]) -> RunVerdict:

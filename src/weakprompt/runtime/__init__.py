@@ -78,7 +78,7 @@ if TYPE_CHECKING:
         TurnCommitted,
         UsageReported,
     )
-    from .streaming import stream, stream_sync, stream_sync_with, stream_with
+    from .streaming import stream, stream_runs, stream_runs_sync, stream_sync, stream_sync_with, stream_with
 
 # Pause records, decisions, run events and streaming load on first access (name -> the module of
 # this package that defines it): importing the loop builds no class that a plain run never uses.
@@ -115,6 +115,8 @@ _LAZY: dict[str, str] = {
     "TurnCommitted": ".run_events",
     "UsageReported": ".run_events",
     "stream": ".streaming",
+    "stream_runs": ".streaming",
+    "stream_runs_sync": ".streaming",
     "stream_sync": ".streaming",
     "stream_sync_with": ".streaming",
     "stream_with": ".streaming",
@@ -192,6 +194,8 @@ __all__ = [
     "run_with_sync",
     "stored_pauses",
     "stream",
+    "stream_runs",
+    "stream_runs_sync",
     "stream_sync",
     "stream_sync_with",
     "stream_with",

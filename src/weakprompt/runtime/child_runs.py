@@ -71,6 +71,8 @@ class RunFrame:
     """Counts a child's usage in this run's (its response's ``usage``)."""
     on_event: EventCallback | None
     approve: InlineApprover | None
+    budget: BudgetTracker | None = None
+    """The run's budget tracker: a check run on its behalf (an agent guardrail) charges it."""
     links: dict[str, str] = attrs.field(factory=dict[str, str])
     """Child session ids by the call id that made them, for the call's result commit."""
     lock: threading.Lock = attrs.field(factory=threading.Lock)
@@ -90,10 +92,12 @@ def frame_of(
     add_usage: Callable[[Usage], None],
     on_event: EventCallback | None,
     approve: InlineApprover | None,
+    *,
+    budget: BudgetTracker | None = None,
 ) -> RunFrame:
     """The frame of a run starting here: a root, or the child whose handler set its path."""
     links = dict(_PRELINKED.get() or {})
-    return RunFrame(store, session_id, _PATH.get(), add_usage, on_event, approve, links)
+    return RunFrame(store, session_id, _PATH.get(), add_usage, on_event, approve, budget, links)
 
 
 @contextlib.contextmanager

@@ -160,6 +160,7 @@ async def run_in_scope(
             evaluation.add_usage,
             evaluation.on_event,
             settings.approve,
+            budget=evaluation.tracker,
         )
         try:
             with entered(frame):

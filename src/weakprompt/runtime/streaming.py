@@ -10,7 +10,11 @@ that came before it.
 ``stream`` / ``stream_sync`` take :func:`~weakprompt.runtime.loop.run`'s
 keywords (but ``on_event``, which the stream is) and build one
 :class:`~weakprompt.runtime.run_settings.RunSettings`; ``stream_with`` /
-``stream_sync_with`` take one already built (``weakprompt.agent`` does).
+``stream_sync_with`` take one already built. ``stream_runs`` /
+``stream_runs_sync`` stream several runs made one after another as one
+stream (an agent's run and the runs its handoffs pass to,
+``weakprompt.agent``): each run's settings go through the ``Feed`` they
+are given.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import attrs
 from typing_extensions import Unpack
@@ -33,11 +37,23 @@ if TYPE_CHECKING:
     from ..model import ProviderAdapter
     from ..prompt import Prompt
     from ..session import Session
+    from .response import PromptResponse
     from .run_events import EventCallback
 
-__all__ = ["stream", "stream_sync", "stream_sync_with", "stream_with"]
+__all__ = [
+    "Feed",
+    "stream",
+    "stream_runs",
+    "stream_runs_sync",
+    "stream_sync",
+    "stream_sync_with",
+    "stream_with",
+]
 
 OutputT = TypeVar("OutputT")
+
+Feed: TypeAlias = Callable[[RunSettings], RunSettings]
+"""Makes a run's settings feed the stream (its ``on_event`` also puts each event in the stream)."""
 
 _END = object()
 
@@ -87,17 +103,36 @@ def _feeding(settings: RunSettings, put: EventCallback) -> RunSettings:
     return attrs.evolve(settings, on_event=both)
 
 
-@contextlib.asynccontextmanager
-async def stream_with(
+def stream_with(
     prompt: Prompt[OutputT], settings: RunSettings
-) -> AsyncGenerator[AsyncIterator[RunEvent[OutputT]]]:
+) -> contextlib.AbstractAsyncContextManager[AsyncIterator[RunEvent[OutputT]]]:
     """:func:`stream` with its settings built. An ``on_event`` in them hears every event too."""
+    return stream_runs(lambda feed: run_with(prompt, feed(settings)))
+
+
+def stream_sync_with(
+    prompt: Prompt[OutputT], settings: RunSettings
+) -> contextlib.AbstractContextManager[Iterator[RunEvent[OutputT]]]:
+    """:func:`stream_sync` with its settings built. An ``on_event`` in them hears every event too."""
+    return stream_runs_sync(lambda feed: run_with(prompt, feed(settings)))
+
+
+@contextlib.asynccontextmanager
+async def stream_runs(
+    runs: Callable[[Feed], Awaitable[PromptResponse[OutputT]]],
+) -> AsyncGenerator[AsyncIterator[RunEvent[OutputT]]]:
+    """The events of the runs ``runs(feed)`` makes, as one stream; each run's settings go through ``feed``.
+
+    Leaving the block early cancels them; their error is raised from the iteration.
+    """
     pending: asyncio.Queue[object] = asyncio.Queue()
-    fed = _feeding(settings, pending.put_nowait)
+
+    def feed(settings: RunSettings) -> RunSettings:
+        return _feeding(settings, pending.put_nowait)
 
     async def drive() -> None:
         try:
-            await run_with(prompt, fed)
+            await runs(feed)
         finally:
             pending.put_nowait(_END)
 
@@ -121,22 +156,24 @@ async def stream_with(
 
 
 @contextlib.contextmanager
-def stream_sync_with(
-    prompt: Prompt[OutputT], settings: RunSettings
+def stream_runs_sync(
+    runs: Callable[[Feed], Awaitable[PromptResponse[OutputT]]],
 ) -> Generator[Iterator[RunEvent[OutputT]]]:
-    """:func:`stream_sync` with its settings built. An ``on_event`` in them hears every event too."""
+    """:func:`stream_runs`, blocking: the runs go on a worker thread with its own event loop."""
     pending: queue.SimpleQueue[object] = queue.SimpleQueue()
     failure: list[BaseException] = []
     started = threading.Event()
     handle: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = []
-    fed = _feeding(settings, pending.put)
+
+    def feed(settings: RunSettings) -> RunSettings:
+        return _feeding(settings, pending.put)
 
     async def drive() -> None:
         task = asyncio.current_task()
         assert task is not None
         handle.append((asyncio.get_running_loop(), task))
         started.set()
-        await run_with(prompt, fed)
+        await runs(feed)
 
     def work() -> None:
         try:

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from ..runtime.tracing import Tracing
     from ..store import Store
     from ..tools import AnyTool, Tool
+    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
 
 __all__ = ["Agent"]
@@ -104,6 +105,8 @@ class Agent(Generic[OutputT]):
     approve: InlineApprover | None = None
     model_settings: ModelSettings | None = None
     """Over the template's model settings; a call's ``model_settings`` go over these, field by field."""
+    compaction: CompactionSettings | None = None
+    """Window accounting and compaction of each run's context (``specs/COMPACTION.md``)."""
     output_validators: tuple[OutputValidator[OutputT], ...] = attrs.field(default=(), converter=tuple)
     """Checks of each run's typed answer; raising ``OutputValidationError`` gives a corrective turn."""
 
@@ -448,4 +451,5 @@ class Agent(Generic[OutputT]):
             model_settings=merged_settings(self.model_settings, overrides.get("model_settings")),
             output_validators=self.output_validators,
             message_history=overrides.get("message_history"),
+            compaction=overrides.get("compaction", self.compaction),
         )

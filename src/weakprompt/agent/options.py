@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..runtime.run_events import EventCallback
     from ..runtime.tracing import Tracing
     from ..store import Store
+    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
 
 __all__ = ["AgentDefaults", "RunOverrides"]
@@ -56,6 +57,7 @@ class AgentDefaults(TypedDict, total=False):
     tracing: Tracing | None
     approve: InlineApprover | None
     model_settings: ModelSettings | None
+    compaction: CompactionSettings | None
 
 
 class RunOverrides(AgentDefaults, total=False):

@@ -37,6 +37,7 @@ from ._types import (
 
 if TYPE_CHECKING:
     from ._children import ChildEvent
+    from ._compaction import Compacted, CompactionTier
     from ._output_events import ToolOutputExtracted, ToolResultSummarized
     from ._pause import DecisionKind, PendingCall, RunPaused, RunResumed, ToolCallDecided
     from ._provider import AdapterFellBack, ModelCallRetried
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "AdapterFellBack": "._provider",
     "ChildEvent": "._children",
+    "Compacted": "._compaction",
+    "CompactionTier": "._compaction",
     "ModelCallRetried": "._provider",
     "ToolOutputExtracted": "._output_events",
     "ToolResultSummarized": "._output_events",
@@ -83,6 +86,8 @@ _RENAMED: dict[str, str] = {"Dispatcher": "EventBus"}
 __all__ = [
     "AdapterFellBack",
     "ChildEvent",
+    "Compacted",
+    "CompactionTier",
     "DecisionKind",
     "DispatchResult",
     "EventBus",

@@ -21,6 +21,7 @@ from ..events import PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages, run_ending
+from .compaction import WindowKeeper, make_recall_tool, tool_tokens
 from .dispatcher import ToolDispatcher, ToolExecution
 from .history import HISTORY_KEY, stored_history
 from .loop_events import SectionsExpanded
@@ -151,6 +152,18 @@ class Evaluation(Generic[OutputT]):
         self.kept_resources: ResourceSnapshot | None = resources.snapshot() if resources is not None else None
         # Closes what the run's scope opened; the trip that writes the run's last turn calls it.
         self.closing: Callable[[], None] | None = None
+        # Window accounting and compaction (specs/COMPACTION.md), when the run asked for it.
+        self.window: WindowKeeper | None = None
+        self.compaction_tools: tuple[AnyTool, ...] = ()
+        if settings.compaction is not None:
+            window = settings.compaction.context_window or adapter.context_window
+            if window is None:
+                raise ConfigurationError(
+                    f"evaluate: compaction needs the model's context window, and adapter {adapter.name!r} "
+                    "does not know it; give CompactionSettings(context_window=...)"
+                )
+            self.window = WindowKeeper(settings.compaction, window)
+            self.compaction_tools = (make_recall_tool(transcript),)
 
     async def io(self, work: Callable[[], T]) -> T:
         """Run store work on this run's worker thread (or inline, see ``_store_work``)."""
@@ -263,9 +276,23 @@ class Evaluation(Generic[OutputT]):
             self.commit_system(rendered.text)
         rendered = self.rendered
         context = self.outputs.compile(self.transcript)
-        tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
-        self.link_tools(tools)
         settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
+        max_output = self.settings.max_output_tokens or settings.max_output_tokens
+        recall = self.compaction_tools if choice != "none" else ()
+        tools = rendered.tools + recall + self.outputs.offered_tools(rendered.tool_names, context, choice)
+        if self.window is not None:
+            # The transcript counts the tools it links (those offered last turn); the rest are extra.
+            extra = tool_tokens(
+                [t for t in tools if t.name not in self.offered], self.transcript.token_counter
+            )
+            reserve = max_output or self.window.settings.reserve_output
+            fitted = self.window.fit(self, context, extra_tools=extra, reserve=reserve)
+            if fitted is not context:
+                context = fitted
+                tools = (
+                    rendered.tools + recall + self.outputs.offered_tools(rendered.tool_names, context, choice)
+                )
+        self.link_tools(tools)
         self.model_settings_used = adapter_settings(self.adapter).merged(settings)
         return ModelRequest(
             context=context,
@@ -273,7 +300,7 @@ class Evaluation(Generic[OutputT]):
             tool_choice=choice,
             output_schema=rendered.output_schema,
             output_name=rendered.output_name,
-            max_output_tokens=self.settings.max_output_tokens or settings.max_output_tokens,
+            max_output_tokens=max_output,
             output_mode=rendered.output_mode,
             settings=settings,
             deadline=self.deadline,
@@ -313,7 +340,7 @@ class Evaluation(Generic[OutputT]):
         self.prompt = prompt
         self.rendered = rendered
         self.async_handlers = {}
-        tools = rendered.tools + self.outputs.extra_tools(rendered.tool_names)
+        tools = rendered.tools + self.compaction_tools + self.outputs.extra_tools(rendered.tool_names)
         if self.settings.tool_wrapper is not None:
             tools = tuple(self.settings.tool_wrapper(tool) for tool in tools)
         self.dispatcher = ToolDispatcher(

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..session import Session
     from ..store import Store
     from ..tools import AnyTool
+    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .approval import InlineApprover
@@ -81,6 +82,15 @@ def _check_model_settings(run: RunSettings, _attribute: object, value: object) -
     if value.max_output_tokens is not None and run.max_output_tokens is not None:
         raise ConfigurationError(
             "evaluate: max_output_tokens is given twice (as an argument and in model_settings); give it once"
+        )
+
+
+def _check_compaction(_run: object, _attribute: object, value: object) -> None:
+    from ..transcript.compaction import CompactionSettings
+
+    if value is not None and not isinstance(value, CompactionSettings):
+        raise ConfigurationError(
+            f"evaluate: compaction must be a CompactionSettings or None, got {type(value).__name__}"
         )
 
 
@@ -158,6 +168,7 @@ class RunSettings:
     approve: InlineApprover | None = None
     tool_wrapper: ToolWrapper | None = None
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)
+    compaction: CompactionSettings | None = attrs.field(default=None, validator=_check_compaction)
 
 
 class StreamOptions(TypedDict, Generic[OutputT], total=False):
@@ -190,6 +201,7 @@ class StreamOptions(TypedDict, Generic[OutputT], total=False):
     tracing: Tracing | None
     approve: InlineApprover | None
     model_settings: ModelSettings | None
+    compaction: CompactionSettings | None
 
 
 class RunOptions(StreamOptions[OutputT], total=False):

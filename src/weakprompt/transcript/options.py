@@ -62,6 +62,11 @@ class CompileTransform(Protocol):
 
 @attrs.frozen
 class CompileOptions:
-    """Keyword-only knobs for ``Transcript.compile``; transforms run in order."""
+    """Keyword-only knobs for ``Transcript.compile``; transforms run in order.
+
+    ``compacted=False`` shows every original, as if no compaction had been
+    committed (``recall_history`` reads that view).
+    """
 
     transforms: tuple[CompileTransform, ...] = ()
+    compacted: bool = True

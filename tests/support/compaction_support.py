@@ -46,6 +46,7 @@ def request_problems(messages: Sequence[Message]) -> list[str]:
 @dataclass(frozen=True)
 class LookupParams:
     topic: str
+    size: int = 0  # characters of filler (0: the tool's default)
 
 
 def lookup_text(topic: str, filler: int) -> str:
@@ -58,7 +59,7 @@ def lookup_text(topic: str, filler: int) -> str:
 def make_lookup(filler: int = 1600):
     @tool(name="lookup", description="Look a topic up in the notes.")
     def lookup(params: LookupParams, *, context: ToolContext) -> ToolResult[None]:
-        return ToolResult(message=lookup_text(params.topic, filler))
+        return ToolResult(message=lookup_text(params.topic, params.size or filler))
 
     return lookup
 

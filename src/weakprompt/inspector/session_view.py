@@ -21,6 +21,7 @@ from ..runtime.child_runs import CHILD_SESSION_KEY
 from ..runtime.pause_records import ApprovalNote, CallDecision, PauseRecord, approval_note, read_pauses
 from ..runtime.results.extraction import EXTRACTION_KEY
 from ..store import Store, tables
+from ..transcript.compaction import COMPACTION_KEY, CompactionRecord
 from ..transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
 from ..transcript.provenance import (
     EDITED_FROM,
@@ -151,6 +152,8 @@ class CommitView:
     decision: ApprovalNote | None = None
     child_session: str | None = None
     """The session of the agent this call ran as a tool (``specs/SUBAGENTS.md``)."""
+    compaction: CompactionRecord | None = None
+    """The compaction this commit records: its tier and the commits it covers (``specs/COMPACTION.md``)."""
 
 
 @attrs.frozen
@@ -552,6 +555,7 @@ class _Builder:
             output_tokens=output_tokens,
             decision=approval_note(metadata),
             child_session=as_str(metadata.get(CHILD_SESSION_KEY)),
+            compaction=CompactionRecord.from_json(metadata.get(COMPACTION_KEY)),
         )
 
     def _with_outcome(

@@ -153,9 +153,10 @@ class WindowKeeper:
                 return None
         if not chosen:
             return None
-        picked = [(messages[i], commits[i]) for start, end in chosen for i in range(start, end)]
-        covers = tuple(dict.fromkeys((*earlier, *(c.hash for _, c in picked))))
-        new = tuple(c.hash for _, c in picked)
+        indexes = [i for start, end in chosen for i in range(start, end)]
+        picked = [(messages[i], commits[i]) for i in indexes]
+        new = tuple(view.origin(i) for i in indexes)
+        covers = tuple(dict.fromkeys((*earlier, *new)))
         if tier == "prefix" and self.settings.summarize:
             summarizer = self.settings.summarizer or evaluation.adapter
             if evaluation.trace is not None:
@@ -205,7 +206,7 @@ class WindowKeeper:
                 if message.role != "tool" or message.metadata.get("compaction") is not None:
                     continue
                 if len(slim_result_text(message, commit)) < len(message.content):
-                    covers.append(commit.hash)
+                    covers.append(view.origin(index))
         if not covers:
             return None
         commit = transcript.commit(

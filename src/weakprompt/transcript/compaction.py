@@ -12,6 +12,9 @@ and ``recall_history`` still see them; only the compiled view
   was left out), at the place of the first covered message. The latest
   such commit wins: each covers everything the one before covered.
 
+Covered commits are named by their APPEND commit (``CompileView.origin``),
+so a later edit of a covered message stays covered.
+
 A unit (an assistant message with its tool calls, its reasoning parts and
 every result of those calls; or one other message) is covered whole or not
 at all, so the view never holds a call without its result or the reverse.
@@ -176,10 +179,6 @@ def drop_marker_text(count: int) -> str:
     )
 
 
-def _covered(commit: CommitInfo, covers: frozenset[str]) -> bool:
-    return commit.hash in covers or (commit.edit_target is not None and commit.edit_target in covers)
-
-
 @attrs.frozen
 class CompactedView:
     """The compile transform that shows the compactions in a view (``Transcript.compile`` applies it)."""
@@ -194,43 +193,49 @@ class CompactedView:
         own = {i for i, _ in records}
         messages: list[Message] = []
         commits: list[CommitInfo] = []
+        origins: list[str] = []
         placed = prefix is None
         counter = view.token_counter
         total = view.context.token_count
         for index, (message, commit) in enumerate(zip(view.context.messages, view.commits, strict=True)):
+            origin = view.origin(index)
             if index in own:
                 total -= message_tokens(message, counter)
                 continue
-            if message.role != "system" and _covered(commit, covered):
+            if message.role != "system" and origin in covered:
                 total -= message_tokens(message, counter)
                 if not placed and prefix is not None:
                     summary = view.context.messages[prefix[0]]
                     messages.append(summary)
                     commits.append(view.commits[prefix[0]])
+                    origins.append(view.origin(prefix[0]))
                     total += message_tokens(summary, counter)
                     placed = True
                 continue
-            if message.role == "tool" and _covered(commit, slimmed):
+            if message.role == "tool" and origin in slimmed:
                 slim = Message(
                     "tool",
                     slim_result_text(message, commit),
                     tool_call_id=message.tool_call_id,
                     name=message.name,
                     is_error=message.is_error,
-                    metadata={COMPACTION_KEY: commit.hash},
+                    metadata={COMPACTION_KEY: origin},
                 )
                 total += message_tokens(slim, counter) - message_tokens(message, counter)
             else:
                 slim = message
             messages.append(slim)
             commits.append(commit)
+            origins.append(origin)
         context = attrs.evolve(
             view.context,
             messages=tuple(messages),
             token_count=total,
             commit_hashes=tuple(c.hash for c in commits),
         )
-        return CompileView(context=context, commits=tuple(commits), token_counter=counter)
+        return CompileView(
+            context=context, commits=tuple(commits), token_counter=counter, origins=tuple(origins)
+        )
 
 
 def _render(messages: Sequence[tuple[Message, CommitInfo]], limit: int = 2000) -> str:

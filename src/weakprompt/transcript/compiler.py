@@ -54,6 +54,8 @@ class CompileState:
     messages: list[Message] = attrs.Factory(list[Message])
     hashes: list[str] = attrs.Factory(list[str])
     position_of: dict[str, int] = attrs.Factory(dict[str, int])
+    # The APPEND commit of each slot: what an edit of it (or an edit of that edit) still answers to.
+    origins: list[str] = attrs.Factory(list[str])
     message_tokens: int = 0
     tool_commit: str | None = None
     tool_hashes: tuple[str, ...] = ()
@@ -81,6 +83,7 @@ class CompileState:
         if mark is None:
             return
         del self.slots[mark.length :], self.messages[mark.length :], self.hashes[mark.length :]
+        del self.origins[mark.length :]
         for index, (slot, message, commit_hash) in mark.overwritten.items():
             self.slots[index], self.messages[index], self.hashes[index] = slot, message, commit_hash
         for key in mark.added:
@@ -116,6 +119,7 @@ class CompileState:
                 self.slots.append(commit)
                 self.messages.append(commit.content)
                 self.hashes.append(commit.hash)
+                self.origins.append(commit.hash)
                 self.message_tokens += commit.token_count
             self.position_of[commit.hash] = index
             if COMPACTION_KEY in commit.metadata:

@@ -599,7 +599,12 @@ class Transcript:
         options = options or CompileOptions()
         with self._lock:
             context = self._base_context()
-            view = CompileView(context=context, commits=tuple(self._state.slots), token_counter=self._counter)
+            view = CompileView(
+                context=context,
+                commits=tuple(self._state.slots),
+                token_counter=self._counter,
+                origins=tuple(self._state.origins),
+            )
             compacted = options.compacted and self._state.compactions > 0
         if compacted:  # the compacted view first: later transforms (lazy results) see what is sent
             view = CompactedView()(view)

@@ -140,3 +140,38 @@ def test_calibration_follows_the_reported_input_tokens(store: Store) -> None:
     assert keeper.ratio == 1.5
     keeper.calibrate(Usage(input_tokens=100_000))
     assert keeper.ratio == 4.0
+
+
+def test_empty_summary_falls_back_to_a_drop_marker_naming_why(store: Store) -> None:
+    session = Session()
+    settings = CompactionSettings(
+        context_window=WINDOW,
+        summarizer=FunctionAdapter(lambda _r: ""),
+        keep_recent_turns=2,
+        summary_tokens=64,
+    )
+    transcript = _run(store, LongSession(steps=20), settings, session)
+    errors = [str(c.metadata.get(COMPACTION_KEY)) for c in transcript.log()]
+    assert any("returned an empty answer" in e for e in errors)
+
+
+def test_summary_under_tracing_is_a_summarization_span(store: Store) -> None:
+    from otel_support import Recorder
+    from weakprompt.otel import PURPOSE, OTelTracing
+
+    recorder = Recorder()
+    settings = CompactionSettings(context_window=WINDOW, summarizer=summarizer(), keep_recent_turns=2)
+    adapter = FunctionAdapter(LongSession(steps=30))
+    agent = Agent(adapter, instructions="Look things up.", tools=[make_lookup()], max_turns=200)
+    agent.run_sync("Go.", store=store, compaction=settings, tracing=OTelTracing(recorder.provider))
+    purposes = [dict(s.attributes or {}).get(PURPOSE) for s in recorder.exporter.get_finished_spans()]
+    assert "summarization" in purposes
+
+
+def test_compacted_view_leaves_a_view_without_compactions_alone(store: Store) -> None:
+    from weakprompt.transcript import CompactedView
+
+    transcript = Transcript(store, "plain")
+    transcript.user("hi")
+    view = transcript.compile_view()
+    assert CompactedView()(view) is view

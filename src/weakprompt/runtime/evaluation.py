@@ -21,7 +21,6 @@ from ..events import PromptRendered, publish
 from ..messages import AssistantTurn, ToolCall, Usage
 from ..model import CompiledContext, ForceTool, ModelRequest, ModelSettings, adapter_settings
 from . import loop_messages, run_ending
-from .compaction import WindowKeeper, make_recall_tool, tool_tokens
 from .dispatcher import ToolDispatcher, ToolExecution
 from .history import HISTORY_KEY, stored_history
 from .loop_events import SectionsExpanded
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from ..transcript.turns import TurnRecord
     from ._store_work import StoreWork
     from .approval import PausedRun, PendingCall
+    from .compaction import WindowKeeper
     from .output_checks import Verdict
     from .pausing import InlineDecision
     from .results import EvaluationOutputs
@@ -155,7 +155,9 @@ class Evaluation(Generic[OutputT]):
         # Window accounting and compaction (specs/COMPACTION.md), when the run asked for it.
         self.window: WindowKeeper | None = None
         self.compaction_tools: tuple[AnyTool, ...] = ()
-        if settings.compaction is not None:
+        if settings.compaction is not None:  # imported only then: it loads the transcript package
+            from .compaction import WindowKeeper, make_recall_tool
+
             window = settings.compaction.context_window or adapter.context_window
             if window is None:
                 raise ConfigurationError(
@@ -281,6 +283,8 @@ class Evaluation(Generic[OutputT]):
         recall = self.compaction_tools if choice != "none" else ()
         tools = rendered.tools + recall + self.outputs.offered_tools(rendered.tool_names, context, choice)
         if self.window is not None:
+            from .compaction import tool_tokens
+
             # The transcript counts the tools it links (those offered last turn); the rest are extra.
             extra = tool_tokens(
                 [t for t in tools if t.name not in self.offered], self.transcript.token_counter

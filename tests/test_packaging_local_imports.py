@@ -43,7 +43,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the cache-bust detector names an edited message's cause only when a message busted the "
         "prefix; an agent's imports do not load the transcript package"
     ),
-    ("weakprompt.runtime.cache_prefix", "weakprompt.transcript.provenance"): "as weakprompt.transcript.compress",
+    ("weakprompt.runtime.cache_prefix", "weakprompt.transcript.provenance"): "as transcript.compress",
     ("weakprompt.runtime.cache_prefix", "weakprompt.store.tables"): (
         "the cross-session lookup is built on a session's first request over a given store; "
         "an agent's imports do not load SQLAlchemy"

@@ -43,6 +43,7 @@ _LAZY: dict[str, str] = {
     "ForceTool": "weakprompt.model",
     "ModelRequest": "weakprompt.model",
     "ModelSettings": "weakprompt.model",
+    "CompactionSettings": "weakprompt.transcript",
     "PromptResponse": "weakprompt.runtime",
     "evaluate": "weakprompt.runtime",
     "run": "weakprompt.runtime",
@@ -119,6 +120,7 @@ __all__ = [
     "Meta",
     "ModelRequest",
     "ModelSettings",
+    "CompactionSettings",
     "NoParams",
     "OpenAIAdapter",
     "OpenAIResponsesAdapter",
@@ -213,7 +215,7 @@ if TYPE_CHECKING:
     from .session import Session
     from .store import Store
     from .tools import NoParams, Tool, ToolArguments, ToolContext, ToolExample, ToolResult, tool
-    from .transcript import Transcript
+    from .transcript import CompactionSettings, Transcript
 
 
 # Internal machinery once exported here: still importable from its package, with a warning here.

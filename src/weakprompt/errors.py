@@ -17,6 +17,7 @@ __all__ = [
     "BudgetExceededError",
     "ConfigurationError",
     "ContextLengthError",
+    "ContextWindowExceededError",
     "DeadlineExceededError",
     "GuardrailTripped",
     "InvalidRequestError",
@@ -208,3 +209,7 @@ class ProviderError(AdapterError):
 
 class ProviderConnectionError(ProviderError):
     """The provider could not be reached, did not answer in time, or its reply broke off; names the URL."""
+
+
+class ContextWindowExceededError(ContextLengthError):
+    """A request would not fit the model's context window even after compaction; raised before it is sent."""

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from ..runtime.tracing import Tracing
     from ..store import Store
     from ..tools import AnyTool, Tool
+    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
 
 __all__ = ["Agent"]
@@ -110,6 +111,8 @@ class Agent(Generic[OutputT]):
     approve: InlineApprover | None = None
     model_settings: ModelSettings | None = None
     """Over the template's model settings; a call's ``model_settings`` go over these, field by field."""
+    compaction: CompactionSettings | None = None
+    """Window accounting and compaction of each run's context (``specs/COMPACTION.md``)."""
     output_validators: tuple[OutputValidator[OutputT], ...] = attrs.field(default=(), converter=tuple)
     guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
     """Checked on every run, before the call's own (``specs/GUARDRAILS.md``)."""
@@ -555,6 +558,7 @@ class Agent(Generic[OutputT]):
             message_history=overrides.get("message_history"),
             guardrails=(*self.guardrails, *overrides.get("guardrails", ())),
             strict_verdict=overrides.get("strict_verdict", self.strict_verdict),
+            compaction=overrides.get("compaction", self.compaction),
         )
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..runtime.run_events import EventCallback
     from ..runtime.tracing import Tracing
     from ..store import Store
+    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
 
 __all__ = ["AgentDefaults", "RunOverrides"]
@@ -60,6 +61,7 @@ class AgentDefaults(TypedDict, total=False):
     model_settings: ModelSettings | None
     guardrails: Sequence[Guardrail]
     strict_verdict: bool
+    compaction: CompactionSettings | None
 
 
 class RunOverrides(AgentDefaults, total=False):

@@ -39,6 +39,7 @@ from ._types import (
 if TYPE_CHECKING:
     from ._cache import CacheBustCause, CacheBusted, CacheBustKind
     from ._children import ChildEvent
+    from ._compaction import Compacted, CompactionTier
     from ._output_events import ToolOutputExtracted, ToolResultSummarized
     from ._pause import DecisionKind, PendingCall, RunPaused, RunResumed, ToolCallDecided
     from ._provider import AdapterFellBack, ModelCallRetried
@@ -62,6 +63,8 @@ _LAZY: dict[str, str] = {
     "CacheBusted": "._cache",
     "AdapterFellBack": "._provider",
     "ChildEvent": "._children",
+    "Compacted": "._compaction",
+    "CompactionTier": "._compaction",
     "ModelCallRetried": "._provider",
     "ToolOutputExtracted": "._output_events",
     "ToolResultSummarized": "._output_events",
@@ -93,6 +96,8 @@ __all__ = [
     "CacheBustCause",
     "CacheBustKind",
     "CacheBusted",
+    "Compacted",
+    "CompactionTier",
     "DecisionKind",
     "DispatchResult",
     "EventBus",

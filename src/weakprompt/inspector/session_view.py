@@ -22,6 +22,7 @@ from ..runtime.child_runs import CHILD_SESSION_KEY
 from ..runtime.pause_records import ApprovalNote, CallDecision, PauseRecord, approval_note, read_pauses
 from ..runtime.results.extraction import EXTRACTION_KEY
 from ..store import Store, tables
+from ..transcript.compaction import COMPACTION_KEY, CompactionRecord
 from ..transcript.lazy import STORED_OUTPUT_KEY, StoredOutputRef
 from ..transcript.provenance import (
     EDITED_FROM,
@@ -158,6 +159,8 @@ class CommitView:
     cache_bust: CacheBustNote | None = None
     parts: tuple[PartView, ...] = ()
     """Images, documents and reasoning of the (newest) message, shown by ``_commit.html``'s ``parts``."""
+    compaction: CompactionRecord | None = None
+    """The compaction this commit records: its tier and the commits it covers (``specs/COMPACTION.md``)."""
 
     @property
     def cache_hit_rate(self) -> float | None:
@@ -636,6 +639,7 @@ class _Builder:
             cache_write_tokens=counts.cache_write_tokens,
             cache_bust=cache_bust_note(metadata),
             parts=part_views(shown),
+            compaction=CompactionRecord.from_json(metadata.get(COMPACTION_KEY)),
         )
 
     def _with_outcome(

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ..transcript.turns import TurnRecord
     from ._store_work import StoreWork
     from .approval import PausedRun, PendingCall
+    from .compaction import WindowKeeper
     from .output_checks import Verdict
     from .pausing import InlineDecision
     from .results import EvaluationOutputs
@@ -176,6 +177,20 @@ class Evaluation(Generic[OutputT]):
         self.answer_text: str | None = None  # a text answer as a guardrail rewrote it
         self.history_size: int | None = None  # messages before the run's first request (a handoff's)
         self.ended_by: ToolExecution | None = None  # a call of an ends_run tool (a handoff) ended the run
+        # Window accounting and compaction (specs/COMPACTION.md), when the run asked for it.
+        self.window: WindowKeeper | None = None
+        self.compaction_tools: tuple[AnyTool, ...] = ()
+        if settings.compaction is not None:  # imported only then: it loads the transcript package
+            from .compaction import WindowKeeper, make_recall_tool
+
+            window = settings.compaction.context_window or adapter.context_window
+            if window is None:
+                raise ConfigurationError(
+                    f"evaluate: compaction needs the model's context window, and adapter {adapter.name!r} "
+                    "does not know it; give CompactionSettings(context_window=...)"
+                )
+            self.window = WindowKeeper(settings.compaction, window)
+            self.compaction_tools = (make_recall_tool(transcript),)
 
     async def io(self, work: Callable[[], T]) -> T:
         """Run store work on this run's worker thread (or inline, see ``_store_work``)."""
@@ -292,11 +307,27 @@ class Evaluation(Generic[OutputT]):
             if self.history_size is None:  # the conversation as it was before this run's first turn
                 self.history_size = len(context.messages)
             context = filtered_history(context, self.settings.history_filter, self.history_size)
+        settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
+        max_output = self.settings.max_output_tokens or settings.max_output_tokens
+        recall = self.compaction_tools if choice != "none" else ()
+        tools = rendered.tools + recall + self.outputs.offered_tools(rendered.tool_names, context, choice)
+        if self.window is not None:
+            from .compaction import tool_tokens
+
+            # The transcript counts the tools it links (those offered last turn); the rest are extra.
+            extra = tool_tokens(
+                [t for t in tools if t.name not in self.offered], self.transcript.token_counter
+            )
+            reserve = max_output or self.window.settings.reserve_output
+            fitted = self.window.fit(self, context, extra_tools=extra, reserve=reserve)
+            if fitted is not context:
+                context = fitted
+                tools = (
+                    rendered.tools + recall + self.outputs.offered_tools(rendered.tool_names, context, choice)
+                )
         # stable prefix, conversation, then the turn text (specs/CACHING.md)
         sent, cache, self.turn_context = request_layout.laid_out(context, self.prompt, rendered, self.session)
-        tools = rendered.tools + self.outputs.offered_tools(rendered.tool_names, context, choice)
         self.link_tools(tools)
-        settings = (rendered.model_settings or ModelSettings()).merged(self.settings.model_settings)
         self.model_settings_used = adapter_settings(self.adapter).merged(settings)
         request = ModelRequest(
             context=sent,
@@ -304,7 +335,7 @@ class Evaluation(Generic[OutputT]):
             tool_choice=choice,
             output_schema=rendered.output_schema,
             output_name=rendered.output_name,
-            max_output_tokens=self.settings.max_output_tokens or settings.max_output_tokens,
+            max_output_tokens=max_output,
             output_mode=rendered.output_mode,
             settings=settings,
             cache=cache,
@@ -354,7 +385,7 @@ class Evaluation(Generic[OutputT]):
         self.prompt = prompt
         self.rendered = rendered
         self.async_handlers = {}
-        tools = rendered.tools + self.outputs.extra_tools(rendered.tool_names)
+        tools = rendered.tools + self.compaction_tools + self.outputs.extra_tools(rendered.tool_names)
         if self.settings.tool_wrapper is not None:
             tools = tuple(self.settings.tool_wrapper(tool) for tool in tools)
         self.dispatcher = ToolDispatcher(

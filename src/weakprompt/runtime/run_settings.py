@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ..session import Session
     from ..store import Store
     from ..tools import AnyTool
+    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .approval import InlineApprover
@@ -86,6 +87,15 @@ def _check_model_settings(run: RunSettings, _attribute: object, value: object) -
     if value.max_output_tokens is not None and run.max_output_tokens is not None:
         raise ConfigurationError(
             "evaluate: max_output_tokens is given twice (as an argument and in model_settings); give it once"
+        )
+
+
+def _check_compaction(_run: object, _attribute: object, value: object) -> None:
+    from ..transcript.compaction import CompactionSettings
+
+    if value is not None and not isinstance(value, CompactionSettings):
+        raise ConfigurationError(
+            f"evaluate: compaction must be a CompactionSettings or None, got {type(value).__name__}"
         )
 
 
@@ -187,13 +197,14 @@ class RunSettings:
     tool_wrapper: ToolWrapper | None = None
     model_settings: ModelSettings | None = attrs.field(default=None, validator=_check_model_settings)
     guardrails: tuple[Guardrail, ...] = attrs.field(default=(), converter=checked_guardrails)
+    """Checks at the run's input, output, tool arguments and tool results (``specs/GUARDRAILS.md``)."""
     strict_verdict: bool = False
     """Raise ``RequiredToolFailed`` (with the response) instead of answering when the verdict fails."""
     handoff: JSONObject | None = None
     """A handoff's provenance, kept on the run's system commit (the ``Agent`` sets it; no entry takes it)."""
     history_filter: HistoryFilter | None = None
     """What of the conversation before this run the model sees (a handoff's input filter)."""
-    """Checks at the run's input, output, tool arguments and tool results (``specs/GUARDRAILS.md``)."""
+    compaction: CompactionSettings | None = attrs.field(default=None, validator=_check_compaction)
 
 
 class StreamOptions(TypedDict, Generic[OutputT], total=False):
@@ -228,6 +239,7 @@ class StreamOptions(TypedDict, Generic[OutputT], total=False):
     model_settings: ModelSettings | None
     guardrails: Sequence[Guardrail]
     strict_verdict: bool
+    compaction: CompactionSettings | None
 
 
 class RunOptions(StreamOptions[OutputT], total=False):

@@ -145,6 +145,8 @@ async def model_turn(
         )
         turn = entered[0]
         reply = await alongside(evaluation, call_model(evaluation, request, turn))
+        if evaluation.window is not None:
+            evaluation.window.calibrate(reply.usage)
         if reply.tool_calls:
             if evaluation.tracker is not None:  # max_tool_calls: none of them runs past the limit
                 evaluation.tracker.take_tool_calls(len(reply.tool_calls))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..lazy import lazy_exports
 from ..model import CompiledContext
+from .compaction import COMPACTION_KEY, RECALL_TOOL_NAME, CompactedView, CompactionSettings
 from .compress import CompressedResult, SkippedResult, ToolCompression, compress_tool_calls
 from .hooks import (
     HOOK_EVENTS,
@@ -49,11 +50,15 @@ _LAZY = {
 
 __all__ = [
     "ACTIVE_TOOLS",
+    "COMPACTION_KEY",
+    "RECALL_TOOL_NAME",
     "HOOK_EVENTS",
     "TOOL_SUMMARY_SYSTEM_PROMPT",
     "WITHHELD",
     "CommitInfo",
     "CommitOperation",
+    "CompactedView",
+    "CompactionSettings",
     "CompileOptions",
     "CompileTransform",
     "CompileView",

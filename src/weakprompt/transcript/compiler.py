@@ -19,6 +19,7 @@ import attrs
 
 from ..errors import TranscriptError
 from ..messages import Message
+from .compaction import COMPACTION_KEY
 from .records import CommitInfo, CommitOperation
 
 __all__ = ["CompileState"]
@@ -34,6 +35,7 @@ class _Mark:
     message_tokens: int
     tool_commit: str | None
     tool_hashes: tuple[str, ...]
+    compactions: int
     # The first value overwritten at each slot that existed at the mark.
     overwritten: dict[int, tuple[CommitInfo, Message, str]] = attrs.Factory(
         dict[int, tuple[CommitInfo, Message, str]]
@@ -52,9 +54,12 @@ class CompileState:
     messages: list[Message] = attrs.Factory(list[Message])
     hashes: list[str] = attrs.Factory(list[str])
     position_of: dict[str, int] = attrs.Factory(dict[str, int])
+    # The APPEND commit of each slot: what an edit of it (or an edit of that edit) still answers to.
+    origins: list[str] = attrs.Factory(list[str])
     message_tokens: int = 0
     tool_commit: str | None = None
     tool_hashes: tuple[str, ...] = ()
+    compactions: int = 0  # compaction commits applied (the view shows them only when there are some)
     _mark: _Mark | None = attrs.field(default=None, init=False, repr=False, eq=False)
 
     def mark(self) -> None:
@@ -66,6 +71,7 @@ class CompileState:
             message_tokens=self.message_tokens,
             tool_commit=self.tool_commit,
             tool_hashes=self.tool_hashes,
+            compactions=self.compactions,
         )
 
     def release(self) -> None:
@@ -77,12 +83,14 @@ class CompileState:
         if mark is None:
             return
         del self.slots[mark.length :], self.messages[mark.length :], self.hashes[mark.length :]
+        del self.origins[mark.length :]
         for index, (slot, message, commit_hash) in mark.overwritten.items():
             self.slots[index], self.messages[index], self.hashes[index] = slot, message, commit_hash
         for key in mark.added:
             del self.position_of[key]
         self.head, self.seq, self.message_tokens = mark.head, mark.seq, mark.message_tokens
         self.tool_commit, self.tool_hashes = mark.tool_commit, mark.tool_hashes
+        self.compactions = mark.compactions
 
     def continues_from(self, first_new: CommitInfo) -> bool:
         """True when ``first_new`` is the commit right after this state's head."""
@@ -111,8 +119,11 @@ class CompileState:
                 self.slots.append(commit)
                 self.messages.append(commit.content)
                 self.hashes.append(commit.hash)
+                self.origins.append(commit.hash)
                 self.message_tokens += commit.token_count
             self.position_of[commit.hash] = index
+            if COMPACTION_KEY in commit.metadata:
+                self.compactions += 1
             if mark is not None:
                 mark.added.append(commit.hash)
             linked = links.get(commit.hash)

@@ -170,5 +170,6 @@ def with_lazy_loading(options: CompileOptions | None, load: LoadToolResults) -> 
     normalized = normalize_load(load)
     if normalized is True:
         return options
-    transforms = options.transforms if options is not None else ()
-    return CompileOptions(transforms=(LazyToolResults(normalized), *transforms))
+    if options is None:
+        return CompileOptions(transforms=(LazyToolResults(normalized),))
+    return attrs.evolve(options, transforms=(LazyToolResults(normalized), *options.transforms))

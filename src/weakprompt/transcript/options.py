@@ -30,11 +30,21 @@ class CompileView:
 
     ``commits[i]`` produced ``context.messages[i]``; ``token_counter`` is the
     transcript's counter, for transforms that change message text.
+    ``origins[i]``, when given, is the APPEND commit of that position (the
+    same through any number of edits of it).
     """
 
     context: CompiledContext
     commits: tuple[CommitInfo, ...]
     token_counter: TokenCounter
+    origins: tuple[str, ...] = ()
+
+    def origin(self, index: int) -> str:
+        """The APPEND commit behind position ``index`` (its own hash when origins are not known)."""
+        if self.origins:
+            return self.origins[index]
+        commit = self.commits[index]
+        return commit.edit_target or commit.hash
 
     def with_messages(self, messages: Sequence[Message]) -> CompileView:
         """Same positions, new messages; tokens are recounted for changed ones only."""
@@ -62,6 +72,11 @@ class CompileTransform(Protocol):
 
 @attrs.frozen
 class CompileOptions:
-    """Keyword-only knobs for ``Transcript.compile``; transforms run in order."""
+    """Keyword-only knobs for ``Transcript.compile``; transforms run in order.
+
+    ``compacted=False`` shows every original, as if no compaction had been
+    committed (``recall_history`` reads that view).
+    """
 
     transforms: tuple[CompileTransform, ...] = ()
+    compacted: bool = True

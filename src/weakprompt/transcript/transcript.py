@@ -36,6 +36,7 @@ from ..store.tool_rows import (
 )
 from ..tokens import DEFAULT_TOKEN_COUNTER, TokenCounter
 from .chain_writer import ChainWriter
+from .compaction import CompactedView
 from .compiler import CompileState
 from .compress import compress_tool_calls as _compress_tool_calls
 from .forking import fork_session
@@ -613,7 +614,9 @@ class Transcript:
         options = with_lazy_loading(options, load_tool_results)
         if options is None or not options.transforms:
             with self._lock:
-                return self._base_context()
+                context = self._base_context()
+                if not self._state.compactions or (options is not None and not options.compacted):
+                    return context
         return self.compile_view(options=options).context
 
     def compile_view(
@@ -621,10 +624,19 @@ class Transcript:
     ) -> CompileView:
         """Like :meth:`compile`, with the commit behind each message."""
         options = with_lazy_loading(options, load_tool_results)
+        options = options or CompileOptions()
         with self._lock:
             context = self._base_context()
-            view = CompileView(context=context, commits=tuple(self._state.slots), token_counter=self._counter)
-        for transform in (options or CompileOptions()).transforms:
+            view = CompileView(
+                context=context,
+                commits=tuple(self._state.slots),
+                token_counter=self._counter,
+                origins=tuple(self._state.origins),
+            )
+            compacted = options.compacted and self._state.compactions > 0
+        if compacted:  # the compacted view first: later transforms (lazy results) see what is sent
+            view = CompactedView()(view)
+        for transform in options.transforms:
             view = transform(view)
         return view
 

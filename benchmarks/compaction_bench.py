@@ -1,0 +1,258 @@
+"""A 200-turn session against an 8,192-token window: compaction keeps it valid and small.
+
+One deterministic agent (a ``FunctionAdapter``) works through 10 user tasks
+on one session, 20 model turns each: every turn calls ``lookup`` (one or
+two calls in parallel, some replies with a reasoning part), whose result is
+about 1,000 characters of notes. 30 of the 200 turns return a planted fact
+(``FACT topicN: the code for topicN is ...``). An 11th task asks for the 30
+facts: the agent calls ``recall_history(query=...)`` once per fact and we
+count the facts whose code comes back.
+
+The same session runs twice: with ``CompactionSettings(context_window=8192)``
+(a cheap deterministic summarizer) and without compaction (the baseline:
+every request carries the whole history). Per request we count what the
+provider would count (the test adapter's token estimate of everything sent)
+and check the request with the pairing rules every provider enforces.
+
+Side by side: pydantic-ai's two documented history-processor recipes, keep
+the last 5 messages, and summarize the oldest 10 messages once there are
+more than 10 (keeping the last one), applied to every request of the
+baseline run. The messages are grouped the way pydantic-ai holds them (a
+``ModelRequest`` holds the system prompt, the user prompt or a batch of
+tool returns; a ``ModelResponse`` the reply with its calls) and the recipe's
+slicing is applied to those groups; this reproduces the recipes, it does not
+run the library. We count the requests that break the pairing rules.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/compaction_bench.py [--json out.json]
+
+``--validity N`` also runs the compaction property test
+(tests/runtime/test_compaction_properties.py) with N examples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+from compaction_support import request_problems  # noqa: E402
+from weakprompt import Agent, CompactionSettings, Store  # noqa: E402
+from weakprompt.adapters.testing import FunctionAdapter, estimate_usage, text_turn, tool_call  # noqa: E402
+from weakprompt.events import Compacted  # noqa: E402
+from weakprompt.messages import AssistantTurn, Message  # noqa: E402
+from weakprompt.model import ModelRequest  # noqa: E402
+from weakprompt.parts import ReasoningPart, TextPart  # noqa: E402
+from weakprompt.session import Session  # noqa: E402
+from weakprompt.tokens import DEFAULT_TOKEN_COUNTER  # noqa: E402
+from weakprompt.tools import ToolContext, ToolResult, tool  # noqa: E402
+
+WINDOW = 8192
+RESERVE = 1024
+TASKS, TURNS_PER_TASK = 10, 20
+FACTS = 30
+PLANTED = {round(i * (TASKS * TURNS_PER_TASK - 1) / (FACTS - 1)) for i in range(FACTS)}
+
+
+def code_of(step: int) -> str:
+    return f"C{step * 7919 % 100000:05d}"
+
+
+@dataclass(frozen=True)
+class LookupParams:
+    topic: str
+
+
+@tool(name="lookup", description="Look a topic up in the project notes.")
+def lookup(params: LookupParams, *, context: ToolContext) -> ToolResult[None]:
+    step = int(params.topic.removeprefix("topic").split("-")[0])
+    notes = f"Notes on {params.topic}. " + "Nothing here needs keeping; routine background text. " * 18
+    if step in PLANTED and params.topic.endswith("-0"):
+        notes = (
+            notes[:500] + f"\nFACT topic{step}: the code for topic{step} is {code_of(step)}\n" + notes[500:]
+        )
+    return ToolResult(message=notes)
+
+
+@dataclass
+class Model:
+    """Deterministic: lookups for 200 turns (spread over the tasks), then one recall per fact."""
+
+    requests: list[ModelRequest] = field(default_factory=list[ModelRequest])
+    step: int = 0
+    recall: list[int] = field(default_factory=list[int])
+    recalled: list[str] = field(default_factory=list[str])
+
+    def __call__(self, request: ModelRequest) -> AssistantTurn:
+        self.requests.append(request)
+        last = request.context.messages[-1]
+        if last.role == "tool" and last.name == "recall_history":
+            self.recalled.append(last.content)
+        if last.role == "user" and last.content.startswith("Give me the codes"):
+            self.recall = sorted(PLANTED)
+        if self.recall:
+            fact = self.recall.pop(0)
+            return AssistantTurn(tool_calls=(tool_call("recall_history", {"query": f"FACT topic{fact}:"}),))
+        if last.role == "user" or (self.step % TURNS_PER_TASK and self.step < TASKS * TURNS_PER_TASK):
+            step = self.step
+            self.step += 1
+            calls = tuple(
+                tool_call("lookup", {"topic": f"topic{step}-{i}"}) for i in range(1 + (step % 3 == 0))
+            )
+            if step % 4 == 0:
+                parts = (
+                    ReasoningPart(text="Checking the notes.", issuer="function:function", signature="s"),
+                )
+                return AssistantTurn(text="", tool_calls=calls, parts=(*parts, TextPart("")))
+            return AssistantTurn(tool_calls=calls)
+        return text_turn("Noted.")
+
+
+def summarizer() -> FunctionAdapter:
+    def answer(request: ModelRequest) -> AssistantTurn:
+        lines = request.context.messages[-1].content.splitlines()
+        facts = [line[line.index("FACT") :] for line in lines if "FACT topic" in line]
+        return text_turn(
+            "Earlier work: lookups of routine notes." + "".join(f"\n{f[:80]}" for f in facts[:3])
+        )
+
+    return FunctionAdapter(answer, name="cheap", model="summarizer")
+
+
+def run_session(compaction: CompactionSettings | None) -> tuple[Model, list[Compacted], float]:
+    store = Store.open("sqlite://")
+    session = Session()
+    events: list[Compacted] = []
+    session.bus.subscribe(Compacted, events.append)
+    model = Model()
+    agent = Agent(FunctionAdapter(model), instructions="You look things up for the user.", tools=[lookup])
+    started = time.perf_counter()
+    for task in range(TASKS):
+        agent.run_sync(
+            f"Task {task}: look up the next topics.",
+            session=session,
+            store=store,
+            max_turns=40,
+            compaction=compaction,
+        )
+    agent.run_sync(
+        "Give me the codes of every planted fact.",
+        session=session,
+        store=store,
+        max_turns=40,
+        compaction=compaction,
+    )
+    elapsed = time.perf_counter() - started
+    store.close()
+    return model, events, elapsed
+
+
+def reported(request: ModelRequest) -> int:
+    return estimate_usage(request, text_turn("x"), DEFAULT_TOKEN_COUNTER).input_tokens
+
+
+# -- pydantic-ai's recipes, on pydantic-ai's grouping of messages ---------------------------------
+
+
+def grouped(messages: tuple[Message, ...]) -> list[list[Message]]:
+    """ModelRequest / ModelResponse groups: system+user, a reply, a batch of tool returns."""
+    groups: list[list[Message]] = []
+    for message in messages:
+        kind = "response" if message.role == "assistant" else "request"
+        if groups and kind == "request" and groups[-1][0].role != "assistant":
+            groups[-1].append(message)
+        else:
+            groups.append([message])
+    return groups
+
+
+def keep_last_5(groups: list[list[Message]]) -> list[list[Message]]:
+    return groups[-5:]
+
+
+def summarize_oldest_10(groups: list[list[Message]]) -> list[list[Message]]:
+    if len(groups) <= 10:
+        return groups
+    summary = [[Message("user", "Summarize this conversation.")], [Message("assistant", "(summary)")]]
+    return summary + groups[-1:]
+
+
+def invalid_after(recipe, requests: list[ModelRequest]) -> int:
+    count = 0
+    for request in requests:
+        flat = [m for group in recipe(grouped(request.context.messages)) for m in group]
+        if request_problems(flat):
+            count += 1
+    return count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--validity", type=int, default=0)
+    args = parser.parse_args()
+
+    cheap = summarizer()
+    settings = CompactionSettings(context_window=WINDOW, reserve_output=RESERVE, summarizer=cheap)
+    compacted, events, seconds = run_session(settings)
+    summary_tokens = sum(reported(r) for r in cheap.requests)
+    baseline, _, base_seconds = run_session(None)
+
+    sent = [reported(r) for r in compacted.requests]
+    base = [reported(r) for r in baseline.requests]
+    over = sum(tokens + RESERVE > WINDOW for tokens in sent)
+    invalid = sum(bool(request_problems(r.context.messages)) for r in compacted.requests)
+    found = sum(any(code_of(step) in text for text in compacted.recalled) for step in PLANTED)
+    tiers: dict[str, int] = {}
+    for event in events:
+        tiers[event.tier] = tiers.get(event.tier, 0) + 1
+    prefixes = [r.context.messages for r in compacted.requests]
+    kept_prefix = sum(a == b[: len(a)] for a, b in itertools.pairwise(prefixes))
+    figures = {
+        "model_requests": len(sent),
+        "lookup_turns": TASKS * TURNS_PER_TASK,
+        "window": WINDOW,
+        "reserved_output": RESERVE,
+        "requests_over_window": over,
+        "largest_request_tokens": max(sent),
+        "invalid_requests": invalid,
+        "facts_planted": FACTS,
+        "facts_recovered": found,
+        "tokens_sent": sum(sent),
+        "tokens_sent_uncompacted": sum(base),
+        "sent_share_of_uncompacted": round(sum(sent) / sum(base), 4),
+        "summarizer_calls": len(cheap.requests),
+        "summarizer_input_tokens": summary_tokens,
+        "sent_share_with_summarizer": round((sum(sent) + summary_tokens) / sum(base), 4),
+        "baseline_requests_over_window": sum(t + RESERVE > WINDOW for t in base),
+        "compactions_by_tier": tiers,
+        "requests_keeping_previous_prefix": f"{kept_prefix}/{len(prefixes) - 1}",
+        "pydantic_ai_keep_last_5_invalid": invalid_after(keep_last_5, baseline.requests),
+        "pydantic_ai_summarize_oldest_10_invalid": invalid_after(summarize_oldest_10, baseline.requests),
+        "seconds_compacted": round(seconds, 2),
+        "seconds_baseline": round(base_seconds, 2),
+    }
+    if args.validity:
+        started = time.perf_counter()
+        env = dict(os.environ, WEAKPROMPT_COMPACTION_EXAMPLES=str(args.validity))
+        test = str(ROOT / "tests" / "runtime" / "test_compaction_properties.py")
+        command = [sys.executable, "-m", "pytest", test, "-x", "-q", "-p", "no:cacheprovider"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        figures["validity_examples"] = args.validity
+        figures["validity_passed"] = done.returncode == 0
+        figures["validity_seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -30,11 +30,10 @@ import attrs
 
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject, JSONValue
-from ..messages import Message, Usage
-from ..model import CompiledContext, ModelRequest
+from ..messages import Message
 from .options import CompileView
 from .records import CommitInfo, message_tokens
-from .summarize import SummaryAttempt, summarizer_label
+from .summarize import SummaryAttempt, ask_for_summary
 
 if TYPE_CHECKING:
     from ..model import ProviderAdapter
@@ -266,34 +265,13 @@ def request_history_summary(
     Like the tool-result summary, a failure comes back in the attempt
     (``error`` set) instead of raising: the caller falls to the next tier.
     """
-    label = summarizer_label(adapter)
     body = _render(messages)
     text = (
         f"Length: at most about {target_tokens} tokens.\n\n"
         + (f"Summary of what came before:\n{previous}\n\n" if previous else "")
         + f"Conversation to condense:\n{body}"
     )
-    system, user = Message("system", HISTORY_SUMMARY_SYSTEM_PROMPT), Message("user", text)
-    context = CompiledContext(
-        messages=(system, user), token_count=token_counter.count(system.content) + token_counter.count(text)
-    )
-    request = ModelRequest(context=context, tool_choice="none", max_output_tokens=2 * target_tokens)
-    try:
-        reply = adapter.complete(request)
-    except Exception as exc:
-        return SummaryAttempt(
-            text=None,
-            error=f"summarizer {label} raised {type(exc).__name__}: {exc}",
-            usage=Usage(),
-            summarizer=label,
-        )
-    usage = reply.usage if reply.usage.model_calls else reply.usage + Usage(model_calls=1)
-    answer = reply.text.strip()
-    if not answer:
-        return SummaryAttempt(
-            text=None, error=f"summarizer {label} returned an empty answer", usage=usage, summarizer=label
-        )
-    return SummaryAttempt(text=answer, error=None, usage=usage, summarizer=label)
+    return ask_for_summary(adapter, HISTORY_SUMMARY_SYSTEM_PROMPT, text, 2 * target_tokens, token_counter)
 
 
 def summary_message_text(summary: str, covered: int) -> str:

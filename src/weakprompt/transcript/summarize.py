@@ -115,19 +115,37 @@ def request_summary(
     since that is the caller's mistake, not the model's.
     """
     check_target_tokens(target_tokens)
-    label = summarizer_label(adapter)
-    system = Message("system", TOOL_SUMMARY_SYSTEM_PROMPT)
     user = Message(
         "user",
         build_summary_request_text(
             tool_name, content, instructions=instructions, target_tokens=target_tokens
         ),
     )
+    return ask_for_summary(
+        adapter, TOOL_SUMMARY_SYSTEM_PROMPT, user.content, _output_cap(target_tokens), token_counter
+    )
+
+
+def ask_for_summary(
+    adapter: ProviderAdapter,
+    system_prompt: str,
+    text: str,
+    max_output_tokens: int | None,
+    token_counter: TokenCounter,
+) -> SummaryAttempt:
+    """One summarizing call: ``system_prompt`` and ``text`` in, the answer or why there is none out.
+
+    Failures (the adapter raised, or answered with no text; tool calls alone
+    count as no text) come back in the attempt, never raised: every caller
+    falls back to something else.
+    """
+    label = summarizer_label(adapter)
+    system, user = Message("system", system_prompt), Message("user", text)
     context = CompiledContext(
         messages=(system, user),
         token_count=token_counter.count(system.content) + token_counter.count(user.content),
     )
-    request = ModelRequest(context=context, tool_choice="none", max_output_tokens=_output_cap(target_tokens))
+    request = ModelRequest(context=context, tool_choice="none", max_output_tokens=max_output_tokens)
     try:
         reply = adapter.complete(request)
     except Exception as exc:
@@ -138,9 +156,9 @@ def request_summary(
             summarizer=label,
         )
     usage = reply.usage if reply.usage.model_calls else reply.usage + Usage(model_calls=1)
-    text = reply.text.strip()
-    if not text:
+    answer = reply.text.strip()
+    if not answer:
         return SummaryAttempt(
             text=None, error=f"summarizer {label} returned an empty answer", usage=usage, summarizer=label
         )
-    return SummaryAttempt(text=text, error=None, usage=usage, summarizer=label)
+    return SummaryAttempt(text=answer, error=None, usage=usage, summarizer=label)

@@ -47,6 +47,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "support"))
@@ -175,12 +176,8 @@ def pydantic_ai_figures(requests: list[ModelRequest]) -> dict[str, str | dict[st
     return recipe_figures(requests)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", type=Path)
-    parser.add_argument("--validity", type=int, default=0)
-    args = parser.parse_args()
-
+def measure(validity: int = 0) -> dict[str, Any]:
+    """The session's figures (and, with ``validity``, the property test's outcome at that many examples)."""
     cheap = summarizer()
     settings = CompactionSettings(context_window=WINDOW, reserve_output=RESERVE, summarizer=cheap)
     compacted, events, seconds = run_session(settings)
@@ -220,19 +217,55 @@ def main() -> None:
         "seconds_compacted": round(seconds, 2),
         "seconds_baseline": round(base_seconds, 2),
     }
-    if args.validity:
+    if validity:
         started = time.perf_counter()
-        env = dict(os.environ, WEAKPROMPT_COMPACTION_EXAMPLES=str(args.validity))
+        env = dict(os.environ, WEAKPROMPT_COMPACTION_EXAMPLES=str(validity))
         test = str(ROOT / "tests" / "runtime" / "test_compaction_properties.py")
         command = [sys.executable, "-m", "pytest", test, "-x", "-q", "-p", "no:cacheprovider"]
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-        figures["validity_examples"] = args.validity
+        figures["validity_examples"] = validity
         figures["validity_passed"] = done.returncode == 0
         figures["validity_seconds"] = round(time.perf_counter() - started, 1)
-    print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return figures
+
+
+def main(quick: bool = False) -> dict[str, Any]:
+    """``run_all.py``'s entry: the figures as rows, the issue's goals checked (the session is the same
+    in quick mode: it takes seconds)."""
+    del quick
+    figures = measure()
+    rows = [{"case": key.replace("_", " "), "value": str(value)} for key, value in figures.items()]
+    goals = [
+        {
+            "goal": "0 requests over the window",
+            "met": figures["requests_over_window"] == 0,
+            "value": str(figures["requests_over_window"]),
+        },
+        {
+            "goal": "0 invalid requests",
+            "met": figures["invalid_requests"] == 0,
+            "value": str(figures["invalid_requests"]),
+        },
+        {
+            "goal": ">= 90% of the facts recovered",
+            "met": figures["facts_recovered"] >= 0.9 * FACTS,
+            "value": f"{figures['facts_recovered']}/{FACTS}",
+        },
+        {
+            "goal": "<= 25% of the uncompacted tokens sent",
+            "met": figures["sent_share_of_uncompacted"] <= 0.25,
+            "value": f"{figures['sent_share_of_uncompacted']:.1%}",
+        },
+    ]
+    return {"title": "Compaction: a 200-turn session in an 8,192-token window", "rows": rows, "goals": goals}
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--validity", type=int, default=0)
+    args = parser.parse_args()
+    result = measure(args.validity)
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")

@@ -319,20 +319,41 @@ def run_check(db: str, *, cases: int = 100, delay: float = 0.05, timeout: float 
     )
 
 
-def main() -> None:
+def main(quick: bool = False) -> dict[str, object]:
+    """``run_all.py``'s entry: the check on ``WEAKPROMPT_PG_URL`` (20 cases in quick mode), as rows."""
+    url = os.environ.get("WEAKPROMPT_PG_URL")
+    if not url:
+        return {
+            "title": "Evals on two DBOS workers, one killed",
+            "rows": [],
+            "notes": ["skipped: set WEAKPROMPT_PG_URL to a PostgreSQL server (.ci/postgres.sh)"],
+        }
+    with scratch_database(url) as db:
+        check = run_check(db, cases=20 if quick else 100, delay=0.05)
+    figures = {**asdict(check), "ok": check.ok}
+    return {
+        "title": "Evals on two DBOS workers, one killed",
+        "rows": [{"case": key.replace("_", " "), "value": str(value)} for key, value in figures.items()],
+        "goals": [
+            {
+                "goal": "every case finishes exactly once after a SIGKILL",
+                "met": check.ok,
+                "value": "yes" if check.ok else "no",
+            }
+        ],
+    }
+
+
+if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=100)
     parser.add_argument("--delay", type=float, default=0.05)
     args = parser.parse_args()
-    url = os.environ.get("WEAKPROMPT_PG_URL")
-    if not url:
+    pg_url = os.environ.get("WEAKPROMPT_PG_URL")
+    if not pg_url:
         raise SystemExit("set WEAKPROMPT_PG_URL to a PostgreSQL server")
-    with scratch_database(url) as db:
-        check = run_check(db, cases=args.cases, delay=args.delay)
-    print(json.dumps({**asdict(check), "ok": check.ok}, indent=2))
-    if not check.ok:
+    with scratch_database(pg_url) as db:
+        result = run_check(db, cases=args.cases, delay=args.delay)
+    print(json.dumps({**asdict(result), "ok": result.ok}, indent=2))
+    if not result.ok:
         raise SystemExit(1)
-
-
-if __name__ == "__main__":
-    main()

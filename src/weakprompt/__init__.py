@@ -43,7 +43,7 @@ _LAZY: dict[str, str] = {
     "ForceTool": "weakprompt.model",
     "ModelRequest": "weakprompt.model",
     "ModelSettings": "weakprompt.model",
-    "CompactionSettings": "weakprompt.transcript",
+    "CompactionSettings": "weakprompt.model",
     "PromptResponse": "weakprompt.runtime",
     "evaluate": "weakprompt.runtime",
     "run": "weakprompt.runtime",
@@ -193,7 +193,7 @@ if TYPE_CHECKING:
         WeakpromptError,
     )
     from .messages import AssistantTurn, ToolCall, Usage
-    from .model import ForceTool, ModelRequest, ModelSettings
+    from .model import CompactionSettings, ForceTool, ModelRequest, ModelSettings
     from .parts import DocumentPart, ImagePart, ReasoningPart, TextPart
     from .prompt import MarkdownSection, Prompt, PromptTemplate, RenderedPrompt
     from .runtime import (
@@ -215,7 +215,7 @@ if TYPE_CHECKING:
     from .session import Session
     from .store import Store
     from .tools import NoParams, Tool, ToolArguments, ToolContext, ToolExample, ToolResult, tool
-    from .transcript import CompactionSettings, Transcript
+    from .transcript import Transcript
 
 
 # Internal machinery once exported here: still importable from its package, with a warning here.

@@ -45,7 +45,7 @@ from .options import AgentDefaults, RunOverrides
 
 if TYPE_CHECKING:
     from ..budget import Budget, BudgetTracker
-    from ..model import ModelSettings, ProviderAdapter, ToolChoice
+    from ..model import CompactionSettings, ModelSettings, ProviderAdapter, ToolChoice
     from ..parts import Content
     from ..prompt import Toolset
     from ..prompt.output import OutputMode
@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     from ..runtime.tracing import Tracing
     from ..store import Store
     from ..tools import AnyTool, Tool
-    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
 
 __all__ = ["Agent"]

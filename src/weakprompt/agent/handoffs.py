@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 import attrs
 
 from ..errors import ConfigurationError
+from ..events import RunFinished
 from ..runtime.handoff_runs import HistoryFilter
 from ..runtime.verdict import RunVerdict
 from ..safetext import type_name
@@ -206,7 +207,6 @@ def one_finish(
     listener = settings.on_event
     if listener is None:
         return settings
-    from ..events import RunFinished  # loaded only for a listener, as the loop does
 
     def heard(event: object) -> object:
         if isinstance(event, RunFinished):

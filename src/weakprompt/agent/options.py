@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..budget import Budget, BudgetTracker
     from ..deadlines import Deadline
     from ..messages import Message
-    from ..model import ModelSettings, ProviderAdapter, ToolChoice
+    from ..model import CompactionSettings, ModelSettings, ProviderAdapter, ToolChoice
     from ..resources import ResourceRegistry
     from ..runtime.approval import InlineApprover
     from ..runtime.guardrails import Guardrail
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from ..runtime.run_events import EventCallback
     from ..runtime.tracing import Tracing
     from ..store import Store
-    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
 
 __all__ = ["AgentDefaults", "RunOverrides"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..model_settings import ModelSettings, ReasoningEffort, SettingsAware, adapter_settings, check_supported
 from .adapter import ProviderAdapter, WholeReplyAdapter
+from .compaction_settings import CompactionSettings
 from .context import CompiledContext
 from .output_mode import CONCRETE_OUTPUT_MODES, OUTPUT_MODES, ConcreteOutputMode, OutputMode
 from .request import TURN_CONTEXT_KEY, CacheHints, ForceTool, ModelRequest, ToolChoice
@@ -37,6 +38,7 @@ __all__ = [
     "OUTPUT_MODES",
     "TURN_CONTEXT_KEY",
     "CacheHints",
+    "CompactionSettings",
     "CompiledContext",
     "ConcreteOutputMode",
     "ForceTool",

@@ -22,6 +22,7 @@ from typing_extensions import TypedDict
 from ..errors import ConfigurationError
 from ..jsontypes import JSONObject
 from ..messages import Message
+from ..model.compaction_settings import CompactionSettings
 from ..model_settings import ModelSettings
 from ..parts import Content, DocumentPart, ImagePart, TextPart
 from .guardrails import Guardrail, checked_guardrails
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from ..session import Session
     from ..store import Store
     from ..tools import AnyTool
-    from ..transcript.compaction import CompactionSettings
     from ..transcript.lazy import LoadToolResults
     from ..transcript.transcript import Transcript
     from .approval import InlineApprover
@@ -91,8 +91,6 @@ def _check_model_settings(run: RunSettings, _attribute: object, value: object) -
 
 
 def _check_compaction(_run: object, _attribute: object, value: object) -> None:
-    from ..transcript.compaction import CompactionSettings
-
     if value is not None and not isinstance(value, CompactionSettings):
         raise ConfigurationError(
             f"evaluate: compaction must be a CompactionSettings or None, got {type(value).__name__}"

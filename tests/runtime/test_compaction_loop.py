@@ -10,7 +10,7 @@ from compaction_support import LongSession, make_lookup, request_problems, summa
 from weakprompt import Agent, CompactionSettings
 from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter, estimate_usage, text_turn
 from weakprompt.errors import ConfigurationError, ContextWindowExceededError
-from weakprompt.events import Compacted
+from weakprompt.events import CacheBusted, Compacted
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
@@ -175,3 +175,42 @@ def test_compacted_view_leaves_a_view_without_compactions_alone(store: Store) ->
     transcript.user("hi")
     view = transcript.compile_view()
     assert CompactedView()(view) is view
+
+
+def test_each_compaction_is_the_named_cause_of_the_one_cache_bust_after_it(store: Store) -> None:
+    session = Session()
+    seen: list[Compacted | CacheBusted] = []
+    session.bus.subscribe(Compacted, seen.append)
+    session.bus.subscribe(CacheBusted, seen.append)
+    settings = CompactionSettings(context_window=WINDOW, summarizer=summarizer(), keep_recent_turns=2)
+    _run(store, LongSession(steps=30), settings, session)
+
+    # The events come as: the compactions made for one request, then that request's one bust.
+    groups: list[list[Compacted]] = [[]]
+    busts: list[tuple[list[Compacted], CacheBusted]] = []
+    for event in seen:
+        if isinstance(event, Compacted):
+            groups[-1].append(event)
+        else:
+            assert groups[-1], f"a cache bust without a compaction before it: {event.describe()}"
+            busts.append((groups[-1], event))
+            groups.append([])
+    assert groups[-1] == [] and len(busts) == len(groups) - 1 >= 2
+    for made, bust in busts:
+        by_commit = {c.commit_hash: c.tier for c in made}
+        assert bust.kind == "message" and bust.cause == "compacted"
+        assert bust.commit == bust.name and bust.commit in by_commit
+        assert bust.compaction_tier == by_commit[bust.commit]
+        assert bust.to_json()["compaction_tier"] == bust.compaction_tier
+        assert f"{bust.compaction_tier} compaction" in bust.describe()
+    assert {bust.compaction_tier for _, bust in busts} >= {"slim", "summary"}
+
+
+def test_a_run_that_does_not_compact_reports_no_cache_bust(store: Store) -> None:
+    session = Session()
+    seen: list[object] = []
+    session.bus.subscribe(Compacted, seen.append)
+    session.bus.subscribe(CacheBusted, seen.append)
+    settings = CompactionSettings(context_window=200_000, summarizer=summarizer())
+    _run(store, LongSession(steps=10), settings, session)
+    assert seen == []

@@ -214,3 +214,50 @@ def test_a_run_that_does_not_compact_reports_no_cache_bust(store: Store) -> None
     settings = CompactionSettings(context_window=200_000, summarizer=summarizer())
     _run(store, LongSession(steps=10), settings, session)
     assert seen == []
+
+
+def test_an_edit_before_the_compacted_part_keeps_its_own_cause() -> None:
+    """A compaction is named only for the difference it made, not for an edit earlier in the history."""
+    from weakprompt.clock import FakeClock
+    from weakprompt.messages import Message
+    from weakprompt.model import CompiledContext, ModelRequest
+    from weakprompt.model_settings import ModelSettings
+    from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
+    from weakprompt.runtime.cache_prefix import PrefixWatch
+    from weakprompt.transcript import CommitOperation
+
+    template = PromptTemplate[None](
+        ns="tests", key="c2", sections=[MarkdownSection(title="R", key="r", template="x")]
+    )
+    rendered = Prompt(template).render()
+    watch = PrefixWatch(look_in_store=False)
+    with Store.open("sqlite://") as store:
+        transcript = Transcript(store, "unit")
+        first = transcript.commit(Message("user", "one"))
+        second = transcript.commit(Message("user", "two"))
+        third = transcript.commit(Message("user", "three"))
+
+        def observe(*pairs: tuple[Message, str]) -> CacheBusted | None:
+            context = CompiledContext(
+                messages=tuple(m for m, _ in pairs), commit_hashes=tuple(h for _, h in pairs)
+            )
+            watch.observe(
+                transcript,
+                rendered,
+                ModelRequest(context=context),
+                ModelSettings(),
+                prompt_name="p",
+                clock=FakeClock(),
+            )
+            return watch.sent()[1]
+
+        def shown(commit: str) -> tuple[Message, str]:
+            return transcript.get(commit).content, commit
+
+        assert observe(shown(first.hash), shown(second.hash), shown(third.hash)) is None
+        edit = transcript.commit(
+            Message("user", "uno"), operation=CommitOperation.EDIT, edit_target=first.hash
+        )
+        watch.compacted("slim", "f" * 64, [third.hash])  # reshows the third message, after the edit
+        bust = observe(shown(edit.hash), shown(second.hash), (Message("user", "3"), third.hash))
+        assert bust is not None and (bust.cause, bust.compaction_tier) == ("edited", None)

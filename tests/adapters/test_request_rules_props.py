@@ -13,64 +13,20 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any
 
-import anthropic
-import openai
-from anthropic.types import MessageParam
-from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
-from google import genai
-from google.genai import types
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.responses import ResponseInputItemParam
-from pydantic import TypeAdapter
 
 from adapters_support import TOOLS, make_request
-from weakprompt.adapters import AnthropicAdapter, GeminiAdapter, OpenAIAdapter, OpenAIResponsesAdapter
+from request_rules_support import check_sdk_shapes, sdk_adapters
 from weakprompt.messages import Message, ToolCall
-from weakprompt.model import ModelSettings
 from weakprompt.parts import ImagePart, Part, ReasoningPart, TextPart
 
 EXAMPLES = int(os.environ.get("WEAKPROMPT_RULES_EXAMPLES", "150"))
 
-ANTHROPIC_MESSAGE = TypeAdapter(MessageParam)
-ANTHROPIC_REQUEST = TypeAdapter(MessageCreateParamsNonStreaming)
-CHAT_MESSAGE = TypeAdapter(ChatCompletionMessageParam)
-RESPONSES_ITEM = TypeAdapter(ResponseInputItemParam)
-
 PNG = ImagePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n")
 
-
-def _adapters() -> list[Any]:
-    oa = openai.OpenAI(api_key="k", base_url="http://unused.test")
-    claude = anthropic.Anthropic(api_key="k", base_url="http://unused.test")
-    gemini = genai.Client(api_key="k")
-    made: list[Any] = []
-    for foreign in ("drop", "text"):
-        made += [
-            OpenAIAdapter("gpt-test", client=oa, foreign_reasoning=foreign),
-            OpenAIResponsesAdapter("o4-test", client=oa, foreign_reasoning=foreign),
-            OpenAIResponsesAdapter(
-                "o4-test",
-                client=oa,
-                foreign_reasoning=foreign,
-                settings=ModelSettings(reasoning_effort="low"),
-            ),
-            AnthropicAdapter("claude-test", client=claude, foreign_reasoning=foreign),
-            AnthropicAdapter(
-                "claude-test",
-                client=claude,
-                foreign_reasoning=foreign,
-                settings=ModelSettings(thinking_budget=1024),
-            ),
-            GeminiAdapter("gemini-test", client=gemini, foreign_reasoning=foreign),
-        ]
-    return made
-
-
-ADAPTERS = _adapters()
+ADAPTERS = sdk_adapters()
 
 _words = st.text(alphabet="abc xyz\n\"'<>é", min_size=1, max_size=12)
 _opaque = st.text(alphabet="ABCdef0123+/=", min_size=1, max_size=12)
@@ -131,26 +87,6 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
     return messages
 
 
-def _check_sdk_shapes(adapter: Any, request: Any) -> None:
-    """The request the adapter would send (its rules already checked) against the SDK's own types."""
-    if isinstance(adapter, GeminiAdapter):
-        contents, _config = adapter.build_request(request)
-        for content in contents:
-            types.Content.model_validate(content.model_dump(exclude_none=True))
-        return
-    params = adapter.build_params(request)
-    if isinstance(adapter, AnthropicAdapter):
-        ANTHROPIC_REQUEST.validate_python(params)
-        for message in params["messages"]:
-            ANTHROPIC_MESSAGE.validate_python(message)
-    elif isinstance(adapter, OpenAIResponsesAdapter):
-        for item in params["input"]:
-            RESPONSES_ITEM.validate_python(item)
-    else:
-        for message in params["messages"]:
-            CHAT_MESSAGE.validate_python(message)
-
-
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts())
 def test_every_generated_transcript_compiles_to_valid_requests_for_every_adapter(
@@ -158,7 +94,7 @@ def test_every_generated_transcript_compiles_to_valid_requests_for_every_adapter
 ) -> None:
     request = make_request(messages, tools=TOOLS)
     for adapter in ADAPTERS:
-        _check_sdk_shapes(adapter, request)
+        check_sdk_shapes(adapter, request)
 
 
 def test_the_generated_transcripts_cover_reasoning_images_and_parallel_calls() -> None:

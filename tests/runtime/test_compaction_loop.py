@@ -10,7 +10,7 @@ from compaction_support import LongSession, make_lookup, request_problems, summa
 from weakprompt import Agent, CompactionSettings
 from weakprompt.adapters.testing import FunctionAdapter, ScriptedAdapter, estimate_usage, text_turn
 from weakprompt.errors import ConfigurationError, ContextWindowExceededError
-from weakprompt.events import Compacted
+from weakprompt.events import CacheBusted, Compacted
 from weakprompt.session import Session
 from weakprompt.store import Store
 from weakprompt.tokens import DEFAULT_TOKEN_COUNTER
@@ -175,3 +175,89 @@ def test_compacted_view_leaves_a_view_without_compactions_alone(store: Store) ->
     transcript.user("hi")
     view = transcript.compile_view()
     assert CompactedView()(view) is view
+
+
+def test_each_compaction_is_the_named_cause_of_the_one_cache_bust_after_it(store: Store) -> None:
+    session = Session()
+    seen: list[Compacted | CacheBusted] = []
+    session.bus.subscribe(Compacted, seen.append)
+    session.bus.subscribe(CacheBusted, seen.append)
+    settings = CompactionSettings(context_window=WINDOW, summarizer=summarizer(), keep_recent_turns=2)
+    _run(store, LongSession(steps=30), settings, session)
+
+    # The events come as: the compactions made for one request, then that request's one bust.
+    groups: list[list[Compacted]] = [[]]
+    busts: list[tuple[list[Compacted], CacheBusted]] = []
+    for event in seen:
+        if isinstance(event, Compacted):
+            groups[-1].append(event)
+        else:
+            assert groups[-1], f"a cache bust without a compaction before it: {event.describe()}"
+            busts.append((groups[-1], event))
+            groups.append([])
+    assert groups[-1] == [] and len(busts) == len(groups) - 1 >= 2
+    for made, bust in busts:
+        by_commit = {c.commit_hash: c.tier for c in made}
+        assert bust.kind == "message" and bust.cause == "compacted"
+        assert bust.commit == bust.name and bust.commit in by_commit
+        assert bust.compaction_tier == by_commit[bust.commit]
+        assert bust.to_json()["compaction_tier"] == bust.compaction_tier
+        assert f"{bust.compaction_tier} compaction" in bust.describe()
+    assert {bust.compaction_tier for _, bust in busts} >= {"slim", "summary"}
+
+
+def test_a_run_that_does_not_compact_reports_no_cache_bust(store: Store) -> None:
+    session = Session()
+    seen: list[object] = []
+    session.bus.subscribe(Compacted, seen.append)
+    session.bus.subscribe(CacheBusted, seen.append)
+    settings = CompactionSettings(context_window=200_000, summarizer=summarizer())
+    _run(store, LongSession(steps=10), settings, session)
+    assert seen == []
+
+
+def test_an_edit_before_the_compacted_part_keeps_its_own_cause() -> None:
+    """A compaction is named only for the difference it made, not for an edit earlier in the history."""
+    from weakprompt.clock import FakeClock
+    from weakprompt.messages import Message
+    from weakprompt.model import CompiledContext, ModelRequest
+    from weakprompt.model_settings import ModelSettings
+    from weakprompt.prompt import MarkdownSection, Prompt, PromptTemplate
+    from weakprompt.runtime.cache_prefix import PrefixWatch
+    from weakprompt.transcript import CommitOperation
+
+    template = PromptTemplate[None](
+        ns="tests", key="c2", sections=[MarkdownSection(title="R", key="r", template="x")]
+    )
+    rendered = Prompt(template).render()
+    watch = PrefixWatch(look_in_store=False)
+    with Store.open("sqlite://") as store:
+        transcript = Transcript(store, "unit")
+        first = transcript.commit(Message("user", "one"))
+        second = transcript.commit(Message("user", "two"))
+        third = transcript.commit(Message("user", "three"))
+
+        def observe(*pairs: tuple[Message, str]) -> CacheBusted | None:
+            context = CompiledContext(
+                messages=tuple(m for m, _ in pairs), commit_hashes=tuple(h for _, h in pairs)
+            )
+            watch.observe(
+                transcript,
+                rendered,
+                ModelRequest(context=context),
+                ModelSettings(),
+                prompt_name="p",
+                clock=FakeClock(),
+            )
+            return watch.sent()[1]
+
+        def shown(commit: str) -> tuple[Message, str]:
+            return transcript.get(commit).content, commit
+
+        assert observe(shown(first.hash), shown(second.hash), shown(third.hash)) is None
+        edit = transcript.commit(
+            Message("user", "uno"), operation=CommitOperation.EDIT, edit_target=first.hash
+        )
+        watch.compacted("slim", "f" * 64, [third.hash])  # reshows the third message, after the edit
+        bust = observe(shown(edit.hash), shown(second.hash), (Message("user", "3"), third.hash))
+        assert bust is not None and (bust.cause, bust.compaction_tier) == ("edited", None)

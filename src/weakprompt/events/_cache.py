@@ -15,6 +15,7 @@ from typing import Literal
 import attrs
 
 from ..jsontypes import JSONObject
+from ._compaction import CompactionTier
 from ._types import new_event_id
 
 __all__ = ["CacheBustCause", "CacheBustKind", "CacheBusted"]
@@ -60,6 +61,8 @@ class CacheBusted:
     ``commit`` is the commit shown at that place now (messages only).
     ``previous_session`` is set when the request is a session's first and
     was compared with the last one recorded for the same template.
+    ``compaction_tier`` is set when a compaction made for this request is the
+    cause: ``name`` and ``commit`` are then the compaction commit's hash.
     """
 
     prompt_name: str
@@ -73,6 +76,7 @@ class CacheBusted:
     created_at: datetime
     commit: str | None = None
     previous_session: str | None = None
+    compaction_tier: CompactionTier | None = None
     event_id: str = attrs.field(factory=new_event_id)
 
     def describe(self) -> str:
@@ -85,6 +89,8 @@ class CacheBusted:
         }[self.kind]
         hashes = f" ({self.old_hash or '-'} -> {self.new_hash or '-'})"
         where = f", compared with session {self.previous_session!r}" if self.previous_session else ""
+        if self.compaction_tier is not None:
+            what = f"the history ({self.compaction_tier} compaction {self.name[:16]})"
         return f"prompt cache busted: {what} {_CAUSE_WORDS[self.cause]}{hashes}{where}"
 
     def to_json(self) -> JSONObject:
@@ -101,4 +107,6 @@ class CacheBusted:
             recorded["commit"] = self.commit
         if self.previous_session is not None:
             recorded["previous_session"] = self.previous_session
+        if self.compaction_tier is not None:
+            recorded["compaction_tier"] = self.compaction_tier
         return recorded

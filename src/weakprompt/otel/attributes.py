@@ -16,6 +16,7 @@ __all__ = [
     "ERROR_TYPE",
     "EVENT_GUARDRAIL_TRIPPED",
     "EVENT_CACHE_BUSTED",
+    "EVENT_COMPACTED",
     "EVENT_HANDLE",
     "EVENT_RETRY",
     "EVENT_RUN_ROLLED_BACK",
@@ -93,5 +94,9 @@ EVENT_RETRY = "weakprompt.model_call.retry"
 EVENT_CACHE_BUSTED = "weakprompt.cache.busted"
 """Span event on a ``chat`` span: the request's prefix differs from the last one's (attributes:
 ``weakprompt.cache.*``, what differs first and why; see ``specs/CACHING.md``)."""
+EVENT_COMPACTED = "weakprompt.compaction.compacted"
+"""Span event on the ``invoke_agent`` span: a tier compacted the history before a request
+(attributes: ``weakprompt.compaction.*``: tier, commit, covered count, tokens before and after,
+window; see ``specs/COMPACTION.md``)."""
 RETRY_ATTEMPT = "weakprompt.retry.attempt"
 RETRY_DELAY = "weakprompt.retry.delay_seconds"

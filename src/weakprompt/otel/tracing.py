@@ -34,7 +34,7 @@ from . import content
 from .traced_adapter import TracedAdapter
 
 if TYPE_CHECKING:
-    from ..events import CacheBusted
+    from ..events import CacheBusted, Compacted
 
 __all__ = ["OTelTracing", "instrument", "uninstrument"]
 
@@ -244,6 +244,19 @@ class RunSpan(_Step):
     def rolled_back(self) -> None:
         self.span.add_event(attr.EVENT_RUN_ROLLED_BACK)
 
+    def compacted(self, event: Compacted) -> None:
+        self.span.add_event(
+            attr.EVENT_COMPACTED,
+            {
+                "weakprompt.compaction.tier": event.tier,
+                "weakprompt.compaction.commit": event.commit_hash,
+                "weakprompt.compaction.covered": len(event.covered),
+                "weakprompt.compaction.tokens_before": event.tokens_before,
+                "weakprompt.compaction.tokens_after": event.tokens_after,
+                "weakprompt.compaction.context_window": event.context_window,
+            },
+        )
+
     def finish(self, *, text: str, usage: Usage, turns: int, finish_reason: FinishReason | None) -> None:
         if not self.span.is_recording():
             return
@@ -312,6 +325,7 @@ class ModelCallSpan(_Step):
             ("weakprompt.cache.new_hash", event.new_hash),
             ("weakprompt.cache.commit", event.commit),
             ("weakprompt.cache.previous_session", event.previous_session),
+            ("weakprompt.cache.compaction_tier", event.compaction_tier),
         ):
             if value is not None:
                 attributes[key] = value

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection, Select
 
     from ..clock import Clock
-    from ..events import CacheBustCause, CacheBustKind
+    from ..events import CacheBustCause, CacheBustKind, CompactionTier
     from ..model import ModelRequest
     from ..model_settings import ModelSettings
     from ..prompt import RenderedPrompt
@@ -197,6 +197,8 @@ class Difference:
     new_hash: str | None
     position: int
     commit: str | None = None
+    tier: CompactionTier | None = None
+    """Set when a compaction made for this request is the cause (``commit`` is then its commit)."""
 
 
 def _named_difference(
@@ -292,6 +294,11 @@ class PrefixWatch:
         self._look_in_store = look_in_store
         """Whether the first request may read the store (not for a private store made for one run)."""
         self._first = True
+        self._compactions: list[tuple[CompactionTier, str, frozenset[str]]] = []
+
+    def compacted(self, tier: CompactionTier, commit: str, covered: Sequence[str]) -> None:
+        """The window keeper compacted the history for the request being built: a likely cause."""
+        self._compactions.append((tier, commit, frozenset(covered)))
 
     def observe(
         self,
@@ -306,6 +313,7 @@ class PrefixWatch:
         """Fingerprint ``request`` and compare it with the last one sent (first: the one recorded)."""
         new = fingerprint(rendered, request, settings, digests=self._digests)
         self.pending, self.busted = new, None
+        compactions, self._compactions = self._compactions, []
         previous, previous_session = self.previous, None
         if self._first:
             self._first = False
@@ -330,6 +338,9 @@ class PrefixWatch:
         found_difference = first_difference(previous, new, lookup, messages=previous_session is None)
         if found_difference is None:
             return
+        if compactions and found_difference.kind == "message":
+            index = found_difference.position - len(new.sections) - len(new.tools) - 1
+            found_difference = _by_compaction(found_difference, compactions, lookup(index))
         self.busted = CacheBusted(
             prompt_name=prompt_name,
             kind=found_difference.kind,
@@ -342,6 +353,7 @@ class PrefixWatch:
             previous_session=previous_session,
             session_id=transcript.session_id,
             created_at=clock.now(),
+            compaction_tier=found_difference.tier,
         )
 
     def sent(self) -> tuple[JSONObject, CacheBusted | None]:
@@ -355,6 +367,26 @@ class PrefixWatch:
             metadata[CACHE_BUST_KEY] = busted.to_json()
         self.pending, self.busted = None, None
         return metadata, busted
+
+
+def _by_compaction(
+    found: Difference,
+    compactions: Sequence[tuple[CompactionTier, str, frozenset[str]]],
+    info: CommitInfo | None,
+) -> Difference:
+    """``found``, named after the compaction that made it when one did (``specs/COMPACTION.md``).
+
+    A summary or drop commit stands where the first message it covers was; a
+    slim compaction reshows the results it covers. Anything else (an edit
+    before the compacted part) keeps its own cause.
+    """
+    if info is None:  # pragma: no cover - a compiled message's commit is in its session
+        return found
+    shown = {info.hash, info.edit_target}
+    for tier, commit, covered in reversed(compactions):
+        if info.hash == commit or (found.cause == "reshown" and not shown.isdisjoint(covered)):
+            return attrs.evolve(found, cause="compacted", name=commit, commit=commit, tier=tier)
+    return found
 
 
 def _recorded(messages: Sequence[Message]) -> tuple[bool, Fingerprint | None]:

@@ -111,18 +111,20 @@ class WindowKeeper:
         after: int,
     ) -> None:
         tier, commit, covered = done
-        evaluation.publish(
-            Compacted(
-                session_id=evaluation.transcript.session_id,
-                tier=tier,
-                commit_hash=commit.hash,
-                covered=covered,
-                tokens_before=before,
-                tokens_after=after,
-                context_window=self.window,
-                created_at=commit.created_at,
-            )
+        evaluation.prefix_watch.compacted(tier, commit.hash, covered)  # the cause of the cache bust
+        event = Compacted(
+            session_id=evaluation.transcript.session_id,
+            tier=tier,
+            commit_hash=commit.hash,
+            covered=covered,
+            tokens_before=before,
+            tokens_after=after,
+            context_window=self.window,
+            created_at=commit.created_at,
         )
+        if evaluation.trace is not None:
+            evaluation.trace.compacted(event)
+        evaluation.publish(event)
 
     def _step(
         self, evaluation: Evaluation[Any], tier: str, estimate: int, goal: float, reserve: int

@@ -28,7 +28,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from ..events import CacheBusted
+    from ..events import CacheBusted, Compacted
     from ..jsontypes import JSONObject
     from ..messages import AssistantTurn, FinishReason, ToolCall, Usage
     from ..model import ModelRequest, ProviderAdapter
@@ -116,6 +116,10 @@ class RunSpan(SpanHook, Protocol):
 
     def rolled_back(self) -> None:
         """The session and resources were put back as of the last stored turn."""
+        ...
+
+    def compacted(self, event: Compacted) -> None:
+        """The history was compacted before a request (``specs/COMPACTION.md``)."""
         ...
 
     def finish(self, *, text: str, usage: Usage, turns: int, finish_reason: FinishReason | None) -> None:
